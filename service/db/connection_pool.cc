@@ -1,0 +1,53 @@
+#include "service/db/connection_pool.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace dvexport::db {
+
+PooledConnection::~PooledConnection() {
+  if (conn_ != nullptr) pool_->Release(std::move(conn_));
+}
+
+ConnectionPool::ConnectionPool(std::string conninfo, int max_size)
+    : conninfo_(std::move(conninfo)), max_size_(max_size < 1 ? 1 : max_size) {}
+
+absl::StatusOr<PooledConnection> ConnectionPool::Acquire(std::chrono::milliseconds wait) {
+  std::unique_lock<std::mutex> lock(mu_);
+  bool ready = returned_.wait_for(lock, wait, [&] { return !idle_.empty() || open_ < max_size_; });
+  if (!ready) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("all ", max_size_, " database connections are busy"));
+  }
+  if (!idle_.empty()) {
+    std::unique_ptr<PgConnection> conn = std::move(idle_.back());
+    idle_.pop_back();
+    return PooledConnection(this, std::move(conn));
+  }
+  ++open_;
+  lock.unlock();
+  absl::StatusOr<std::unique_ptr<PgConnection>> conn = PgConnection::Connect(conninfo_);
+  if (!conn.ok()) {
+    lock.lock();
+    --open_;
+    returned_.notify_one();
+    return conn.status();
+  }
+  return PooledConnection(this, *std::move(conn));
+}
+
+void ConnectionPool::Release(std::unique_ptr<PgConnection> conn) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (conn->ReadyForReuse()) {
+    idle_.push_back(std::move(conn));
+  } else {
+    --open_;
+  }
+  returned_.notify_one();
+}
+
+int ConnectionPool::in_use() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return open_ - static_cast<int>(idle_.size());
+}
+
+}  // namespace dvexport::db

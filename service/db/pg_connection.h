@@ -1,0 +1,89 @@
+#ifndef DVEXPORT_SERVICE_DB_PG_CONNECTION_H_
+#define DVEXPORT_SERVICE_DB_PG_CONNECTION_H_
+
+#include <libpq-fe.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace dvexport::db {
+
+struct PgResultDeleter {
+  void operator()(PGresult* r) const { PQclear(r); }
+};
+using PgResult = std::unique_ptr<PGresult, PgResultDeleter>;
+
+// One libpq connection. Not thread-safe, except Cancel(), which may be called
+// from any thread while another uses the connection.
+class PgConnection {
+ public:
+  // Connects with a libpq conninfo string (empty: PG* environment variables
+  // only). Sets client_encoding to UTF8. Unavailable if the server cannot be
+  // reached.
+  static absl::StatusOr<std::unique_ptr<PgConnection>> Connect(const std::string& conninfo);
+
+  ~PgConnection();
+  PgConnection(const PgConnection&) = delete;
+  PgConnection& operator=(const PgConnection&) = delete;
+
+  // Runs SQL that has no parameters and returns no rows we need.
+  absl::Status Exec(const std::string& sql);
+
+  // Runs a parameterized query (text parameters, $1..$n; nullopt is NULL) and
+  // returns its tuples.
+  absl::StatusOr<PgResult> Query(const std::string& sql,
+                                 const std::vector<std::optional<std::string>>& params = {});
+
+  // Starts "COPY (...) TO STDOUT"; read it with ReadCopyData until it
+  // returns 0, then call FinishCopy.
+  absl::Status StartCopyOut(const std::string& copy_sql);
+
+  // Blocks for the next CopyData message. Returns its size and points
+  // "*data" at it (valid until the next call); 0 at the end of the copy.
+  absl::StatusOr<size_t> ReadCopyData(const char** data);
+
+  // Collects the COPY's final result; an error if the statement failed.
+  absl::Status FinishCopy();
+
+  // Asks the server to cancel the statement in progress, then drains what is
+  // left of it so that the connection can be used again.
+  void CancelAndDrain();
+
+  // Asks the server to cancel the statement in progress. Thread-safe.
+  void Cancel();
+
+  // False once the connection is broken; such a connection must be dropped.
+  bool healthy() const;
+
+  // True if the connection is healthy and outside any transaction, so that
+  // the pool may lend it again.
+  bool ReadyForReuse() const;
+
+  // Turns the connection's last error into a Status (Unavailable for a lost
+  // connection, DeadlineExceeded for a statement timeout, else Internal).
+  absl::Status ErrorStatus(const PGresult* result, const char* what) const;
+
+ private:
+  explicit PgConnection(PGconn* conn);
+
+  PGconn* conn_;
+  PGcancel* cancel_;
+  char* copy_buffer_ = nullptr;
+};
+
+// Renders integers as a PostgreSQL array literal: {1,2,3}.
+std::string ToArrayLiteral(const std::vector<int64_t>& values);
+
+// Renders strings as a PostgreSQL text[] literal for a bind parameter, with
+// every element double-quoted and escaped.
+std::string ToTextArrayLiteral(const std::vector<std::string>& values);
+
+}  // namespace dvexport::db
+
+#endif  // DVEXPORT_SERVICE_DB_PG_CONNECTION_H_

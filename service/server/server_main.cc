@@ -1,0 +1,85 @@
+// dvexport-server: streams DHIS2 data values over gRPC.
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "service/server/export_server.h"
+
+ABSL_FLAG(std::string, listen, "0.0.0.0:50051", "host:port to listen on (port 0: any free port)");
+ABSL_FLAG(std::string, pg, "",
+          "libpq connection string, e.g. \"host=db dbname=dhis2 user=dvexport\"; PG* environment "
+          "variables fill in what it leaves out");
+ABSL_FLAG(int, pool_size, 8, "database connections at most");
+ABSL_FLAG(int, max_concurrent_exports, 4,
+          "exports running at once; more are refused with RESOURCE_EXHAUSTED");
+ABSL_FLAG(int, chunk_kib, 256, "KiB of rendered output per streamed chunk (16..4096)");
+ABSL_FLAG(int, statement_timeout_s, 0, "PostgreSQL statement_timeout for exports; 0: none");
+ABSL_FLAG(int, connection_wait_ms, 10000, "how long an export waits for a database connection");
+ABSL_FLAG(int, shutdown_grace_s, 30,
+          "on SIGTERM/SIGINT, seconds running exports get to finish before they are cancelled");
+ABSL_FLAG(std::string, port_file, "", "if set, the bound port is written to this file");
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Streams DHIS2 data values from PostgreSQL over gRPC.\n"
+      "Usage: dvexport-server --listen 0.0.0.0:50051 --pg \"host=... dbname=dhis2 user=...\"");
+  absl::ParseCommandLine(argc, argv);
+
+  // Signals are taken by a dedicated thread, so block them everywhere else.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  int chunk_kib = absl::GetFlag(FLAGS_chunk_kib);
+  if (chunk_kib < 16 || chunk_kib > 4096) {
+    std::fprintf(stderr, "dvexport-server: --chunk_kib must be between 16 and 4096\n");
+    return 2;
+  }
+  dvexport::server::ServerOptions options;
+  options.listen = absl::GetFlag(FLAGS_listen);
+  options.conninfo = absl::GetFlag(FLAGS_pg);
+  options.pool_size = absl::GetFlag(FLAGS_pool_size);
+  options.service.max_concurrent_exports = absl::GetFlag(FLAGS_max_concurrent_exports);
+  options.service.chunk_size = static_cast<size_t>(chunk_kib) * 1024;
+  options.service.statement_timeout =
+      std::chrono::seconds(absl::GetFlag(FLAGS_statement_timeout_s));
+  options.service.connection_wait =
+      std::chrono::milliseconds(absl::GetFlag(FLAGS_connection_wait_ms));
+
+  auto server = dvexport::server::ExportServer::Start(options);
+  if (!server.ok()) {
+    std::fprintf(stderr, "dvexport-server: %s\n", server.status().ToString().c_str());
+    return 1;
+  }
+  std::fprintf(stderr, "{\"event\":\"started\",\"listen\":\"%s\",\"port\":%d}\n",
+               options.listen.c_str(), (*server)->port());
+  std::string port_file = absl::GetFlag(FLAGS_port_file);
+  if (!port_file.empty()) {
+    std::string tmp = port_file + ".tmp";
+    std::ofstream(tmp) << (*server)->port() << "\n";
+    std::rename(tmp.c_str(), port_file.c_str());
+  }
+
+  std::thread signal_thread([&] {
+    int signal = 0;
+    sigwait(&signals, &signal);
+    std::fprintf(stderr, "{\"event\":\"shutdown\",\"signal\":%d}\n", signal);
+    (*server)->Shutdown(std::chrono::system_clock::now() +
+                        std::chrono::seconds(absl::GetFlag(FLAGS_shutdown_grace_s)));
+  });
+  (*server)->Wait();
+  signal_thread.join();
+  std::fprintf(stderr, "{\"event\":\"stopped\"}\n");
+  return 0;
+}

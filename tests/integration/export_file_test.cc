@@ -1,0 +1,558 @@
+// ExportFile end to end: a real dvexport server in-process, real gRPC over
+// loopback, the demo database in a real PostgreSQL (scripts/test). Every
+// export is compared with an independent SQL query of the same data, written
+// the way DHIS2 2.42 joins it (reference §2), with ISO periods and dates
+// computed by PostgreSQL rather than by dvexport.
+
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "dvexport/v1/export.grpc.pb.h"
+#include "service/server/export_server.h"
+#include "tests/integration/test_database.h"
+
+namespace dvexport {
+namespace {
+
+using testing::QueryAll;
+using testing::QueryColumn;
+using testing::SqlRow;
+using v1::ExportFileRequest;
+
+// The independent query: DHIS2's six-way join, ids as UIDs, ISO periods for
+// the period types in the demo data, dates as DHIS2's toLongGmtDate.
+std::string OracleSql(const std::string& where) {
+  return absl::StrCat(
+      "SELECT de.uid, CASE pt.name "
+      "WHEN 'Monthly' THEN to_char(pe.startdate, 'YYYYMM') "
+      "WHEN 'Daily' THEN to_char(pe.startdate, 'YYYYMMDD') "
+      "WHEN 'Yearly' THEN to_char(pe.startdate, 'YYYY') "
+      "WHEN 'Quarterly' THEN extract(year FROM pe.startdate)::int || 'Q' || "
+      "  extract(quarter FROM pe.startdate)::int "
+      "WHEN 'Weekly' THEN extract(isoyear FROM pe.startdate)::int || 'W' || "
+      "  extract(week FROM pe.startdate)::int END, "
+      "ou.uid, coc.uid, aoc.uid, dv.value, dv.storedby, "
+      "to_char(date_trunc('milliseconds', dv.created), 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"+0000\"'), "
+      "to_char(date_trunc('milliseconds', dv.lastupdated), "
+      "  'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"+0000\"'), "
+      "dv.comment, coalesce(dv.followup, false)::text, dv.deleted::text "
+      "FROM datavalue dv "
+      "JOIN dataelement de ON dv.dataelementid = de.dataelementid "
+      "JOIN period pe ON dv.periodid = pe.periodid "
+      "JOIN periodtype pt ON pe.periodtypeid = pt.periodtypeid "
+      "JOIN organisationunit ou ON dv.sourceid = ou.organisationunitid "
+      "JOIN categoryoptioncombo coc ON dv.categoryoptioncomboid = coc.categoryoptioncomboid "
+      "JOIN categoryoptioncombo aoc ON dv.attributeoptioncomboid = aoc.categoryoptioncomboid "
+      "WHERE ",
+      where);
+}
+
+std::string Quoted(const std::vector<std::string>& values) {
+  std::vector<std::string> quoted;
+  for (const std::string& v : values) quoted.push_back(absl::StrCat("'", v, "'"));
+  return absl::StrJoin(quoted, ",");
+}
+
+struct ExportResult {
+  grpc::Status status;
+  std::string bytes;
+  bool has_trailer = false;
+  v1::ExportTrailer trailer;
+};
+
+uint32_t Crc32(const std::string& bytes) {
+  return static_cast<uint32_t>(
+      crc32(0, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(bytes.size())));
+}
+
+std::string Gunzip(const std::string& compressed) {
+  z_stream zs{};
+  EXPECT_EQ(inflateInit2(&zs, 15 + 16), Z_OK);
+  std::string out;
+  char buffer[1 << 16];
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
+  zs.avail_in = static_cast<uInt>(compressed.size());
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    zs.next_out = reinterpret_cast<Bytef*>(buffer);
+    zs.avail_out = sizeof(buffer);
+    rc = inflate(&zs, Z_NO_FLUSH);
+    out.append(buffer, sizeof(buffer) - zs.avail_out);
+  }
+  EXPECT_EQ(rc, Z_STREAM_END) << "the gzip stream does not end properly";
+  EXPECT_EQ(zs.avail_in, 0u) << "bytes after the end of the gzip stream";
+  inflateEnd(&zs);
+  return out;
+}
+
+// Java's String.trim(), as javacsv applies it.
+std::string JavaTrim(const std::string& s) {
+  size_t begin = 0, end = s.size();
+  while (begin < end && static_cast<unsigned char>(s[begin]) <= 0x20) ++begin;
+  while (end > begin && static_cast<unsigned char>(s[end - 1]) <= 0x20) --end;
+  return s.substr(begin, end - begin);
+}
+
+// RFC 4180 with "\n" line ends.
+std::vector<std::vector<std::string>> ParseCsv(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> row;
+  std::string field;
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        field += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      row.push_back(std::move(field));
+      field.clear();
+    } else if (c == '\n') {
+      row.push_back(std::move(field));
+      field.clear();
+      rows.push_back(std::move(row));
+      row.clear();
+    } else {
+      field += c;
+    }
+  }
+  EXPECT_FALSE(quoted) << "unterminated quoted CSV field";
+  EXPECT_TRUE(field.empty() && row.empty()) << "the CSV does not end with a line end";
+  return rows;
+}
+
+SqlRow JsonValueToRow(const nlohmann::json& v) {
+  SqlRow row;
+  for (const char* key : {"dataElement", "period", "orgUnit", "categoryOptionCombo",
+                          "attributeOptionCombo", "value", "storedBy", "created", "lastUpdated",
+                          "comment"}) {
+    EXPECT_TRUE(v.contains(key)) << "missing key " << key << " in " << v.dump();
+    const nlohmann::json& field = v.at(key);
+    row.push_back(field.is_null() ? std::nullopt
+                                  : std::optional<std::string>(field.get<std::string>()));
+  }
+  row.emplace_back(v.at("followup").get<bool>() ? "true" : "false");
+  if (v.contains("deleted")) {
+    EXPECT_EQ(v.at("deleted"), true) << "deleted is written only when true";
+    row.emplace_back("true");
+  } else {
+    row.emplace_back("false");
+  }
+  return row;
+}
+
+class ExportFileTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    server::ServerOptions options;
+    options.listen = "127.0.0.1:0";
+    options.conninfo = testing::TestConninfo();
+    options.pool_size = 4;
+    options.service.chunk_size = 16 * 1024;  // many chunks even for small exports
+    auto started = server::ExportServer::Start(options);
+    ASSERT_TRUE(started.ok()) << started.status();
+    server_ = started->release();
+    auto channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", server_->port()),
+                                       grpc::InsecureChannelCredentials());
+    stub_ = v1::DataValueExport::NewStub(channel).release();
+    data_sets_ = new std::vector<std::string>(QueryColumn("SELECT uid FROM dataset ORDER BY uid"));
+    roots_ = new std::vector<std::string>(
+        QueryColumn("SELECT uid FROM organisationunit WHERE parentid IS NULL ORDER BY uid"));
+  }
+  static void TearDownTestSuite() {
+    delete stub_;
+    delete server_;
+    delete data_sets_;
+    delete roots_;
+  }
+
+  static ExportResult Export(const ExportFileRequest& request) {
+    ExportResult result;
+    grpc::ClientContext context;
+    auto reader = stub_->ExportFile(&context, request);
+    v1::FileChunk chunk;
+    while (reader->Read(&chunk)) {
+      EXPECT_FALSE(result.has_trailer) << "a message after the trailer";
+      if (chunk.has_trailer()) {
+        result.has_trailer = true;
+        result.trailer = chunk.trailer();
+      } else {
+        result.bytes += chunk.data();
+      }
+    }
+    result.status = reader->Finish();
+    return result;
+  }
+
+  // Everything in the demo database: all data sets, every root with its
+  // children, every period.
+  static ExportFileRequest WholeDatabase(v1::Format format) {
+    ExportFileRequest request;
+    request.set_format(format);
+    for (const std::string& ds : *data_sets_) request.mutable_query()->add_data_set(ds);
+    for (const std::string& ou : *roots_) request.mutable_query()->add_org_unit(ou);
+    request.mutable_query()->set_children(true);
+    request.mutable_query()->set_start_date("1900-01-01");
+    request.mutable_query()->set_end_date("2100-12-31");
+    return request;
+  }
+
+  static std::string WholeDatabaseWhere() {
+    std::vector<std::string> like;
+    for (const std::string& root : *roots_) {
+      like.push_back(absl::StrCat(
+          "ou.path LIKE (SELECT path FROM organisationunit WHERE uid = '", root, "') || '%'"));
+    }
+    return absl::StrCat(
+        "dv.dataelementid IN (SELECT dse.dataelementid FROM datasetelement dse JOIN dataset ds "
+        "ON ds.datasetid = dse.datasetid WHERE ds.uid IN (", Quoted(*data_sets_), ")) AND (",
+        absl::StrJoin(like, " OR "), ") AND pe.startdate >= '1900-01-01' "
+        "AND pe.enddate <= '2100-12-31'");
+  }
+
+  static std::vector<SqlRow> ParseJsonValues(const std::string& bytes) {
+    nlohmann::json doc = nlohmann::json::parse(bytes);  // throws on invalid JSON or UTF-8
+    std::vector<SqlRow> rows;
+    for (const nlohmann::json& v : doc.at("dataValues")) rows.push_back(JsonValueToRow(v));
+    return rows;
+  }
+
+  static void ExpectSameRows(std::vector<SqlRow> actual, std::vector<SqlRow> expected) {
+    std::sort(actual.begin(), actual.end());
+    std::sort(expected.begin(), expected.end());
+    ASSERT_EQ(actual.size(), expected.size());
+    for (size_t i = 0; i < actual.size(); ++i) {
+      ASSERT_EQ(actual[i], expected[i]) << "first difference at sorted row " << i;
+    }
+  }
+
+  static server::ExportServer* server_;
+  static v1::DataValueExport::Stub* stub_;
+  static std::vector<std::string>* data_sets_;
+  static std::vector<std::string>* roots_;
+};
+
+server::ExportServer* ExportFileTest::server_ = nullptr;
+v1::DataValueExport::Stub* ExportFileTest::stub_ = nullptr;
+std::vector<std::string>* ExportFileTest::data_sets_ = nullptr;
+std::vector<std::string>* ExportFileTest::roots_ = nullptr;
+
+TEST_F(ExportFileTest, JsonExportEqualsIndependentQuery) {
+  ExportResult result = Export(WholeDatabase(v1::FORMAT_JSON));
+  ASSERT_TRUE(result.status.ok()) << result.status.error_message();
+  ASSERT_TRUE(result.has_trailer);
+  std::vector<SqlRow> expected =
+      QueryAll(OracleSql(WholeDatabaseWhere() + " AND dv.deleted IS FALSE"));
+  ASSERT_GT(expected.size(), 1000u) << "the demo database looks empty";
+  std::vector<SqlRow> actual = ParseJsonValues(result.bytes);
+  EXPECT_EQ(result.trailer.values(), static_cast<int64_t>(actual.size()));
+  EXPECT_EQ(result.trailer.file_bytes(), static_cast<int64_t>(result.bytes.size()));
+  EXPECT_EQ(result.trailer.file_crc32(), Crc32(result.bytes));
+  EXPECT_EQ(result.trailer.uncompressed_crc32(), Crc32(result.bytes));
+  ExpectSameRows(actual, expected);
+}
+
+TEST_F(ExportFileTest, JsonHasNoRawControlCharacters) {
+  ExportResult result = Export(WholeDatabase(v1::FORMAT_JSON));
+  ASSERT_TRUE(result.status.ok()) << result.status.error_message();
+  for (char c : result.bytes) {
+    ASSERT_GE(static_cast<unsigned char>(c), 0x20) << "raw control character in JSON";
+  }
+}
+
+TEST_F(ExportFileTest, CsvRowsMatchIndependentQuery) {
+  ExportResult result = Export(WholeDatabase(v1::FORMAT_CSV));
+  ASSERT_TRUE(result.status.ok()) << result.status.error_message();
+  std::vector<std::vector<std::string>> rows = ParseCsv(result.bytes);
+  ASSERT_FALSE(rows.empty());
+  EXPECT_EQ(absl::StrJoin(rows.front(), ","),
+            "dataelement,period,orgunit,categoryoptioncombo,attributeoptioncombo,value,storedby,"
+            "lastupdated,comment,followup,deleted");
+  rows.erase(rows.begin());
+  std::vector<SqlRow> expected;
+  for (const SqlRow& r : QueryAll(OracleSql(WholeDatabaseWhere() + " AND dv.deleted IS FALSE"))) {
+    SqlRow csv;
+    for (int i : {0, 1, 2, 3, 4, 5, 6, 8, 9, 10}) csv.emplace_back(JavaTrim(r[i].value_or("")));
+    csv.emplace_back(*r[11] == "true" ? "true" : "null");
+    expected.push_back(std::move(csv));
+  }
+  std::vector<SqlRow> actual;
+  for (const auto& row : rows) {
+    ASSERT_EQ(row.size(), 11u);
+    actual.emplace_back(row.begin(), row.end());
+  }
+  EXPECT_EQ(result.trailer.values(), static_cast<int64_t>(actual.size()));
+  ExpectSameRows(actual, expected);
+}
+
+TEST_F(ExportFileTest, GzipDecompressesToTheUncompressedBytes) {
+  for (v1::Format format : {v1::FORMAT_JSON, v1::FORMAT_CSV}) {
+    ExportResult plain = Export(WholeDatabase(format));
+    ExportFileRequest request = WholeDatabase(format);
+    request.set_compression(v1::COMPRESSION_GZIP);
+    ExportResult gz = Export(request);
+    ASSERT_TRUE(plain.status.ok() && gz.status.ok()) << gz.status.error_message();
+    EXPECT_LT(gz.bytes.size(), plain.bytes.size() / 3);
+    EXPECT_TRUE(Gunzip(gz.bytes) == plain.bytes) << "gunzip differs from the plain export";
+    EXPECT_EQ(gz.trailer.uncompressed_bytes(), static_cast<int64_t>(plain.bytes.size()));
+    EXPECT_EQ(gz.trailer.uncompressed_crc32(), Crc32(plain.bytes));
+    EXPECT_EQ(gz.trailer.file_bytes(), static_cast<int64_t>(gz.bytes.size()));
+    EXPECT_EQ(gz.trailer.file_crc32(), Crc32(gz.bytes));
+  }
+}
+
+TEST_F(ExportFileTest, CompressionLevelsGiveTheSameContent) {
+  ExportFileRequest request = WholeDatabase(v1::FORMAT_CSV);
+  request.set_compression(v1::COMPRESSION_GZIP);
+  request.set_compression_level(9);
+  ExportResult best = Export(request);
+  request.set_compression_level(1);
+  ExportResult fast = Export(request);
+  ASSERT_TRUE(best.status.ok() && fast.status.ok());
+  EXPECT_LE(best.bytes.size(), fast.bytes.size());
+  EXPECT_TRUE(Gunzip(best.bytes) == Gunzip(fast.bytes));
+}
+
+TEST_F(ExportFileTest, PeriodFilterSelectsOnlyThosePeriods) {
+  // One Monthly and, if the demo has one, one Weekly period, by ISO id.
+  std::vector<SqlRow> periods = QueryAll(
+      "SELECT to_char(pe.startdate, 'YYYYMM'), pe.periodid::text FROM period pe "
+      "JOIN periodtype pt ON pt.periodtypeid = pe.periodtypeid WHERE pt.name = 'Monthly' AND "
+      "EXISTS (SELECT 1 FROM datavalue dv WHERE dv.periodid = pe.periodid) "
+      "ORDER BY pe.startdate LIMIT 1");
+  std::vector<SqlRow> weeks = QueryAll(
+      "SELECT extract(isoyear FROM pe.startdate)::int || 'W' || "
+      "extract(week FROM pe.startdate)::int, pe.periodid::text FROM period pe "
+      "JOIN periodtype pt ON pt.periodtypeid = pe.periodtypeid WHERE pt.name = 'Weekly' AND "
+      "EXISTS (SELECT 1 FROM datavalue dv WHERE dv.periodid = pe.periodid) "
+      "ORDER BY pe.startdate LIMIT 1");
+  ASSERT_EQ(periods.size(), 1u);
+  periods.insert(periods.end(), weeks.begin(), weeks.end());
+  ExportFileRequest request = WholeDatabase(v1::FORMAT_JSON);
+  request.mutable_query()->clear_start_date();
+  request.mutable_query()->clear_end_date();
+  std::vector<std::string> ids;
+  for (const SqlRow& p : periods) {
+    request.mutable_query()->add_period(*p[0]);
+    ids.push_back(*p[1]);
+  }
+  ExportResult result = Export(request);
+  ASSERT_TRUE(result.status.ok()) << result.status.error_message();
+  std::string where = WholeDatabaseWhere();
+  where = where.substr(0, where.find(" AND pe.startdate"));
+  std::vector<SqlRow> expected = QueryAll(OracleSql(absl::StrCat(
+      where, " AND dv.deleted IS FALSE AND dv.periodid IN (", absl::StrJoin(ids, ","), ")")));
+  ASSERT_FALSE(expected.empty());
+  ExpectSameRows(ParseJsonValues(result.bytes), expected);
+}
+
+TEST_F(ExportFileTest, OrgUnitWithoutChildrenSelectsOnlyThatUnit) {
+  std::vector<std::string> unit = QueryColumn(
+      "SELECT ou.uid FROM organisationunit ou WHERE EXISTS (SELECT 1 FROM datavalue dv "
+      "WHERE dv.sourceid = ou.organisationunitid) ORDER BY ou.uid LIMIT 1");
+  ASSERT_EQ(unit.size(), 1u);
+  ExportFileRequest request = WholeDatabase(v1::FORMAT_JSON);
+  request.mutable_query()->clear_org_unit();
+  request.mutable_query()->add_org_unit(unit[0]);
+  request.mutable_query()->set_children(false);
+  ExportResult result = Export(request);
+  ASSERT_TRUE(result.status.ok()) << result.status.error_message();
+  std::string where = WholeDatabaseWhere();
+  where = where.substr(0, where.find(" AND (ou.path"));
+  std::vector<SqlRow> expected = QueryAll(OracleSql(absl::StrCat(
+      where, " AND dv.deleted IS FALSE AND ou.uid = '", unit[0], "'")));
+  ASSERT_FALSE(expected.empty());
+  ExpectSameRows(ParseJsonValues(result.bytes), expected);
+}
+
+TEST_F(ExportFileTest, DataElementFilterAloneWorks) {
+  std::vector<std::string> element = QueryColumn(
+      "SELECT de.uid FROM dataelement de WHERE EXISTS (SELECT 1 FROM datavalue dv "
+      "WHERE dv.dataelementid = de.dataelementid) ORDER BY de.uid LIMIT 1");
+  ASSERT_EQ(element.size(), 1u);
+  ExportFileRequest request = WholeDatabase(v1::FORMAT_JSON);
+  request.mutable_query()->clear_data_set();
+  request.mutable_query()->add_data_element(element[0]);
+  ExportResult result = Export(request);
+  ASSERT_TRUE(result.status.ok()) << result.status.error_message();
+  std::string where = WholeDatabaseWhere();
+  where = where.substr(where.find(" AND (ou.path") + 5);
+  std::vector<SqlRow> expected = QueryAll(OracleSql(absl::StrCat(
+      where, " AND dv.deleted IS FALSE AND de.uid = '", element[0], "'")));
+  ASSERT_FALSE(expected.empty());
+  ExpectSameRows(ParseJsonValues(result.bytes), expected);
+}
+
+TEST_F(ExportFileTest, IncludeDeletedAddsTheDeletedValues) {
+  ExportFileRequest request = WholeDatabase(v1::FORMAT_JSON);
+  request.mutable_query()->set_include_deleted(true);
+  ExportResult result = Export(request);
+  ASSERT_TRUE(result.status.ok()) << result.status.error_message();
+  std::vector<SqlRow> expected = QueryAll(OracleSql(WholeDatabaseWhere()));
+  std::vector<SqlRow> actual = ParseJsonValues(result.bytes);
+  size_t deleted = std::count_if(actual.begin(), actual.end(),
+                                 [](const SqlRow& r) { return r[11] == "true"; });
+  EXPECT_GT(deleted, 0u) << "the demo database should have deleted values";
+  ExpectSameRows(actual, expected);
+}
+
+TEST_F(ExportFileTest, LimitCapsTheNumberOfValues) {
+  for (int limit : {0, 1, 7}) {
+    ExportFileRequest request = WholeDatabase(v1::FORMAT_JSON);
+    request.mutable_query()->set_limit(limit);
+    ExportResult result = Export(request);
+    ASSERT_TRUE(result.status.ok()) << result.status.error_message();
+    EXPECT_EQ(ParseJsonValues(result.bytes).size(), static_cast<size_t>(limit));
+    EXPECT_EQ(result.trailer.values(), limit);
+  }
+}
+
+TEST_F(ExportFileTest, SingleDataValueSetHasDhis2Header) {
+  // A completed registration for the default attribute option combo.
+  std::vector<SqlRow> registration = QueryAll(
+      "SELECT ds.uid, to_char(pe.startdate, 'YYYYMM'), ou.uid, "
+      "to_char(date_trunc('milliseconds', r.date), 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"+0000\"') "
+      "FROM completedatasetregistration r JOIN dataset ds ON ds.datasetid = r.datasetid "
+      "JOIN period pe ON pe.periodid = r.periodid "
+      "JOIN periodtype pt ON pt.periodtypeid = pe.periodtypeid "
+      "JOIN organisationunit ou ON ou.organisationunitid = r.sourceid "
+      "JOIN categoryoptioncombo aoc ON aoc.categoryoptioncomboid = r.attributeoptioncomboid "
+      "WHERE pt.name = 'Monthly' AND aoc.name = 'default' AND r.date IS NOT NULL "
+      "ORDER BY ds.uid, pe.startdate, ou.uid LIMIT 1");
+  ASSERT_EQ(registration.size(), 1u) << "the demo database needs a completed registration";
+  const SqlRow& reg = registration[0];
+  ExportFileRequest request;
+  request.mutable_query()->add_data_set(*reg[0]);
+  request.mutable_query()->add_period(*reg[1]);
+  request.mutable_query()->add_org_unit(*reg[2]);
+  ExportResult result = Export(request);
+  ASSERT_TRUE(result.status.ok()) << result.status.error_message();
+  std::string prefix = absl::StrCat("{\"dataSet\":\"", *reg[0], "\",\"completeDate\":\"", *reg[3],
+                                    "\",\"period\":\"", *reg[1], "\",\"orgUnit\":\"", *reg[2],
+                                    "\",\"dataValues\":[");
+  EXPECT_EQ(result.bytes.substr(0, prefix.size()), prefix);
+  std::vector<SqlRow> expected = QueryAll(OracleSql(absl::StrCat(
+      "de.dataelementid IN (SELECT dse.dataelementid FROM datasetelement dse JOIN dataset ds ON "
+      "ds.datasetid = dse.datasetid WHERE ds.uid = '", *reg[0], "') AND ou.uid = '", *reg[2],
+      "' AND pt.name = 'Monthly' AND to_char(pe.startdate, 'YYYYMM') = '", *reg[1],
+      "' AND dv.deleted IS FALSE")));
+  ExpectSameRows(ParseJsonValues(result.bytes), expected);
+}
+
+TEST_F(ExportFileTest, SingleDataValueSetWithoutRegistrationHasNullCompleteDate) {
+  std::vector<SqlRow> triple = QueryAll(
+      "SELECT ds.uid, ou.uid FROM dataset ds CROSS JOIN organisationunit ou "
+      "WHERE NOT EXISTS (SELECT 1 FROM completedatasetregistration r "
+      "JOIN period pe ON pe.periodid = r.periodid WHERE r.datasetid = ds.datasetid "
+      "AND r.sourceid = ou.organisationunitid AND pe.startdate = '2024-03-01') "
+      "ORDER BY ds.uid, ou.uid LIMIT 1");
+  ASSERT_EQ(triple.size(), 1u);
+  ExportFileRequest request;
+  request.mutable_query()->add_data_set(*triple[0][0]);
+  request.mutable_query()->add_period("2024-03");  // DHIS2's other Monthly input form
+  request.mutable_query()->add_org_unit(*triple[0][1]);
+  ExportResult result = Export(request);
+  ASSERT_TRUE(result.status.ok()) << result.status.error_message();
+  EXPECT_EQ(result.bytes.substr(0, 60).find(absl::StrCat("{\"dataSet\":\"", *triple[0][0],
+                                                          "\",\"completeDate\":null,"
+                                                          "\"period\":\"202403\"")),
+            0u)
+      << result.bytes.substr(0, 100);
+}
+
+struct InvalidCase {
+  std::string name;
+  std::function<void(v1::ExportRequest*)> mutate;
+  grpc::StatusCode code;
+  std::string message;
+};
+
+TEST_F(ExportFileTest, InvalidRequestsAreRejectedWithDhis2Messages) {
+  std::vector<InvalidCase> cases = {
+      {"no data", [](v1::ExportRequest* q) { q->clear_data_set(); },
+       grpc::StatusCode::INVALID_ARGUMENT,
+       "E2001: At least one data element, data set or data element group must be specified"},
+      {"no time",
+       [](v1::ExportRequest* q) {
+         q->clear_start_date();
+         q->clear_end_date();
+       },
+       grpc::StatusCode::INVALID_ARGUMENT,
+       "E2002: At least one period, start/end dates, last updated or last updated duration must "
+       "be specified"},
+      {"no org unit",
+       [](v1::ExportRequest* q) {
+         q->clear_org_unit();
+         q->set_children(false);
+       },
+       grpc::StatusCode::INVALID_ARGUMENT,
+       "E2006: At least one organisation unit or organisation unit group must be specified"},
+      {"negative limit", [](v1::ExportRequest* q) { q->set_limit(-1); },
+       grpc::StatusCode::INVALID_ARGUMENT, "E2009: Limit cannot be less than zero: `-1`"},
+      {"bad period",
+       [](v1::ExportRequest* q) {
+         q->clear_start_date();
+         q->clear_end_date();
+         q->add_period("2024M13");
+       },
+       grpc::StatusCode::INVALID_ARGUMENT, "2024M13"},
+      {"malformed uid", [](v1::ExportRequest* q) { q->add_data_set("not-a-uid"); },
+       grpc::StatusCode::INVALID_ARGUMENT, "not-a-uid"},
+      {"unknown data set", [](v1::ExportRequest* q) { q->add_data_set("aaaaaaaaaaa"); },
+       grpc::StatusCode::NOT_FOUND, "data_set: \"aaaaaaaaaaa\""},
+      {"unknown org unit", [](v1::ExportRequest* q) { q->add_org_unit("bbbbbbbbbbb"); },
+       grpc::StatusCode::NOT_FOUND, "org_unit: \"bbbbbbbbbbb\""},
+      {"unknown data element", [](v1::ExportRequest* q) { q->add_data_element("ccccccccccc"); },
+       grpc::StatusCode::NOT_FOUND, "data_element: \"ccccccccccc\""},
+      {"bad date", [](v1::ExportRequest* q) { q->set_start_date("2024-02-30"); },
+       grpc::StatusCode::INVALID_ARGUMENT, "2024-02-30"},
+      {"start after end", [](v1::ExportRequest* q) { q->set_start_date("2101-01-01"); },
+       grpc::StatusCode::INVALID_ARGUMENT, "E2004: Start date must be before end date"},
+      {"sql in uid", [](v1::ExportRequest* q) { q->add_org_unit("a'); DROP T"); },
+       grpc::StatusCode::INVALID_ARGUMENT, "a'); DROP T"},
+  };
+  for (const InvalidCase& c : cases) {
+    ExportFileRequest request = WholeDatabase(v1::FORMAT_JSON);
+    c.mutate(request.mutable_query());
+    ExportResult result = Export(request);
+    EXPECT_EQ(result.status.error_code(), c.code) << c.name << ": " << result.status.error_message();
+    EXPECT_NE(result.status.error_message().find(c.message), std::string::npos)
+        << c.name << ": " << result.status.error_message();
+    EXPECT_FALSE(result.has_trailer) << c.name;
+    EXPECT_TRUE(result.bytes.empty()) << c.name;
+  }
+}
+
+TEST_F(ExportFileTest, InvalidFileOptionsAreRejected) {
+  ExportFileRequest request = WholeDatabase(v1::FORMAT_JSON);
+  request.set_compression(v1::COMPRESSION_GZIP);
+  request.set_compression_level(10);
+  ExportResult result = Export(request);
+  EXPECT_EQ(result.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(result.status.error_message().find("compression_level"), std::string::npos);
+  request.set_compression_level(0);
+  request.set_format(static_cast<v1::Format>(42));
+  result = Export(request);
+  EXPECT_EQ(result.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(result.status.error_message().find("format"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dvexport
