@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# End to end through the real binaries: dvexport-server on a free port, the
+# dvexport CLI writing .json, .csv and .json.gz files, checked by independent
+# tools (python3's json and csv modules, gzip) and against the database.
+# Usage: cli_export_test.sh SERVER_BINARY CLI_BINARY   (DVEXPORT_TEST_PG set)
+set -euo pipefail
+server_bin=$1
+cli_bin=$2
+: "${DVEXPORT_TEST_PG:?run through scripts/test, which starts PostgreSQL}"
+
+work=$(mktemp -d)
+server_pid=
+cleanup() {
+  [[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$server_bin" --listen 127.0.0.1:0 --pg "$DVEXPORT_TEST_PG" --port_file "$work/port" \
+  2>"$work/server.log" &
+server_pid=$!
+for _ in $(seq 1 100); do [[ -s "$work/port" ]] && break; sleep 0.1; done
+[[ -s "$work/port" ]] || { cat "$work/server.log" >&2; fail "server did not start"; }
+server="127.0.0.1:$(cat "$work/port")"
+
+psql_q() { psql "$DVEXPORT_TEST_PG" -XAtq -c "$1"; }
+mapfile -t data_sets < <(psql_q "SELECT uid FROM dataset ORDER BY uid")
+root=$(psql_q "SELECT uid FROM organisationunit WHERE parentid IS NULL ORDER BY uid LIMIT 1")
+expected=$(psql_q "SELECT count(*) FROM datavalue dv JOIN period pe ON pe.periodid = dv.periodid
+  JOIN organisationunit ou ON ou.organisationunitid = dv.sourceid
+  WHERE dv.dataelementid IN (SELECT dataelementid FROM datasetelement)
+  AND ou.path LIKE '/$root%' AND pe.startdate >= '2023-01-01' AND pe.enddate <= '2024-12-31'
+  AND NOT dv.deleted")
+(( expected > 0 )) || fail "no values expected: is the demo database loaded?"
+
+args=(export --server "$server" --org-unit "$root" --children --start-date 2023-01-01
+  --end-date 2024-12-31)
+for ds in "${data_sets[@]}"; do args+=(--data-set "$ds"); done
+
+for file in values.json values.csv values.json.gz values.csv.gz; do
+  "$cli_bin" "${args[@]}" -o "$work/$file" 2>"$work/cli.log" || { cat "$work/cli.log" >&2; fail "export to $file"; }
+  grep -q "^dvexport: wrote $expected values" "$work/cli.log" || { cat "$work/cli.log" >&2; fail "summary of $file"; }
+done
+
+python3 - "$work" "$expected" <<'PY'
+import csv, gzip, io, json, sys
+work, expected = sys.argv[1], int(sys.argv[2])
+raw = open(f"{work}/values.json", "rb").read()
+doc = json.loads(raw.decode("utf-8"))
+assert list(doc.keys()) == ["dataValues"], doc.keys()
+assert len(doc["dataValues"]) == expected, (len(doc["dataValues"]), expected)
+assert gzip.decompress(open(f"{work}/values.json.gz", "rb").read()) == raw, "json.gz differs"
+text = open(f"{work}/values.csv", "rb").read()
+assert gzip.decompress(open(f"{work}/values.csv.gz", "rb").read()) == text, "csv.gz differs"
+rows = list(csv.reader(io.StringIO(text.decode("utf-8"), newline="")))
+assert rows[0][0] == "dataelement" and len(rows) == expected + 1, len(rows)
+PY
+
+# -o - writes the same bytes to stdout.
+"$cli_bin" "${args[@]}" --format json -o - >"$work/stdout.json" 2>/dev/null
+cmp -s "$work/stdout.json" "$work/values.json" || fail "stdout export differs from file export"
+
+# A failing export exits 1, says why, and leaves the target untouched.
+echo "keep me" >"$work/existing.json"
+if "$cli_bin" export --server "$server" --org-unit "$root" --data-set aaaaaaaaaaa \
+  --period 202401 -o "$work/existing.json" 2>"$work/err.log"; then
+  fail "an unknown data set should fail"
+fi
+grep -q "NOT_FOUND" "$work/err.log" || { cat "$work/err.log" >&2; fail "error message"; }
+[[ "$(cat "$work/existing.json")" == "keep me" ]] || fail "the target file was changed"
+[[ -z "$(find "$work" -name '.*dvexport*')" ]] || fail "a temporary file was left behind"
+
+# A usage error exits 2.
+set +e
+"$cli_bin" export --no-such-flag >/dev/null 2>&1
+[[ $? == 2 ]] || fail "usage errors should exit 2"
+set -e
+echo "cli_export_test: $expected values in every format"
