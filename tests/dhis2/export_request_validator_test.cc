@@ -1,0 +1,411 @@
+#include "service/dhis2/export_request_validator.h"
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "service/dhis2/dates.h"
+#include "service/dhis2/export_error.h"
+
+namespace dvexport::dhis2 {
+namespace {
+
+using dvexport::v1::ExportRequest;
+
+constexpr char kDataSet[] = "pBOMPrpg1QX";
+constexpr char kDataSet2[] = "QX4ZTUbOt3a";
+constexpr char kDataElement[] = "fbfJHSPpUQD";
+constexpr char kDataElement2[] = "cYeuwXTCPkU";
+constexpr char kOrgUnit[] = "DiszpKrYNg8";
+constexpr char kOrgUnit2[] = "ImspTQPwCqd";
+constexpr char kUidRule[] = " is not a valid UID (11 characters, a letter then letters or digits)";
+
+// One data set, one period, one org unit: valid.
+ExportRequest ValidRequest() {
+  ExportRequest request;
+  request.add_data_set(kDataSet);
+  request.add_period("202401");
+  request.add_org_unit(kOrgUnit);
+  return request;
+}
+
+std::string ErrorMessage(const ExportRequest& request) {
+  absl::StatusOr<ExportParams> params = ValidateExportRequest(request);
+  EXPECT_FALSE(params.ok());
+  EXPECT_EQ(params.status().code(), absl::StatusCode::kInvalidArgument);
+  return std::string(params.status().message());
+}
+
+TEST(ExportRequestValidatorTest, AcceptsValidRequest) {
+  ExportRequest request = ValidRequest();
+  request.set_children(true);
+  request.set_include_deleted(true);
+  request.set_limit(10);
+  absl::StatusOr<ExportParams> params = ValidateExportRequest(request);
+  ASSERT_TRUE(params.ok()) << params.status();
+  EXPECT_EQ(params->data_sets, std::vector<std::string>{kDataSet});
+  EXPECT_TRUE(params->data_elements.empty());
+  EXPECT_EQ(params->org_units, std::vector<std::string>{kOrgUnit});
+  ASSERT_EQ(params->periods.size(), 1u);
+  EXPECT_EQ(params->periods[0].type, PeriodType::kMonthly);
+  EXPECT_EQ(FormatDate(params->periods[0].start), "2024-01-01");
+  EXPECT_EQ(FormatDate(params->periods[0].end), "2024-01-31");
+  EXPECT_FALSE(params->start_date.has_value());
+  EXPECT_FALSE(params->end_date.has_value());
+  EXPECT_TRUE(params->children);
+  EXPECT_TRUE(params->include_deleted);
+  EXPECT_EQ(params->limit, 10);
+}
+
+TEST(ExportRequestValidatorTest, LeavesUnsetOptionsUnset) {
+  absl::StatusOr<ExportParams> params = ValidateExportRequest(ValidRequest());
+  ASSERT_TRUE(params.ok()) << params.status();
+  EXPECT_FALSE(params->children);
+  EXPECT_FALSE(params->include_deleted);
+  EXPECT_FALSE(params->limit.has_value());
+}
+
+TEST(ExportRequestValidatorTest, AcceptsZeroLimit) {
+  ExportRequest request = ValidRequest();
+  request.set_limit(0);
+  absl::StatusOr<ExportParams> params = ValidateExportRequest(request);
+  ASSERT_TRUE(params.ok()) << params.status();
+  EXPECT_EQ(params->limit, 0);
+}
+
+TEST(ExportRequestValidatorTest, AcceptsDataElementsWithoutDataSets) {
+  ExportRequest request;
+  request.add_data_element(kDataElement);
+  request.add_period("2024Q1");
+  request.add_org_unit(kOrgUnit);
+  absl::StatusOr<ExportParams> params = ValidateExportRequest(request);
+  ASSERT_TRUE(params.ok()) << params.status();
+  EXPECT_EQ(params->data_elements, std::vector<std::string>{kDataElement});
+}
+
+TEST(ExportRequestValidatorTest, AcceptsStartAndEndDatesInAnyDhis2Form) {
+  ExportRequest request = ValidRequest();
+  request.clear_period();
+  request.set_start_date("20240101");
+  request.set_end_date("2024-06");
+  absl::StatusOr<ExportParams> params = ValidateExportRequest(request);
+  ASSERT_TRUE(params.ok()) << params.status();
+  EXPECT_TRUE(params->periods.empty());
+  ASSERT_TRUE(params->start_date.has_value());
+  ASSERT_TRUE(params->end_date.has_value());
+  EXPECT_EQ(FormatDate(*params->start_date), "2024-01-01");
+  EXPECT_EQ(FormatDate(*params->end_date), "2024-06-01");
+}
+
+TEST(ExportRequestValidatorTest, AcceptsEqualStartAndEndDates) {
+  ExportRequest request = ValidRequest();
+  request.clear_period();
+  request.set_start_date("2024-01-31");
+  request.set_end_date("2024-01-31");
+  EXPECT_TRUE(ValidateExportRequest(request).ok());
+}
+
+TEST(ExportRequestValidatorTest, RemovesDuplicatesKeepingFirstSeenOrder) {
+  ExportRequest request;
+  for (const char* uid : {kDataSet2, kDataSet, kDataSet2}) request.add_data_set(uid);
+  for (const char* uid : {kDataElement, kDataElement2, kDataElement}) request.add_data_element(uid);
+  for (const char* uid : {kOrgUnit2, kOrgUnit2, kOrgUnit}) request.add_org_unit(uid);
+  for (const char* iso : {"20240105", "202401", "2024-01-05", "2024-01", "2024W1"}) {
+    request.add_period(iso);
+  }
+  absl::StatusOr<ExportParams> params = ValidateExportRequest(request);
+  ASSERT_TRUE(params.ok()) << params.status();
+  EXPECT_EQ(params->data_sets, (std::vector<std::string>{kDataSet2, kDataSet}));
+  EXPECT_EQ(params->data_elements, (std::vector<std::string>{kDataElement, kDataElement2}));
+  EXPECT_EQ(params->org_units, (std::vector<std::string>{kOrgUnit2, kOrgUnit}));
+  ASSERT_EQ(params->periods.size(), 3u);
+  EXPECT_EQ(params->periods[0].type, PeriodType::kDaily);
+  EXPECT_EQ(params->periods[1].type, PeriodType::kMonthly);
+  EXPECT_EQ(params->periods[2].type, PeriodType::kWeekly);
+}
+
+TEST(ExportRequestValidatorTest, NamesFieldAndValueOfMalformedIdentifiers) {
+  ExportRequest request = ValidRequest();
+  request.add_data_set("abc");
+  EXPECT_EQ(ErrorMessage(request), std::string("data_set: \"abc\"") + kUidRule);
+
+  request = ValidRequest();
+  request.add_data_element("");
+  EXPECT_EQ(ErrorMessage(request), std::string("data_element: \"\"") + kUidRule);
+
+  request = ValidRequest();
+  request.add_org_unit("DiszpKrYNg8 ");
+  EXPECT_EQ(ErrorMessage(request), std::string("org_unit: \"DiszpKrYNg8 \"") + kUidRule);
+
+  request = ValidRequest();
+  request.add_data_set("1iszpKrYNg8");
+  EXPECT_EQ(ErrorMessage(request), std::string("data_set: \"1iszpKrYNg8\"") + kUidRule);
+}
+
+TEST(ExportRequestValidatorTest, NamesFieldAndValueOfMalformedPeriodsAndDates) {
+  ExportRequest request = ValidRequest();
+  request.add_period("2024X1");
+  EXPECT_EQ(ErrorMessage(request), "period: \"2024X1\" is not a valid ISO period");
+
+  request = ValidRequest();
+  request.add_period("2024W54");
+  EXPECT_EQ(ErrorMessage(request), "period: \"2024W54\" is not a valid ISO period");
+
+  request = ValidRequest();
+  request.add_period("");
+  EXPECT_EQ(ErrorMessage(request), "period: \"\" is not a valid ISO period");
+
+  request = ValidRequest();
+  request.clear_period();
+  request.set_start_date("2024-13-01");
+  request.set_end_date("2024-12-31");
+  EXPECT_EQ(ErrorMessage(request), "start_date: \"2024-13-01\" is not a valid date (yyyy-MM-dd)");
+
+  request.set_start_date("2024-01-01");
+  request.set_end_date("2023-02-29");
+  EXPECT_EQ(ErrorMessage(request), "end_date: \"2023-02-29\" is not a valid date (yyyy-MM-dd)");
+}
+
+TEST(ExportRequestValidatorTest, RequiresStartAndEndDateTogether) {
+  ExportRequest request = ValidRequest();
+  request.clear_period();
+  request.set_start_date("2024-01-01");
+  EXPECT_EQ(ErrorMessage(request), "start_date and end_date must be given together");
+
+  request.clear_start_date();
+  request.set_end_date("2024-01-01");
+  EXPECT_EQ(ErrorMessage(request), "start_date and end_date must be given together");
+}
+
+TEST(ExportRequestValidatorTest, QuotesValuesEscapedAndShortened) {
+  ExportRequest request = ValidRequest();
+  request.add_period("20\"24\n");
+  EXPECT_EQ(ErrorMessage(request), "period: \"20\\\"24\\n\" is not a valid ISO period");
+
+  request = ValidRequest();
+  request.add_data_element(std::string(100000, 'a'));
+  EXPECT_EQ(ErrorMessage(request),
+            "data_element: \"" + std::string(64, 'a') + "...\" (100000 bytes)" + kUidRule);
+}
+
+TEST(ExportRequestValidatorTest, ReportsMalformedValuesBeforeDhis2Rules) {
+  // No data set or data element (E2001) and no org unit (E2006) as well.
+  ExportRequest request;
+  request.add_period("2024X1");
+  EXPECT_EQ(ErrorMessage(request), "period: \"2024X1\" is not a valid ISO period");
+
+  // Periods and dates (E2003) with a malformed end date.
+  request = ValidRequest();
+  request.set_start_date("2024-01-01");
+  request.set_end_date("2024-02-30");
+  EXPECT_EQ(ErrorMessage(request), "end_date: \"2024-02-30\" is not a valid date (yyyy-MM-dd)");
+
+  // Negative limit (E2009) with a malformed org unit.
+  request = ValidRequest();
+  request.set_limit(-1);
+  request.add_org_unit("x");
+  EXPECT_EQ(ErrorMessage(request), std::string("org_unit: \"x\"") + kUidRule);
+}
+
+TEST(ExportRequestValidatorTest, ReportsMalformedFieldsInProtoOrder) {
+  ExportRequest request;
+  request.add_org_unit("bad-org-unit");
+  request.set_start_date("bad-date");
+  request.add_period("bad-period");
+  request.add_data_element("bad-element");
+  request.add_data_set("bad-set");
+  EXPECT_EQ(ErrorMessage(request), std::string("data_set: \"bad-set\"") + kUidRule);
+  request.clear_data_set();
+  EXPECT_EQ(ErrorMessage(request), std::string("data_element: \"bad-element\"") + kUidRule);
+  request.clear_data_element();
+  EXPECT_EQ(ErrorMessage(request), "period: \"bad-period\" is not a valid ISO period");
+  request.clear_period();
+  EXPECT_EQ(ErrorMessage(request), "start_date: \"bad-date\" is not a valid date (yyyy-MM-dd)");
+  request.set_start_date("2024-01-01");
+  EXPECT_EQ(ErrorMessage(request), "start_date and end_date must be given together");
+  request.set_end_date("2024-01-31");
+  EXPECT_EQ(ErrorMessage(request), std::string("org_unit: \"bad-org-unit\"") + kUidRule);
+}
+
+TEST(ExportRequestValidatorTest, ReportsEachDhis2RuleWithItsMessage) {
+  ExportRequest request = ValidRequest();
+  request.clear_data_set();
+  EXPECT_EQ(ErrorMessage(request),
+            "E2001: At least one data element, data set or data element group must be specified");
+
+  request = ValidRequest();
+  request.clear_period();
+  EXPECT_EQ(ErrorMessage(request),
+            "E2002: At least one period, start/end dates, last updated or last updated duration "
+            "must be specified");
+
+  request = ValidRequest();
+  request.set_start_date("2024-01-01");
+  request.set_end_date("2024-01-31");
+  EXPECT_EQ(ErrorMessage(request), "E2003: Both periods and start/end date cannot be specified");
+
+  request = ValidRequest();
+  request.clear_period();
+  request.set_start_date("2024-02-01");
+  request.set_end_date("2024-01-31");
+  EXPECT_EQ(ErrorMessage(request), "E2004: Start date must be before end date");
+
+  request = ValidRequest();
+  request.clear_org_unit();
+  EXPECT_EQ(ErrorMessage(request),
+            "E2006: At least one organisation unit or organisation unit group must be specified");
+
+  request = ValidRequest();
+  request.set_limit(-1);
+  EXPECT_EQ(ErrorMessage(request), "E2009: Limit cannot be less than zero: `-1`");
+}
+
+// Java's MessageFormat writes a number argument with grouping separators.
+TEST(ExportRequestValidatorTest, FormatsNegativeLimitAsDhis2Does) {
+  ExportRequest request = ValidRequest();
+  request.set_limit(-999);
+  EXPECT_EQ(ErrorMessage(request), "E2009: Limit cannot be less than zero: `-999`");
+  request.set_limit(-1000);
+  EXPECT_EQ(ErrorMessage(request), "E2009: Limit cannot be less than zero: `-1,000`");
+  request.set_limit(std::numeric_limits<int32_t>::min());
+  EXPECT_EQ(ErrorMessage(request), "E2009: Limit cannot be less than zero: `-2,147,483,648`");
+}
+
+// With org units as the only org unit filter, E2008 (children without org
+// units) is always preceded by E2006, as in DHIS2's order.
+TEST(ExportRequestValidatorTest, ChildrenWithoutOrgUnitsReportsE2006) {
+  ExportRequest request = ValidRequest();
+  request.clear_org_unit();
+  request.set_children(true);
+  EXPECT_EQ(ErrorMessage(request), ExportErrorMessage(ExportError::kE2006));
+}
+
+TEST(ExportRequestValidatorTest, ReportsFirstFailingRuleInDhis2Order) {
+  // Fails E2001, E2003, E2004, E2006 and E2009 at once.
+  ExportRequest request;
+  request.add_period("202401");
+  request.set_start_date("2024-02-01");
+  request.set_end_date("2024-01-01");
+  request.set_children(true);
+  request.set_limit(-5);
+  EXPECT_EQ(ErrorMessage(request), ExportErrorMessage(ExportError::kE2001));
+
+  request.add_data_set(kDataSet);
+  EXPECT_EQ(ErrorMessage(request), ExportErrorMessage(ExportError::kE2003));
+
+  request.clear_period();
+  EXPECT_EQ(ErrorMessage(request), ExportErrorMessage(ExportError::kE2004));
+
+  request.set_end_date("2024-02-01");
+  EXPECT_EQ(ErrorMessage(request), ExportErrorMessage(ExportError::kE2006));
+
+  request.add_org_unit(kOrgUnit);
+  EXPECT_EQ(ErrorMessage(request), ExportErrorMessage(ExportError::kE2009, "-5"));
+
+  request.clear_limit();
+  EXPECT_TRUE(ValidateExportRequest(request).ok());
+
+  // No period and no dates: E2002 comes before E2006.
+  request.clear_start_date();
+  request.clear_end_date();
+  request.clear_org_unit();
+  EXPECT_EQ(ErrorMessage(request), ExportErrorMessage(ExportError::kE2002));
+}
+
+TEST(ExportParamsTest, SingleDataValueSetNeedsOneDataSetPeriodAndOrgUnit) {
+  absl::StatusOr<ExportParams> params = ValidateExportRequest(ValidRequest());
+  ASSERT_TRUE(params.ok()) << params.status();
+  EXPECT_TRUE(params->IsSingleDataValueSet());
+
+  // Duplicates collapse to one, and data elements may be added.
+  ExportRequest request = ValidRequest();
+  request.add_data_set(kDataSet);
+  request.add_period("2024-01");
+  request.add_org_unit(kOrgUnit);
+  request.add_data_element(kDataElement);
+  params = ValidateExportRequest(request);
+  ASSERT_TRUE(params.ok()) << params.status();
+  EXPECT_TRUE(params->IsSingleDataValueSet());
+
+  request = ValidRequest();
+  request.add_data_set(kDataSet2);
+  EXPECT_FALSE(ValidateExportRequest(request)->IsSingleDataValueSet());
+
+  request = ValidRequest();
+  request.add_period("202402");
+  EXPECT_FALSE(ValidateExportRequest(request)->IsSingleDataValueSet());
+
+  request = ValidRequest();
+  request.add_org_unit(kOrgUnit2);
+  EXPECT_FALSE(ValidateExportRequest(request)->IsSingleDataValueSet());
+
+  request = ValidRequest();
+  request.clear_data_set();
+  request.add_data_element(kDataElement);
+  EXPECT_FALSE(ValidateExportRequest(request)->IsSingleDataValueSet());
+
+  request = ValidRequest();
+  request.clear_period();
+  request.set_start_date("2024-01-01");
+  request.set_end_date("2024-01-31");
+  EXPECT_FALSE(ValidateExportRequest(request)->IsSingleDataValueSet());
+}
+
+TEST(ExportErrorTest, TableHoldsDhis2CodesAndMessagesVerbatim) {
+  struct Expected {
+    ExportError error;
+    const char* message;
+    absl::StatusCode code;
+  };
+  const Expected expected[] = {
+      {ExportError::kE2000, "E2000: Query parameters cannot be null",
+       absl::StatusCode::kInvalidArgument},
+      {ExportError::kE2001,
+       "E2001: At least one data element, data set or data element group must be specified",
+       absl::StatusCode::kInvalidArgument},
+      {ExportError::kE2002,
+       "E2002: At least one period, start/end dates, last updated or last updated duration must "
+       "be specified",
+       absl::StatusCode::kInvalidArgument},
+      {ExportError::kE2003, "E2003: Both periods and start/end date cannot be specified",
+       absl::StatusCode::kInvalidArgument},
+      {ExportError::kE2004, "E2004: Start date must be before end date",
+       absl::StatusCode::kInvalidArgument},
+      {ExportError::kE2005, "E2005: Duration is not valid: `x`",
+       absl::StatusCode::kInvalidArgument},
+      {ExportError::kE2006,
+       "E2006: At least one organisation unit or organisation unit group must be specified",
+       absl::StatusCode::kInvalidArgument},
+      {ExportError::kE2007,
+       "E2007: Organisation unit children cannot be included for organisation unit groups",
+       absl::StatusCode::kInvalidArgument},
+      {ExportError::kE2008,
+       "E2008: At least one organisation unit must be specified when children are included",
+       absl::StatusCode::kInvalidArgument},
+      {ExportError::kE2009, "E2009: Limit cannot be less than zero: `x`",
+       absl::StatusCode::kInvalidArgument},
+      {ExportError::kE2010, "E2010: User is not allowed to read data for data set: `x`",
+       absl::StatusCode::kPermissionDenied},
+      {ExportError::kE2011,
+       "E2011: User is not allowed to read data for attribute option combo: `x`",
+       absl::StatusCode::kPermissionDenied},
+      {ExportError::kE2012, "E2012: User is not allowed to view org unit: `x`",
+       absl::StatusCode::kPermissionDenied},
+  };
+  ASSERT_EQ(kExportErrors.size(), std::size(expected));
+  for (std::size_t i = 0; i < kExportErrors.size(); ++i) {
+    EXPECT_EQ(kExportErrors[i].error, expected[i].error) << i;
+    EXPECT_EQ(ExportErrorMessage(expected[i].error, "x"), expected[i].message);
+    const absl::Status status = ExportErrorStatus(expected[i].error, "x");
+    EXPECT_EQ(status.code(), expected[i].code) << expected[i].message;
+    EXPECT_EQ(status.message(), expected[i].message);
+  }
+}
+
+}  // namespace
+}  // namespace dvexport::dhis2
