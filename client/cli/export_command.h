@@ -1,0 +1,24 @@
+#ifndef DVEXPORT_CLIENT_CLI_EXPORT_COMMAND_H_
+#define DVEXPORT_CLIENT_CLI_EXPORT_COMMAND_H_
+
+#include "client/cli/command_line.h"
+
+namespace dvexport::cli {
+
+// Exit statuses of the dvexport program.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitExportFailed = 1;
+inline constexpr int kExitUsage = 2;
+
+// Runs "dvexport export": writes the export, reports progress on a terminal
+// stderr and the summary or the error on stderr, and returns the exit status.
+// Must be called before the process starts any thread: it blocks SIGINT,
+// SIGTERM and SIGHUP in every thread to cancel the export on them (removing
+// the temporary file), and then dies of the same signal. It ignores SIGPIPE
+// and SIGXFSZ, so that a closed pipe or a file size limit fails the export
+// with a message instead of killing the process.
+int RunExport(const CommandLine& command);
+
+}  // namespace dvexport::cli
+
+#endif  // DVEXPORT_CLIENT_CLI_EXPORT_COMMAND_H_

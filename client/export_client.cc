@@ -1,0 +1,159 @@
+#include "client/export_client.h"
+
+#include <grpcpp/create_channel.h>
+#include <grpcpp/security/credentials.h>
+#include <grpcpp/support/channel_arguments.h>
+#include <zlib.h>
+
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "client/buffered_fd_writer.h"
+#include "client/replacement_file.h"
+
+namespace dvexport::client {
+namespace {
+
+using dvexport::v1::ExportFileRequest;
+using dvexport::v1::ExportTrailer;
+using dvexport::v1::FileChunk;
+
+constexpr int kMaxReceiveMessageBytes = 64 << 20;
+
+// gRPC and absl share the canonical status codes.
+absl::Status FromGrpcStatus(const grpc::Status& status) {
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
+}
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+std::shared_ptr<grpc::Channel> CreateChannel(const std::string& target) {
+  grpc::ChannelArguments arguments;
+  arguments.SetMaxReceiveMessageSize(kMaxReceiveMessageBytes);
+  return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), arguments);
+}
+
+ExportClient::ExportClient(std::shared_ptr<grpc::Channel> channel)
+    : stub_(dvexport::v1::DataValueExport::NewStub(std::move(channel))) {}
+
+absl::StatusOr<ExportSummary> ExportClient::ExportToFile(const ExportFileRequest& request,
+                                                         const std::string& path,
+                                                         const ExportOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  ReplacementFile file(path);
+  absl::Status status = file.Create();
+  if (!status.ok()) return status;
+  BufferedFdWriter writer(file.fd(), path);
+  absl::StatusOr<ExportSummary> summary = Receive(request, writer, options);
+  if (!summary.ok()) return summary.status();
+  status = writer.Flush();
+  if (status.ok()) status = file.Commit();
+  if (!status.ok()) return status;
+  summary->seconds = SecondsSince(start);
+  return summary;
+}
+
+absl::StatusOr<ExportSummary> ExportClient::ExportToFd(const ExportFileRequest& request, int fd,
+                                                       const ExportOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  BufferedFdWriter writer(fd, absl::StrCat("file descriptor ", fd));
+  absl::StatusOr<ExportSummary> summary = Receive(request, writer, options);
+  if (!summary.ok()) return summary.status();
+  absl::Status status = writer.Flush();
+  if (!status.ok()) return status;
+  summary->seconds = SecondsSince(start);
+  return summary;
+}
+
+void ExportClient::Cancel() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  cancelled_ = true;
+  for (grpc::ClientContext* context : in_progress_) context->TryCancel();
+}
+
+bool ExportClient::Register(grpc::ClientContext* context) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (cancelled_) return false;
+  in_progress_.insert(context);
+  return true;
+}
+
+void ExportClient::Unregister(grpc::ClientContext* context) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  in_progress_.erase(context);
+}
+
+absl::StatusOr<ExportSummary> ExportClient::Receive(const ExportFileRequest& request,
+                                                    BufferedFdWriter& writer,
+                                                    const ExportOptions& options) {
+  grpc::ClientContext context;
+  if (options.timeout.count() > 0) {
+    context.set_deadline(std::chrono::system_clock::now() + options.timeout);
+  }
+  if (!Register(&context)) return absl::CancelledError("the export was cancelled");
+  std::unique_ptr<grpc::ClientReaderInterface<FileChunk>> reader =
+      stub_->ExportFile(&context, request);
+
+  // progress.file_bytes counts the bytes received, and file_crc32 sums them.
+  ExportProgress progress;
+  uint32_t file_crc32 = crc32_z(0, nullptr, 0);
+  std::optional<ExportTrailer> trailer;
+  // A failure on our side, which ends the call early.
+  absl::Status failure;
+  FileChunk chunk;
+  while (reader->Read(&chunk)) {
+    if (trailer.has_value()) {
+      failure = absl::DataLossError("the server sent a message after the trailer");
+      break;
+    }
+    if (chunk.has_data()) {
+      const std::string& data = chunk.data();
+      file_crc32 = crc32_z(file_crc32, reinterpret_cast<const Bytef*>(data.data()), data.size());
+      progress.file_bytes += static_cast<int64_t>(data.size());
+      failure = writer.Append(data);
+      if (!failure.ok()) break;
+    } else if (chunk.has_trailer()) {
+      trailer = std::move(*chunk.mutable_trailer());
+    }
+    progress.values = trailer.has_value() ? trailer->values() : chunk.values_so_far();
+    if (options.on_progress) options.on_progress(progress);
+  }
+  if (!failure.ok()) {
+    context.TryCancel();
+    while (reader->Read(&chunk)) {
+    }
+  }
+  const grpc::Status rpc_status = reader->Finish();
+  Unregister(&context);
+
+  if (!failure.ok()) return failure;
+  if (!rpc_status.ok()) return FromGrpcStatus(rpc_status);
+  const int64_t file_bytes = progress.file_bytes;
+  if (!trailer.has_value()) {
+    return absl::DataLossError(absl::StrCat("the stream ended without a trailer after ", file_bytes,
+                                            " bytes: the export is incomplete"));
+  }
+  if (trailer->file_bytes() != file_bytes) {
+    return absl::DataLossError(absl::StrCat("received ", file_bytes, " bytes but the trailer says ",
+                                            trailer->file_bytes()));
+  }
+  if (trailer->file_crc32() != file_crc32) {
+    return absl::DataLossError(
+        absl::StrFormat("the CRC-32 of the bytes received is %08x but the trailer says %08x",
+                        file_crc32, trailer->file_crc32()));
+  }
+  ExportSummary summary;
+  summary.values = trailer->values();
+  summary.file_bytes = file_bytes;
+  summary.uncompressed_bytes = trailer->uncompressed_bytes();
+  return summary;
+}
+
+}  // namespace dvexport::client

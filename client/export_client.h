@@ -1,0 +1,107 @@
+#ifndef DVEXPORT_CLIENT_EXPORT_CLIENT_H_
+#define DVEXPORT_CLIENT_EXPORT_CLIENT_H_
+
+#include <grpcpp/channel.h>
+#include <grpcpp/client_context.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "dvexport/v1/export.grpc.pb.h"
+
+namespace dvexport::client {
+
+class BufferedFdWriter;
+
+// How far an export has come.
+struct ExportProgress {
+  // Data values encoded so far, as the server reports them.
+  int64_t values = 0;
+  // Bytes of the file received and written so far.
+  int64_t file_bytes = 0;
+};
+
+struct ExportOptions {
+  // Called on the exporting thread after each message received; may be empty.
+  std::function<void(const ExportProgress&)> on_progress;
+  // Deadline for the whole export, from the call on; zero means none.
+  std::chrono::milliseconds timeout{0};
+};
+
+// A verified, complete export.
+struct ExportSummary {
+  int64_t values = 0;
+  // Bytes of the file as written (compressed, if it is).
+  int64_t file_bytes = 0;
+  // Bytes of the JSON or CSV before compression.
+  int64_t uncompressed_bytes = 0;
+  // Wall time of the whole export, from the call to the file in place.
+  double seconds = 0;
+};
+
+// Returns a channel to "target" (host:port) with insecure credentials that
+// accepts messages of up to 64 MiB.
+std::shared_ptr<grpc::Channel> CreateChannel(const std::string& target);
+
+// Calls DataValueExport.ExportFile and writes the file it streams. A file is
+// only reported written when the stream ended with its trailer and the bytes
+// received match the trailer's length and CRC-32.
+//
+// Errors keep the gRPC code and message of a failed call; an incomplete or
+// corrupt stream is DATA_LOSS; a failed write carries the errno text and the
+// path. The library never changes signal dispositions: a program writing to a
+// pipe or under RLIMIT_FSIZE should ignore SIGPIPE and SIGXFSZ, so that such
+// writes fail with EPIPE and EFBIG instead of killing it.
+//
+// Thread-safe: exports may run concurrently on one client.
+class ExportClient {
+ public:
+  explicit ExportClient(std::shared_ptr<grpc::Channel> channel);
+
+  ExportClient(const ExportClient&) = delete;
+  ExportClient& operator=(const ExportClient&) = delete;
+
+  // Writes the export to "path" through a temporary file beside it that is
+  // renamed over "path" once the export is complete and synced. On any
+  // failure "path" is left as it was (absent, or the old file byte for byte)
+  // and the temporary file is removed.
+  absl::StatusOr<ExportSummary> ExportToFile(const dvexport::v1::ExportFileRequest& request,
+                                             const std::string& path,
+                                             const ExportOptions& options = {});
+
+  // Writes the export to "fd" (a pipe, a terminal, stdout), which stays open
+  // and is not synced. Bytes written before a failure cannot be taken back:
+  // the caller must treat the output as unusable unless this returns OK.
+  absl::StatusOr<ExportSummary> ExportToFd(const dvexport::v1::ExportFileRequest& request, int fd,
+                                           const ExportOptions& options = {});
+
+  // Cancels the exports in progress, which then fail with CANCELLED (removing
+  // their temporary files), and makes every later export fail at once with
+  // CANCELLED. Meant for interrupted programs; safe to call from any thread.
+  void Cancel();
+
+ private:
+  // Receives the stream into "writer" and verifies it. "seconds" is not set.
+  absl::StatusOr<ExportSummary> Receive(const dvexport::v1::ExportFileRequest& request,
+                                        BufferedFdWriter& writer, const ExportOptions& options);
+
+  // Tracks "context" for Cancel(); false if Cancel() was already called.
+  bool Register(grpc::ClientContext* context);
+  void Unregister(grpc::ClientContext* context);
+
+  const std::unique_ptr<dvexport::v1::DataValueExport::Stub> stub_;
+
+  std::mutex mutex_;
+  bool cancelled_ = false;                      // Guarded by mutex_.
+  std::set<grpc::ClientContext*> in_progress_;  // Guarded by mutex_.
+};
+
+}  // namespace dvexport::client
+
+#endif  // DVEXPORT_CLIENT_EXPORT_CLIENT_H_

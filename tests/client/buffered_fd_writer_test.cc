@@ -1,0 +1,87 @@
+#include "client/buffered_fd_writer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/client/test_files.h"
+
+namespace dvexport::client {
+namespace {
+
+using ::testing::HasSubstr;
+using testutil::ReadFile;
+
+class BufferedFdWriterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = dir_.Join("out");
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    ASSERT_GE(fd_, 0);
+  }
+  void TearDown() override { ::close(fd_); }
+
+  testutil::TemporaryDirectory dir_;
+  std::string path_;
+  int fd_ = -1;
+};
+
+TEST_F(BufferedFdWriterTest, HoldsSmallAppendsUntilFlush) {
+  BufferedFdWriter writer(fd_, "out");
+
+  ASSERT_TRUE(writer.Append("{\"dataValues\":[").ok());
+  ASSERT_TRUE(writer.Append("]}").ok());
+  EXPECT_EQ(ReadFile(path_), "");
+
+  ASSERT_TRUE(writer.Flush().ok());
+  EXPECT_EQ(ReadFile(path_), "{\"dataValues\":[]}");
+}
+
+TEST_F(BufferedFdWriterTest, WritesThroughAppendsOfABufferOrMore) {
+  BufferedFdWriter writer(fd_, "out");
+  const std::string large(BufferedFdWriter::kBufferSize, 'x');
+
+  ASSERT_TRUE(writer.Append("head").ok());
+  ASSERT_TRUE(writer.Append(large).ok());
+
+  EXPECT_EQ(ReadFile(path_), "head" + large);
+}
+
+TEST_F(BufferedFdWriterTest, KeepsTheOrderOfAppendsOfAllSizes) {
+  BufferedFdWriter writer(fd_, "out");
+  std::string expected;
+  const size_t sizes[] = {
+      1, BufferedFdWriter::kBufferSize - 3,     7,  BufferedFdWriter::kBufferSize,
+      5, 3 * BufferedFdWriter::kBufferSize / 2, 100};
+  char fill = 'a';
+  for (size_t size : sizes) {
+    const std::string data(size, fill++);
+    ASSERT_TRUE(writer.Append(data).ok());
+    expected += data;
+  }
+  ASSERT_TRUE(writer.Flush().ok());
+
+  EXPECT_TRUE(ReadFile(path_) == expected) << "the file differs from the appends";
+}
+
+TEST_F(BufferedFdWriterTest, ReportsTheFirstWriteErrorFromThenOn) {
+  const int full = ::open("/dev/full", O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(full, 0);
+  BufferedFdWriter writer(full, "export.csv");
+
+  const absl::Status first = writer.Append(std::string(2 * BufferedFdWriter::kBufferSize, 'x'));
+  const absl::Status later = writer.Append("y");
+  const absl::Status flushed = writer.Flush();
+  ::close(full);
+
+  EXPECT_EQ(first.code(), absl::StatusCode::kResourceExhausted) << first;
+  EXPECT_THAT(first.message(), HasSubstr("writing export.csv: No space left on device"));
+  EXPECT_EQ(later, first);
+  EXPECT_EQ(flushed, first);
+}
+
+}  // namespace
+}  // namespace dvexport::client

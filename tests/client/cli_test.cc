@@ -1,0 +1,232 @@
+// Runs the built dvexport program against the in-process test server.
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/client/scripted_export_server.h"
+#include "tests/client/test_files.h"
+
+#ifndef DVEXPORT_CLI_PATH
+#error "DVEXPORT_CLI_PATH must name the dvexport program"
+#endif
+
+namespace dvexport::cli {
+namespace {
+
+using client::testutil::DataChunk;
+using client::testutil::ExportScript;
+using client::testutil::GoodScript;
+using client::testutil::MakeFileContent;
+using client::testutil::ReadFile;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::StartsWith;
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(dir_.path().empty());
+    ASSERT_FALSE(io_.path().empty());
+    ASSERT_NE(server_.address(), "127.0.0.1:0") << "the test server did not start";
+  }
+
+  // Starts dvexport with "args", its stdout and stderr going to files, under
+  // a file size limit of "file_size_limit" bytes.
+  pid_t Start(const std::vector<std::string>& args, rlim_t file_size_limit = RLIM_INFINITY) {
+    std::vector<std::string> strings = {DVEXPORT_CLI_PATH};
+    strings.insert(strings.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (std::string& s : strings) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    const std::string out = io_.Join("stdout");
+    const std::string err = io_.Join("stderr");
+
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      // Only async-signal-safe calls until exec.
+      ::dup2(::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), STDOUT_FILENO);
+      ::dup2(::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), STDERR_FILENO);
+      if (file_size_limit != RLIM_INFINITY) {
+        struct rlimit limit;
+        ::getrlimit(RLIMIT_FSIZE, &limit);
+        limit.rlim_cur = file_size_limit;
+        ::setrlimit(RLIMIT_FSIZE, &limit);
+      }
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    return pid;
+  }
+
+  // Waits for "pid" and returns its wait status.
+  static int Wait(pid_t pid) {
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return status;
+  }
+
+  // Runs dvexport to the end and returns its exit code (-1 if killed).
+  int Run(const std::vector<std::string>& args, rlim_t file_size_limit = RLIM_INFINITY) {
+    const int status = Wait(Start(args, file_size_limit));
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  std::string Stdout() const { return ReadFile(io_.Join("stdout")); }
+  std::string Stderr() const { return ReadFile(io_.Join("stderr")); }
+
+  std::string target() const { return dir_.Join("out.json"); }
+
+  client::testutil::TemporaryDirectory dir_;
+  client::testutil::TemporaryDirectory io_;
+  client::testutil::ScriptedExportServer server_;
+};
+
+TEST_F(CliTest, WritesTheFileAndPrintsTheSummary) {
+  const std::string file = MakeFileContent(300'000);
+  server_.SetScript(GoodScript(file, 4321, 65536));
+
+  const int exit_code =
+      Run({"export", "--server", server_.address(), "--period", "202401,202402", "--period",
+           "202403", "--org-unit", "ImspTQPwCqd", "--children", "-o", target()});
+
+  EXPECT_EQ(exit_code, 0) << Stderr();
+  EXPECT_TRUE(ReadFile(target()) == file) << "the file differs from the bytes sent";
+  EXPECT_THAT(dir_.List(), ElementsAre("out.json"));
+  const std::string summary = Stderr();
+  EXPECT_THAT(summary,
+              StartsWith("dvexport: wrote 4321 values, 300000 bytes to " + target() + " in "));
+  EXPECT_TRUE(absl::EndsWith(summary, " s\n")) << summary;
+  EXPECT_EQ(summary.find('\n'), summary.size() - 1) << "more than one line: " << summary;
+  EXPECT_EQ(summary.find('\r'), std::string::npos) << "a progress line on a non-terminal";
+  EXPECT_EQ(Stdout(), "");
+
+  ASSERT_EQ(server_.requests().size(), 1u);
+  const dvexport::v1::ExportFileRequest request = server_.requests()[0];
+  EXPECT_THAT(request.query().period(), ElementsAre("202401", "202402", "202403"));
+  EXPECT_THAT(request.query().org_unit(), ElementsAre("ImspTQPwCqd"));
+  EXPECT_TRUE(request.query().children());
+  EXPECT_EQ(request.format(), dvexport::v1::FORMAT_JSON);
+  EXPECT_EQ(request.compression(), dvexport::v1::COMPRESSION_NONE);
+}
+
+TEST_F(CliTest, WritesToStandardOutput) {
+  const std::string file = "orgunit,period\nImspTQPwCqd,202401\n";
+  server_.SetScript(GoodScript(file, 1, 8));
+
+  const int exit_code =
+      Run({"export", "--server", server_.address(), "--format", "csv", "-o", "-"});
+
+  EXPECT_EQ(exit_code, 0) << Stderr();
+  EXPECT_EQ(Stdout(), file);
+  EXPECT_THAT(Stderr(), StartsWith("dvexport: wrote 1 values, 34 bytes to stdout in "));
+  ASSERT_EQ(server_.requests().size(), 1u);
+  EXPECT_EQ(server_.requests()[0].format(), dvexport::v1::FORMAT_CSV);
+}
+
+TEST_F(CliTest, ExitsWithOneAndLeavesNoFileWhenTheStreamIsCorrupt) {
+  ExportScript script = GoodScript(MakeFileContent(50'000), 10, 4096);
+  script.messages.back().mutable_trailer()->set_file_crc32(12345);
+  server_.SetScript(script);
+
+  const int exit_code = Run({"export", "--server", server_.address(), "-o", target()});
+
+  EXPECT_EQ(exit_code, 1);
+  EXPECT_THAT(Stderr(), StartsWith("dvexport: error: DATA_LOSS: the CRC-32 of the bytes"));
+  EXPECT_THAT(dir_.List(), IsEmpty());
+}
+
+TEST_F(CliTest, ReportsTheServersCodeAndMessage) {
+  ExportScript script;
+  script.status = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                               "E2001: At least one data set must be specified");
+  server_.SetScript(script);
+
+  const int exit_code = Run({"export", "--server", server_.address(), "-o", target()});
+
+  EXPECT_EQ(exit_code, 1);
+  EXPECT_EQ(Stderr(),
+            "dvexport: error: INVALID_ARGUMENT: E2001: At least one data set must be specified\n");
+  EXPECT_THAT(dir_.List(), IsEmpty());
+}
+
+TEST_F(CliTest, ExitsWithOneAtTheTimeout) {
+  ExportScript script;
+  script.messages.push_back(DataChunk("{\"dataValues\":[", 0));
+  script.wait_for_cancel = true;
+  server_.SetScript(script);
+
+  const int exit_code =
+      Run({"export", "--server", server_.address(), "--timeout", "0.3", "-o", target()});
+
+  EXPECT_EQ(exit_code, 1);
+  EXPECT_THAT(Stderr(), StartsWith("dvexport: error: DEADLINE_EXCEEDED: "));
+  EXPECT_THAT(dir_.List(), IsEmpty());
+}
+
+TEST_F(CliTest, ExitsWithTwoOnAUsageError) {
+  const int exit_code =
+      Run({"export", "--server", server_.address(), "--bogus", "1", "-o", target()});
+
+  EXPECT_EQ(exit_code, 2);
+  EXPECT_THAT(Stderr(), StartsWith("dvexport: unknown flag --bogus\n"));
+  EXPECT_THAT(server_.requests(), IsEmpty());
+  EXPECT_THAT(dir_.List(), IsEmpty());
+}
+
+TEST_F(CliTest, PrintsHelp) {
+  EXPECT_EQ(Run({"export", "--help"}), 0);
+  EXPECT_THAT(Stdout(), StartsWith("Usage: dvexport export --server HOST:PORT"));
+  EXPECT_THAT(Stdout(), HasSubstr("--include-deleted"));
+
+  EXPECT_EQ(Run({"--help"}), 0);
+  EXPECT_THAT(Stdout(), StartsWith("Usage: dvexport COMMAND"));
+}
+
+TEST_F(CliTest, FailsCleanlyAtTheFileSizeLimit) {
+  server_.SetScript(GoodScript(MakeFileContent(4 << 20), 1000, 256 << 10));
+
+  const int exit_code = Run({"export", "--server", server_.address(), "-o", target()}, 1 << 20);
+
+  EXPECT_EQ(exit_code, 1) << Stderr();
+  EXPECT_THAT(Stderr(), StartsWith("dvexport: error: OUT_OF_RANGE: writing " + target() +
+                                   ": File too large"));
+  EXPECT_THAT(dir_.List(), IsEmpty());
+}
+
+TEST_F(CliTest, DiesOfSigintLeavingTheFileAsItWas) {
+  client::testutil::WriteFile(target(), "the earlier export");
+  ExportScript script;
+  script.messages.push_back(DataChunk(MakeFileContent(100'000), 100));
+  script.wait_for_cancel = true;
+  server_.SetScript(script);
+
+  const pid_t pid = Start({"export", "--server", server_.address(), "-o", target()});
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (server_.requests().empty() && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ::kill(pid, SIGINT);
+  const int status = Wait(pid);
+
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT) << "wait status " << status;
+  EXPECT_THAT(Stderr(), HasSubstr("interrupted by SIGINT"));
+  EXPECT_EQ(ReadFile(target()), "the earlier export");
+  EXPECT_THAT(dir_.List(), ElementsAre("out.json"));
+}
+
+}  // namespace
+}  // namespace dvexport::cli

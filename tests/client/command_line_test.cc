@@ -1,0 +1,234 @@
+#include "client/cli/command_line.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace dvexport::cli {
+namespace {
+
+using dvexport::v1::COMPRESSION_GZIP;
+using dvexport::v1::COMPRESSION_NONE;
+using dvexport::v1::FORMAT_CSV;
+using dvexport::v1::FORMAT_JSON;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+// "export --server s:1 -o out.json" followed by "extra".
+std::vector<std::string> Export(std::vector<std::string> extra) {
+  std::vector<std::string> args = {"export", "--server", "s:1", "-o", "out.json"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+CommandLine ParseOk(const std::vector<std::string>& args) {
+  absl::StatusOr<CommandLine> command = ParseCommandLine(args);
+  EXPECT_TRUE(command.ok()) << command.status();
+  return command.ok() ? *command : CommandLine{};
+}
+
+// The message of the usage error that "args" make.
+std::string UsageError(const std::vector<std::string>& args) {
+  absl::StatusOr<CommandLine> command = ParseCommandLine(args);
+  EXPECT_EQ(command.status().code(), absl::StatusCode::kInvalidArgument) << command.status();
+  return std::string(command.status().message());
+}
+
+TEST(ParseCommandLineTest, ParsesEveryExportFlag) {
+  const CommandLine command = ParseOk({"export",
+                                       "--server",
+                                       "localhost:50051",
+                                       "--data-set",
+                                       "pBOMPrpg1QX",
+                                       "--data-element",
+                                       "fbfJHSPpUQD",
+                                       "--period",
+                                       "202401",
+                                       "--start-date",
+                                       "2024-01-01",
+                                       "--end-date",
+                                       "2024-12-31",
+                                       "--org-unit",
+                                       "ImspTQPwCqd",
+                                       "--children",
+                                       "--include-deleted",
+                                       "--limit",
+                                       "1000",
+                                       "--format",
+                                       "csv",
+                                       "--compression",
+                                       "gzip",
+                                       "--compression-level",
+                                       "6",
+                                       "--timeout",
+                                       "2.5",
+                                       "-o",
+                                       "out.csv.gz"});
+
+  EXPECT_EQ(command.action, CommandLine::Action::kExport);
+  EXPECT_EQ(command.server, "localhost:50051");
+  EXPECT_EQ(command.output, "out.csv.gz");
+  EXPECT_EQ(command.timeout, std::chrono::milliseconds(2500));
+  const dvexport::v1::ExportRequest& query = command.request.query();
+  EXPECT_THAT(query.data_set(), ElementsAre("pBOMPrpg1QX"));
+  EXPECT_THAT(query.data_element(), ElementsAre("fbfJHSPpUQD"));
+  EXPECT_THAT(query.period(), ElementsAre("202401"));
+  EXPECT_EQ(query.start_date(), "2024-01-01");
+  EXPECT_EQ(query.end_date(), "2024-12-31");
+  EXPECT_THAT(query.org_unit(), ElementsAre("ImspTQPwCqd"));
+  EXPECT_TRUE(query.children());
+  EXPECT_TRUE(query.include_deleted());
+  ASSERT_TRUE(query.has_limit());
+  EXPECT_EQ(query.limit(), 1000);
+  EXPECT_EQ(command.request.format(), FORMAT_CSV);
+  EXPECT_EQ(command.request.compression(), COMPRESSION_GZIP);
+  EXPECT_EQ(command.request.compression_level(), 6);
+}
+
+TEST(ParseCommandLineTest, LeavesUnsetWhatIsNotGiven) {
+  const CommandLine command = ParseOk(Export({}));
+
+  const dvexport::v1::ExportRequest& query = command.request.query();
+  EXPECT_THAT(query.data_set(), IsEmpty());
+  EXPECT_THAT(query.period(), IsEmpty());
+  EXPECT_FALSE(query.children());
+  EXPECT_FALSE(query.include_deleted());
+  EXPECT_FALSE(query.has_limit());
+  EXPECT_EQ(command.request.compression_level(), 0);
+  EXPECT_EQ(command.timeout, std::chrono::milliseconds(0));
+}
+
+TEST(ParseCommandLineTest, RepeatableFlagsTakeCommaSeparatedLists) {
+  const CommandLine command =
+      ParseOk(Export({"--period", "202401,202402", "--period", "202403", "--org-unit=a, b",
+                      "--data-set", "x", "--data-element", "y,z", "--data-set=w"}));
+
+  const dvexport::v1::ExportRequest& query = command.request.query();
+  EXPECT_THAT(query.period(), ElementsAre("202401", "202402", "202403"));
+  EXPECT_THAT(query.org_unit(), ElementsAre("a", "b"));
+  EXPECT_THAT(query.data_set(), ElementsAre("x", "w"));
+  EXPECT_THAT(query.data_element(), ElementsAre("y", "z"));
+}
+
+TEST(ParseCommandLineTest, SwitchesTakeNoValue) {
+  const CommandLine command = ParseOk(Export({"--children", "--period", "2024"}));
+  EXPECT_TRUE(command.request.query().children());
+  EXPECT_THAT(command.request.query().period(), ElementsAre("2024"));
+
+  EXPECT_THAT(UsageError(Export({"--children=true"})), HasSubstr("--children takes no value"));
+  EXPECT_THAT(UsageError(Export({"--include-deleted", "yes"})),
+              HasSubstr("unexpected argument 'yes'"));
+}
+
+TEST(ParseCommandLineTest, TellsFormatAndCompressionFromTheOutputName) {
+  struct Case {
+    const char* output;
+    dvexport::v1::Format format;
+    dvexport::v1::Compression compression;
+  };
+  for (const Case& c :
+       {Case{"a.json", FORMAT_JSON, COMPRESSION_NONE},
+        Case{"a.json.gz", FORMAT_JSON, COMPRESSION_GZIP},
+        Case{"a.csv", FORMAT_CSV, COMPRESSION_NONE}, Case{"a.csv.gz", FORMAT_CSV, COMPRESSION_GZIP},
+        Case{"-", FORMAT_JSON, COMPRESSION_NONE}}) {
+    const CommandLine command = ParseOk({"export", "--server", "s:1", "-o", c.output});
+    EXPECT_EQ(command.request.format(), c.format) << c.output;
+    EXPECT_EQ(command.request.compression(), c.compression) << c.output;
+  }
+}
+
+TEST(ParseCommandLineTest, FlagsChooseWhatTheOutputNameDoesNotTell) {
+  CommandLine command =
+      ParseOk({"export", "--server", "s:1", "-o", "-", "--format", "csv", "--compression", "gzip"});
+  EXPECT_EQ(command.output, "-");
+  EXPECT_EQ(command.request.format(), FORMAT_CSV);
+  EXPECT_EQ(command.request.compression(), COMPRESSION_GZIP);
+
+  command = ParseOk({"export", "--server", "s:1", "--output=data.txt", "--format=csv"});
+  EXPECT_EQ(command.output, "data.txt");
+  EXPECT_EQ(command.request.format(), FORMAT_CSV);
+  EXPECT_EQ(command.request.compression(), COMPRESSION_NONE);
+
+  command = ParseOk(Export({"--format", "json", "--compression", "none"}));
+  EXPECT_EQ(command.request.format(), FORMAT_JSON);
+}
+
+TEST(ParseCommandLineTest, RejectsFlagsThatContradictTheOutputName) {
+  EXPECT_THAT(UsageError(Export({"--format", "csv"})),
+              HasSubstr("--format csv contradicts the file name 'out.json'"));
+  EXPECT_THAT(UsageError(Export({"--compression", "gzip"})),
+              HasSubstr("--compression gzip contradicts the file name 'out.json'"));
+  EXPECT_THAT(UsageError({"export", "--server", "s:1", "-o", "data.txt"}),
+              HasSubstr("cannot tell the format from the name 'data.txt'"));
+  EXPECT_THAT(UsageError(Export({"--compression-level", "9"})),
+              HasSubstr("--compression-level needs gzip compression"));
+}
+
+TEST(ParseCommandLineTest, RejectsBadFlagsAndValues) {
+  struct Case {
+    std::vector<std::string> args;
+    const char* message;
+  };
+  const Case cases[] = {
+      {Export({"--bogus"}), "unknown flag --bogus"},
+      {Export({"--data_set", "x"}), "unknown flag --data_set"},
+      {Export({"--period"}), "--period needs a value (ISO)"},
+      {Export({"--period", "--children"}), "--period needs a value (ISO)"},
+      {Export({"--period="}), "--period: empty item in ''"},
+      {Export({"--period", "202401,,202402"}), "--period: empty item in '202401,,202402'"},
+      {Export({"--start-date="}), "--start-date needs a value (DATE)"},
+      {Export({"--server", "t:2"}), "--server is given more than once"},
+      {Export({"--limit", "-1"}), "--limit: '-1' is not a whole number"},
+      {Export({"--limit", "ten"}), "--limit: 'ten' is not a whole number"},
+      {Export({"--limit", "3000000000"}), "--limit: '3000000000' is not a whole number"},
+      {Export({"--timeout", "0"}), "--timeout: '0' is not a number of seconds > 0"},
+      {Export({"--timeout", "soon"}), "--timeout: 'soon' is not a number of seconds > 0"},
+      {Export({"--format", "xml"}), "--format: 'xml' is not json or csv"},
+      {Export({"--compression", "zstd"}), "--compression: 'zstd' is not gzip or none"},
+      {Export({"--compression-level", "10"}), "--compression-level: '10' is not 1 to 9"},
+      {Export({"stray"}), "unexpected argument 'stray'"},
+      {{"export", "-o", "out.json"}, "--server HOST:PORT is required"},
+      {{"export", "--server", "s:1"}, "-o FILE is required"},
+      {{}, "no command given"},
+      {{"import"}, "unknown command 'import'"},
+      {{"--server", "s:1", "export"}, "unknown flag --server"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_THAT(UsageError(c.args), HasSubstr(c.message));
+  }
+}
+
+TEST(ParseCommandLineTest, AsksForHelp) {
+  EXPECT_EQ(ParseOk({"--help"}).action, CommandLine::Action::kShowHelp);
+  EXPECT_EQ(ParseOk({"-h"}).action, CommandLine::Action::kShowHelp);
+  EXPECT_EQ(ParseOk({"export", "--help"}).action, CommandLine::Action::kShowExportHelp);
+  EXPECT_EQ(ParseOk({"export", "--server", "s:1", "--bogus", "-h"}).action,
+            CommandLine::Action::kShowExportHelp);
+}
+
+TEST(UsageTest, ListsEveryFlag) {
+  for (const char* flag :
+       {"--server HOST:PORT", "--timeout SECONDS", "--data-set UID,...", "--data-element UID,...",
+        "--period ISO,...", "--start-date DATE", "--end-date DATE", "--org-unit UID,...",
+        "--children", "--include-deleted", "--limit N", "-o, --output FILE", "--format json|csv",
+        "--compression gzip|none", "--compression-level N", "-h, --help"}) {
+    EXPECT_THAT(ExportUsage(), HasSubstr(flag));
+    EXPECT_THAT(Usage(), HasSubstr(flag));
+  }
+  EXPECT_THAT(Usage(), HasSubstr("Commands:\n  export"));
+}
+
+TEST(UsageTest, FitsInEightyColumns) {
+  for (const std::string& text : {Usage(), ExportUsage()}) {
+    size_t start = 0;
+    for (size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1) {
+      EXPECT_LE(end - start, 80u) << text.substr(start, end - start);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace dvexport::cli

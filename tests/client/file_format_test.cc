@@ -1,0 +1,38 @@
+#include "client/file_format.h"
+
+#include "gtest/gtest.h"
+
+namespace dvexport::client {
+namespace {
+
+using dvexport::v1::COMPRESSION_GZIP;
+using dvexport::v1::COMPRESSION_NONE;
+using dvexport::v1::FORMAT_CSV;
+using dvexport::v1::FORMAT_JSON;
+
+void ExpectFormat(absl::string_view path, dvexport::v1::Format format,
+                  dvexport::v1::Compression compression) {
+  std::optional<FileFormat> result = FormatFromPath(path);
+  ASSERT_TRUE(result.has_value()) << path;
+  EXPECT_EQ(result->format, format) << path;
+  EXPECT_EQ(result->compression, compression) << path;
+}
+
+TEST(FormatFromPathTest, TellsFormatAndCompressionFromTheExtension) {
+  ExpectFormat("out.json", FORMAT_JSON, COMPRESSION_NONE);
+  ExpectFormat("out.csv", FORMAT_CSV, COMPRESSION_NONE);
+  ExpectFormat("out.json.gz", FORMAT_JSON, COMPRESSION_GZIP);
+  ExpectFormat("/data/exports/2024.csv.gz", FORMAT_CSV, COMPRESSION_GZIP);
+  ExpectFormat("OUT.CSV.GZ", FORMAT_CSV, COMPRESSION_GZIP);
+  ExpectFormat("dir.csv/out.json", FORMAT_JSON, COMPRESSION_NONE);
+}
+
+TEST(FormatFromPathTest, KnowsNoOtherExtension) {
+  for (absl::string_view path : {"out", "out.txt", "out.gz", "out.json.zip", "out.jsonl",
+                                 "out.csv.bz2", "json", "out.json/", "-"}) {
+    EXPECT_FALSE(FormatFromPath(path).has_value()) << path;
+  }
+}
+
+}  // namespace
+}  // namespace dvexport::client

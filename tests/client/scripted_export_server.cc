@@ -1,0 +1,120 @@
+#include "tests/client/scripted_export_server.h"
+
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server_builder.h>
+#include <zlib.h>
+
+#include <chrono>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace dvexport::client::testutil {
+
+using dvexport::v1::ExportFileRequest;
+using dvexport::v1::FileChunk;
+
+class ScriptedExportServer::Service final : public dvexport::v1::DataValueExport::Service {
+ public:
+  grpc::Status ExportFile(grpc::ServerContext* context, const ExportFileRequest* request,
+                          grpc::ServerWriter<FileChunk>* writer) override {
+    ExportScript script;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      requests_.push_back(*request);
+      script = script_;
+    }
+    for (const FileChunk& message : script.messages) {
+      if (!writer->Write(message)) return grpc::Status(grpc::StatusCode::CANCELLED, "gone");
+    }
+    if (script.wait_for_cancel) {
+      while (!context->IsCancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
+    }
+    return script.status;
+  }
+
+  void SetScript(ExportScript script) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    script_ = std::move(script);
+  }
+
+  std::vector<ExportFileRequest> requests() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return requests_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  ExportScript script_;
+  std::vector<ExportFileRequest> requests_;
+};
+
+FileChunk DataChunk(std::string bytes, int64_t values_so_far) {
+  FileChunk chunk;
+  chunk.set_data(std::move(bytes));
+  chunk.set_values_so_far(values_so_far);
+  return chunk;
+}
+
+FileChunk TrailerChunk(const std::string& file, int64_t values) {
+  const uint32_t crc =
+      crc32_z(crc32_z(0, nullptr, 0), reinterpret_cast<const Bytef*>(file.data()), file.size());
+  FileChunk chunk;
+  dvexport::v1::ExportTrailer& trailer = *chunk.mutable_trailer();
+  trailer.set_values(values);
+  trailer.set_uncompressed_bytes(static_cast<int64_t>(file.size()));
+  trailer.set_uncompressed_crc32(crc);
+  trailer.set_file_bytes(static_cast<int64_t>(file.size()));
+  trailer.set_file_crc32(crc);
+  chunk.set_values_so_far(values);
+  return chunk;
+}
+
+ExportScript GoodScript(const std::string& file, int64_t values, size_t chunk_size) {
+  ExportScript script;
+  const size_t chunks = (file.size() + chunk_size - 1) / chunk_size;
+  for (size_t i = 0; i < chunks; ++i) {
+    // Values reported in proportion to the bytes sent.
+    const int64_t values_so_far = static_cast<int64_t>(values * (i + 1) / chunks);
+    script.messages.push_back(DataChunk(file.substr(i * chunk_size, chunk_size), values_so_far));
+  }
+  script.messages.push_back(TrailerChunk(file, values));
+  return script;
+}
+
+std::string MakeFileContent(size_t size) {
+  std::string content = "{\"dataValues\":[";
+  for (uint64_t i = 0; content.size() < size; ++i) {
+    absl::StrAppend(&content, i == 0 ? "" : ",",
+                    "{\"dataElement\":\"fbfJHSPpUQD\",\"period\":\"2024", i % 12 + 1,
+                    "\",\"value\":\"", (i * 2654435761u) % 100000, "\"}");
+  }
+  content.resize(size);
+  return content;
+}
+
+ScriptedExportServer::ScriptedExportServer() : service_(std::make_unique<Service>()) {
+  int port = 0;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(service_.get());
+  server_ = builder.BuildAndStart();
+  address_ = absl::StrCat("127.0.0.1:", port);
+}
+
+ScriptedExportServer::~ScriptedExportServer() {
+  if (server_ != nullptr)
+    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+}
+
+void ScriptedExportServer::SetScript(ExportScript script) {
+  service_->SetScript(std::move(script));
+}
+
+std::vector<ExportFileRequest> ScriptedExportServer::requests() const {
+  return service_->requests();
+}
+
+}  // namespace dvexport::client::testutil

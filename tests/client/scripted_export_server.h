@@ -1,0 +1,66 @@
+#ifndef DVEXPORT_TESTS_CLIENT_SCRIPTED_EXPORT_SERVER_H_
+#define DVEXPORT_TESTS_CLIENT_SCRIPTED_EXPORT_SERVER_H_
+
+#include <grpcpp/server.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "dvexport/v1/export.grpc.pb.h"
+
+namespace dvexport::client::testutil {
+
+// What the server does on each ExportFile call: sends "messages" in order,
+// then ends the call with "status", or, if "wait_for_cancel", waits until the
+// client cancels or its deadline passes. The real server never sends a broken
+// stream; this one sends whatever a test needs.
+struct ExportScript {
+  std::vector<dvexport::v1::FileChunk> messages;
+  grpc::Status status;
+  bool wait_for_cancel = false;
+};
+
+dvexport::v1::FileChunk DataChunk(std::string bytes, int64_t values_so_far);
+
+// The correct trailer for a file "file" of "values" values, uncompressed.
+dvexport::v1::FileChunk TrailerChunk(const std::string& file, int64_t values);
+
+// A complete, correct stream of "file" in chunks of "chunk_size" bytes.
+ExportScript GoodScript(const std::string& file, int64_t values, size_t chunk_size);
+
+// Deterministic file content of "size" bytes that looks like a JSON export.
+std::string MakeFileContent(size_t size);
+
+// An in-process DataValueExport server on 127.0.0.1 and a port of the
+// kernel's choice, running for the lifetime of the object.
+class ScriptedExportServer {
+ public:
+  ScriptedExportServer();
+  ~ScriptedExportServer();
+
+  ScriptedExportServer(const ScriptedExportServer&) = delete;
+  ScriptedExportServer& operator=(const ScriptedExportServer&) = delete;
+
+  // "127.0.0.1:PORT".
+  std::string address() const { return address_; }
+
+  // The script of the calls from now on.
+  void SetScript(ExportScript script);
+
+  // The requests of all calls so far, oldest first.
+  std::vector<dvexport::v1::ExportFileRequest> requests() const;
+
+ private:
+  class Service;
+
+  std::unique_ptr<Service> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::string address_;
+};
+
+}  // namespace dvexport::client::testutil
+
+#endif  // DVEXPORT_TESTS_CLIENT_SCRIPTED_EXPORT_SERVER_H_
