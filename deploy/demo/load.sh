@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Loads the demo database: deploy/demo/load.sh small|sl
+#
+# Creates the DHIS2 schema subset (schema.sql) and fills it with the
+# deterministic generator (generate.sql) in the database the libpq PG*
+# variables name (PGHOST, PGPORT, PGUSER, PGDATABASE; scripts/lib/pg.sh sets
+# them). All in one transaction, so that with wal_level=minimal the bulk data
+# skips the WAL. A database that already holds a dvexport demo is reloaded; one
+# with any other datavalue table (a real DHIS2) is left alone.
+#
+# Prints: loaded size=<size> datavalues=<rows> seconds=<wall time>
+set -euo pipefail
+
+size="${1:-}"
+if [[ "$size" != small && "$size" != sl ]]; then
+  echo "usage: $0 small|sl" >&2
+  exit 2
+fi
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+psql_cmd=("${PSQL:-psql}" -X -q -v ON_ERROR_STOP=1)
+
+start="$(date +%s.%N)"
+
+marker="$("${psql_cmd[@]}" -At -c \
+  "SELECT coalesce(obj_description(to_regclass('public.datavalue'), 'pg_class'), '<none>')
+   WHERE to_regclass('public.datavalue') IS NOT NULL")"
+if [[ -n "$marker" ]]; then
+  if [[ "$marker" != "dvexport demo"* ]]; then
+    echo "$0: database ${PGDATABASE:-?} already has a datavalue table that is not a dvexport demo;" \
+      "refusing to touch it" >&2
+    exit 1
+  fi
+  "${psql_cmd[@]}" -1 <<'SQL'
+SET client_min_messages = warning;
+DROP TABLE IF EXISTS datavalue, completedatasetregistration, dataelementgroupmembers,
+  dataelementgroup, orgunitgroupmembers, orgunitgroup, datasetelement, dataset, dataelement,
+  categorycombos_optioncombos, categoryoptioncombo, categorycombo, organisationunit, period,
+  periodtype CASCADE;
+DROP FUNCTION IF EXISTS dvexport_demo_generate(text), dvexport_demo_hash(bigint, bigint),
+  dvexport_demo_uid(text);
+SQL
+fi
+
+rows="$("${psql_cmd[@]}" -At -1 \
+  -f "$here/schema.sql" \
+  -f "$here/generate.sql" \
+  -c "SELECT dvexport_demo_generate('$size')")"
+
+# The read-only service role (scripts/lib/pg.sh) may read every table.
+"${psql_cmd[@]}" <<'SQL'
+DO $$
+BEGIN
+  IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'dvexport_reader') THEN
+    GRANT USAGE ON SCHEMA public TO dvexport_reader;
+    GRANT SELECT ON ALL TABLES IN SCHEMA public TO dvexport_reader;
+  END IF;
+END
+$$;
+SQL
+
+end="$(date +%s.%N)"
+awk -v s="$start" -v e="$end" -v size="$size" -v rows="$rows" \
+  'BEGIN { printf "loaded size=%s datavalues=%s seconds=%.2f\n", size, rows, e - s }'

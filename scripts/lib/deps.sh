@@ -1,0 +1,40 @@
+# shellcheck shell=bash
+# Installs the Debian 12 packages dvexport needs to build, test and demo.
+# Source it and call deps_install (or run it). Packages already installed are
+# left alone; apt-get update runs only when something is missing.
+
+DVEXPORT_APT_PACKAGES=(
+  cmake ninja-build g++ ccache pkg-config
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libpqxx-dev libpq-dev libabsl-dev zlib1g-dev
+  libgtest-dev libbenchmark-dev nlohmann-json3-dev
+  postgresql python3
+)
+
+deps_install() {
+  local missing=() pkg
+  for pkg in "${DVEXPORT_APT_PACKAGES[@]}"; do
+    # dpkg -s also succeeds for removed packages whose config files remain.
+    dpkg -s "$pkg" 2>/dev/null | grep -q '^Status: install ok installed' || missing+=("$pkg")
+  done
+  if ((${#missing[@]} == 0)); then
+    return 0
+  fi
+  echo "deps: installing ${missing[*]}" >&2
+  local sudo=()
+  if [[ "$(id -u)" != 0 ]]; then
+    if ! command -v sudo >/dev/null; then
+      echo "deps: missing packages and not root (no sudo): ${missing[*]}" >&2
+      return 1
+    fi
+    sudo=(sudo)
+  fi
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+    "${missing[@]}"
+}
+
+if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
+  set -euo pipefail
+  deps_install
+fi
