@@ -27,7 +27,9 @@ server="127.0.0.1:$(cat "$work/port")"
 
 psql_q() { psql "$DVEXPORT_TEST_PG" -XAtq -c "$1"; }
 mapfile -t data_sets < <(psql_q "SELECT uid FROM dataset ORDER BY uid")
-root=$(psql_q "SELECT uid FROM organisationunit WHERE parentid IS NULL ORDER BY uid LIMIT 1")
+# The root with the most units below it.
+root=$(psql_q "SELECT o.uid FROM organisationunit o WHERE o.parentid IS NULL ORDER BY
+  (SELECT count(*) FROM organisationunit c WHERE c.path LIKE o.path || '%') DESC, o.uid LIMIT 1")
 expected=$(psql_q "SELECT count(*) FROM datavalue dv JOIN period pe ON pe.periodid = dv.periodid
   JOIN organisationunit ou ON ou.organisationunitid = dv.sourceid
   WHERE dv.dataelementid IN (SELECT dataelementid FROM datasetelement)
