@@ -1,14 +1,17 @@
 # shellcheck shell=bash
-# Configures and builds dvexport with CMake and Ninja into <repo>/build.
-# Source it and call build_project (or run it). BUILD_TYPE picks the CMake
-# build type (default RelWithDebInfo; scripts/demo uses Release).
+# Configures and builds dvexport with CMake and Ninja. Source it and call
+# build_project (or run it). BUILD_TYPE picks the CMake build type (default
+# RelWithDebInfo) and BUILD_DIR the directory (default <repo>/build;
+# scripts/demo and scripts/bench use <repo>/build-release, without tests).
+# Extra arguments go to cmake at configure time.
 
 DVEXPORT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
 build_project() {
   local type="${BUILD_TYPE:-RelWithDebInfo}"
-  cmake -S "$DVEXPORT_ROOT" -B "$DVEXPORT_ROOT/build" -G Ninja -DCMAKE_BUILD_TYPE="$type"
-  cmake --build "$DVEXPORT_ROOT/build" -j"$(nproc)"
+  local dir="${BUILD_DIR:-$DVEXPORT_ROOT/build}"
+  cmake -S "$DVEXPORT_ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE="$type" "$@"
+  cmake --build "$dir" -j"$(nproc)"
 }
 
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
