@@ -217,15 +217,21 @@ absl::StatusOr<ExportScope> ResolveExportScope(PgConnection& conn,
   return scope;
 }
 
+std::string BuildDataValueWhereSql(const ExportScope& scope) {
+  std::string sql = absl::StrCat(
+      "dv.dataelementid = ANY('", ToArrayLiteral(scope.data_element_ids),
+      "'::bigint[]) AND dv.periodid = ANY('", ToArrayLiteral(scope.period_ids),
+      "'::bigint[]) AND dv.sourceid = ANY('", ToArrayLiteral(scope.org_unit_ids), "'::bigint[])");
+  if (!scope.include_deleted) sql += " AND dv.deleted IS FALSE";
+  return sql;
+}
+
 std::string BuildDataValueCopySql(const ExportScope& scope) {
   std::string sql = absl::StrCat(
       "COPY (SELECT dv.dataelementid, dv.periodid, dv.sourceid, dv.categoryoptioncomboid, "
       "dv.attributeoptioncomboid, dv.value, dv.storedby, dv.created, dv.lastupdated, "
-      "dv.comment, dv.followup, dv.deleted FROM datavalue dv WHERE dv.dataelementid = ANY('",
-      ToArrayLiteral(scope.data_element_ids), "'::bigint[]) AND dv.periodid = ANY('",
-      ToArrayLiteral(scope.period_ids), "'::bigint[]) AND dv.sourceid = ANY('",
-      ToArrayLiteral(scope.org_unit_ids), "'::bigint[])");
-  if (!scope.include_deleted) sql += " AND dv.deleted IS FALSE";
+      "dv.comment, dv.followup, dv.deleted FROM datavalue dv WHERE ",
+      BuildDataValueWhereSql(scope));
   if (scope.limit) absl::StrAppend(&sql, " LIMIT ", *scope.limit);
   sql += ") TO STDOUT (FORMAT binary)";
   return sql;

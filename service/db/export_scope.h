@@ -51,6 +51,10 @@ struct ExportScope {
 absl::StatusOr<ExportScope> ResolveExportScope(PgConnection& conn,
                                                const dhis2::ExportParams& params);
 
+// The WHERE condition (without "WHERE") on "datavalue dv" that selects the
+// scope's values, ignoring the limit. Integers from "scope" only.
+std::string BuildDataValueWhereSql(const ExportScope& scope);
+
 // The COPY statement that streams the scope's data values in binary, columns
 // as kDataValueColumns. Holds only integers taken from "scope", never text a
 // caller sent. No ORDER BY: rows come as PostgreSQL reads them.
