@@ -1,0 +1,216 @@
+#include "service/encode/parallel_gzip_compressor.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace dvexport::encode {
+
+namespace {
+
+constexpr size_t kDictionarySize = 32 * 1024;
+// Negative window bits: raw deflate, no zlib or gzip wrapper (we write our own).
+constexpr int kRawWindowBits = -15;
+constexpr int kMemLevel = 8;
+
+void AppendLittleEndian32(uint32_t v, std::string* out) {
+  const char bytes[4] = {static_cast<char>(v), static_cast<char>(v >> 8),
+                         static_cast<char>(v >> 16), static_cast<char>(v >> 24)};
+  out->append(bytes, 4);
+}
+
+}  // namespace
+
+struct ParallelGzipCompressor::Block {
+  std::string input;
+  std::string dictionary;
+  bool last = false;
+  // Written by a worker, read after "done" under the mutex.
+  std::string output;
+  uint32_t crc = 0;
+  bool done = false;
+};
+
+// One deflate state per worker thread, reset for every block.
+class ParallelGzipCompressor::Worker {
+ public:
+  explicit Worker(int level) {
+    ok_ = deflateInit2(&stream_, level, Z_DEFLATED, kRawWindowBits, kMemLevel,
+                       Z_DEFAULT_STRATEGY) == Z_OK;
+    if (!ok_) stream_.state = nullptr;
+  }
+  ~Worker() {
+    if (stream_.state != nullptr) deflateEnd(&stream_);
+  }
+  bool ok() const { return ok_; }
+
+  void Run(Block* block) {
+    block->crc = static_cast<uint32_t>(
+        crc32(0, reinterpret_cast<const Bytef*>(block->input.data()),
+              static_cast<uInt>(block->input.size())));
+    if (deflateReset(&stream_) != Z_OK) std::abort();
+    if (!block->dictionary.empty() &&
+        deflateSetDictionary(&stream_, reinterpret_cast<const Bytef*>(block->dictionary.data()),
+                             static_cast<uInt>(block->dictionary.size())) != Z_OK) {
+      std::abort();
+    }
+    stream_.next_in = reinterpret_cast<Bytef*>(block->input.data());
+    stream_.avail_in = static_cast<uInt>(block->input.size());
+    const int flush = block->last ? Z_FINISH : Z_SYNC_FLUSH;
+    // deflateBound ignores the sync flush marker and the empty final block; leave room for both.
+    size_t capacity = deflateBound(&stream_, static_cast<uLong>(block->input.size())) + 64;
+    block->output.resize(capacity);
+    size_t produced = 0;
+    for (;;) {
+      stream_.next_out = reinterpret_cast<Bytef*>(block->output.data() + produced);
+      stream_.avail_out = static_cast<uInt>(capacity - produced);
+      const int result = deflate(&stream_, flush);
+      produced = capacity - stream_.avail_out;
+      if (result == Z_STREAM_ERROR) std::abort();
+      const bool complete = block->last ? result == Z_STREAM_END
+                                        : (stream_.avail_in == 0 && stream_.avail_out != 0);
+      if (complete) break;
+      capacity *= 2;
+      block->output.resize(capacity);
+    }
+    block->output.resize(produced);
+  }
+
+ private:
+  z_stream stream_{};
+  bool ok_ = false;
+};
+
+absl::StatusOr<std::unique_ptr<ParallelGzipCompressor>> ParallelGzipCompressor::Create(
+    const ParallelGzipOptions& options) {
+  if (options.level < 1 || options.level > 9) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("gzip level must be between 1 and 9, got ", options.level));
+  }
+  if (options.threads < 1 || options.max_blocks_in_flight < 1) {
+    return absl::InvalidArgumentError("parallel gzip needs at least one thread and one block");
+  }
+  if (options.block_size < kDictionarySize || options.block_size > (1u << 30)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("parallel gzip block size must be 32 KiB..1 GiB, got ", options.block_size));
+  }
+  std::unique_ptr<ParallelGzipCompressor> compressor(new ParallelGzipCompressor(options));
+  for (const auto& worker : compressor->workers_) {
+    if (!worker->ok()) return absl::ResourceExhaustedError("zlib deflateInit2: no memory");
+  }
+  return compressor;
+}
+
+ParallelGzipCompressor::ParallelGzipCompressor(const ParallelGzipOptions& options)
+    : options_(options) {
+  for (int i = 0; i < options_.threads; ++i) {
+    workers_.push_back(std::make_unique<Worker>(options_.level));
+  }
+  for (int i = 0; i < options_.threads; ++i) {
+    Worker* worker = workers_[static_cast<size_t>(i)].get();
+    threads_.emplace_back([this, worker] { WorkerLoop(worker); });
+  }
+}
+
+ParallelGzipCompressor::~ParallelGzipCompressor() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  work_ready_.notify_all();
+  for (std::thread& thread : threads_) thread.join();
+}
+
+void ParallelGzipCompressor::WorkerLoop(Worker* worker) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    work_ready_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // Stopping, nothing left to do.
+    std::shared_ptr<Block> block = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    if (worker->ok()) worker->Run(block.get());
+    lock.lock();
+    block->done = true;
+    block_done_.notify_all();
+  }
+}
+
+void ParallelGzipCompressor::Compress(std::string_view in, std::string* out) {
+  if (!header_written_) {
+    // ID1 ID2 CM=deflate FLG=0 MTIME=0 XFL OS=Unix, as zlib writes it.
+    const char xfl = options_.level == 9 ? 2 : options_.level == 1 ? 4 : 0;
+    const char header[10] = {'\x1f', '\x8b', 8, 0, 0, 0, 0, 0, xfl, 3};
+    out->append(header, sizeof(header));
+    header_written_ = true;
+    crc_ = 0;
+    pending_.reserve(options_.block_size);
+  }
+  while (!in.empty()) {
+    const size_t n = std::min(in.size(), options_.block_size - pending_.size());
+    pending_.append(in.data(), n);
+    in.remove_prefix(n);
+    if (pending_.size() == options_.block_size) SubmitPending(false);
+  }
+  Collect(static_cast<size_t>(options_.max_blocks_in_flight), out);
+}
+
+void ParallelGzipCompressor::Finish(std::string* out) {
+  if (!header_written_) Compress({}, out);
+  SubmitPending(true);
+  Collect(0, out);
+  AppendLittleEndian32(crc_, out);
+  AppendLittleEndian32(static_cast<uint32_t>(length_), out);  // ISIZE: length mod 2^32.
+  header_written_ = false;
+  dictionary_.clear();
+  length_ = 0;
+  // crc_ stays readable until the next stream starts (see input_crc32()).
+}
+
+void ParallelGzipCompressor::SubmitPending(bool last) {
+  if (!header_written_) return;
+  auto block = std::make_shared<Block>();
+  block->last = last;
+  block->dictionary = dictionary_;
+  const size_t keep = std::min(pending_.size(), kDictionarySize);
+  if (keep == kDictionarySize || dictionary_.empty()) {
+    dictionary_.assign(pending_.data() + pending_.size() - keep, keep);
+  } else {
+    // A short block: the dictionary is the end of the previous one plus this block.
+    dictionary_.append(pending_);
+    dictionary_.erase(0, dictionary_.size() > kDictionarySize ? dictionary_.size() - kDictionarySize
+                                                              : 0);
+  }
+  length_ += pending_.size();
+  block->input = std::move(pending_);
+  pending_.clear();
+  pending_.reserve(options_.block_size);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    queue_.push_back(block);
+    in_flight_.push_back(std::move(block));
+  }
+  work_ready_.notify_one();
+}
+
+void ParallelGzipCompressor::Collect(size_t keep, std::string* out) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!in_flight_.empty()) {
+    Block* front = in_flight_.front().get();
+    if (!front->done) {
+      if (in_flight_.size() <= keep) return;
+      block_done_.wait(lock, [front] { return front->done; });
+    }
+    out->append(front->output);
+    crc_ = static_cast<uint32_t>(
+        crc32_combine(crc_, front->crc, static_cast<z_off_t>(front->input.size())));
+    in_flight_.pop_front();
+  }
+}
+
+}  // namespace dvexport::encode

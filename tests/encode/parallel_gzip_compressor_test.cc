@@ -1,0 +1,202 @@
+#include "service/encode/parallel_gzip_compressor.h"
+
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "service/encode/gzip_compressor.h"
+
+namespace dvexport::encode {
+namespace {
+
+struct Inflated {
+  int result = Z_OK;  // Z_STREAM_END for a complete stream.
+  std::string data;
+  size_t bytes_left_over = 0;  // Input after the end of the first gzip member.
+};
+
+// Inflates the first gzip member of "compressed" with plain zlib inflate.
+Inflated Gunzip(const std::string& compressed) {
+  Inflated inflated;
+  z_stream stream{};
+  EXPECT_EQ(inflateInit2(&stream, 15 + 16), Z_OK);
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
+  stream.avail_in = static_cast<uInt>(compressed.size());
+  char out[16384];
+  do {
+    stream.next_out = reinterpret_cast<Bytef*>(out);
+    stream.avail_out = sizeof(out);
+    inflated.result = inflate(&stream, Z_NO_FLUSH);
+    inflated.data.append(out, sizeof(out) - stream.avail_out);
+  } while (inflated.result == Z_OK);
+  inflated.bytes_left_over = stream.avail_in;
+  inflateEnd(&stream);
+  return inflated;
+}
+
+// About "size" bytes of text shaped like the JSON export, with some randomness.
+std::string ExportLikeText(size_t size) {
+  std::mt19937 rng(7);
+  std::string text;
+  while (text.size() < size) {
+    text += R"({"dataElement":"fbfJHSPpUQD","period":"2024)";
+    text += std::to_string(rng() % 12 + 10);
+    text += R"(","orgUnit":"DiszpKrYNg)" + std::to_string(rng() % 1000) + R"(","value":")";
+    text += std::to_string(rng() % 100000) + R"(","followup":false},)";
+  }
+  return text;
+}
+
+std::unique_ptr<ParallelGzipCompressor> CreateOrDie(int level, size_t block_size = 128 * 1024) {
+  ParallelGzipOptions options;
+  options.level = level;
+  options.block_size = block_size;
+  auto compressor = ParallelGzipCompressor::Create(options);
+  EXPECT_TRUE(compressor.ok()) << compressor.status();
+  return std::move(compressor).value();
+}
+
+std::string CompressInPieces(ParallelGzipCompressor* compressor, std::string_view text,
+                             uint32_t seed, size_t max_piece) {
+  std::mt19937 rng(seed);
+  std::string compressed;
+  size_t offset = 0;
+  while (offset < text.size()) {
+    const size_t piece = std::min<size_t>(text.size() - offset, rng() % (max_piece + 1));
+    compressor->Compress(text.substr(offset, piece), &compressed);
+    offset += piece;
+  }
+  compressor->Finish(&compressed);
+  return compressed;
+}
+
+// Runs "command" with the file holding "compressed" as $1 and returns its standard output.
+std::string RunDecompressor(const std::string& command, const std::string& compressed) {
+  char in_path[] = "/tmp/pgzip_test_XXXXXX";
+  const int fd = mkstemp(in_path);
+  EXPECT_GE(fd, 0);
+  EXPECT_EQ(write(fd, compressed.data(), compressed.size()),
+            static_cast<ssize_t>(compressed.size()));
+  close(fd);
+  const std::string out_path = std::string(in_path) + ".out";
+  const std::string full = "set -- " + std::string(in_path) + "; " + command + " > " + out_path;
+  EXPECT_EQ(std::system(full.c_str()), 0) << full;
+  std::ifstream in(out_path, std::ios::binary);
+  std::stringstream content;
+  content << in.rdbuf();
+  std::remove(in_path);
+  std::remove(out_path.c_str());
+  return content.str();
+}
+
+TEST(ParallelGzipCompressorTest, RejectsBadOptions) {
+  ParallelGzipOptions options;
+  for (int level : {-1, 0, 10}) {
+    options.level = level;
+    EXPECT_EQ(ParallelGzipCompressor::Create(options).status().code(),
+              absl::StatusCode::kInvalidArgument);
+  }
+  options.level = 1;
+  options.threads = 0;
+  EXPECT_FALSE(ParallelGzipCompressor::Create(options).ok());
+  options.threads = 2;
+  options.block_size = 1000;
+  EXPECT_FALSE(ParallelGzipCompressor::Create(options).ok());
+}
+
+TEST(ParallelGzipCompressorTest, RoundTripsAsOneGzipMemberWithZlibInflate) {
+  const std::string text = ExportLikeText(5'000'000);
+  for (int level : {1, 6, 9}) {
+    auto compressor = CreateOrDie(level);
+    const std::string compressed = CompressInPieces(compressor.get(), text, level, 300'000);
+    Inflated inflated = Gunzip(compressed);
+    EXPECT_EQ(inflated.result, Z_STREAM_END) << level;
+    EXPECT_EQ(inflated.bytes_left_over, 0u) << level;
+    EXPECT_TRUE(inflated.data == text) << level;
+    EXPECT_EQ(compressor->input_crc32(),
+              crc32(0, reinterpret_cast<const Bytef*>(text.data()), text.size()));
+  }
+}
+
+TEST(ParallelGzipCompressorTest, GzipAndPythonReadTheOutput) {
+  const std::string text = ExportLikeText(3'000'000);
+  for (int level : {1, 9}) {
+    auto compressor = CreateOrDie(level);
+    const std::string compressed = CompressInPieces(compressor.get(), text, 3, 200'000);
+    EXPECT_TRUE(RunDecompressor("gzip -dc \"$1\"", compressed) == text) << level;
+    EXPECT_TRUE(RunDecompressor("python3 -c 'import gzip, sys; "
+                                "sys.stdout.buffer.write(gzip.open(sys.argv[1]).read())' \"$1\"",
+                                compressed) == text)
+        << level;
+  }
+}
+
+TEST(ParallelGzipCompressorTest, ManySmallCompressCalls) {
+  const std::string text = ExportLikeText(1'000'000);
+  auto compressor = CreateOrDie(1, 32 * 1024);
+  const std::string compressed = CompressInPieces(compressor.get(), text, 5, 40);
+  Inflated inflated = Gunzip(compressed);
+  EXPECT_EQ(inflated.result, Z_STREAM_END);
+  EXPECT_TRUE(inflated.data == text);
+}
+
+TEST(ParallelGzipCompressorTest, EmptyInputIsAValidEmptyGzipFile) {
+  auto compressor = CreateOrDie(1);
+  std::string compressed;
+  compressor->Finish(&compressed);
+  Inflated inflated = Gunzip(compressed);
+  EXPECT_EQ(inflated.result, Z_STREAM_END);
+  EXPECT_EQ(inflated.data, "");
+  EXPECT_EQ(inflated.bytes_left_over, 0u);
+  EXPECT_EQ(RunDecompressor("gzip -dc \"$1\"", compressed), "");
+}
+
+TEST(ParallelGzipCompressorTest, InputOfExactlyWholeBlocks) {
+  const std::string text = ExportLikeText(1'000'000).substr(0, 4 * 64 * 1024);
+  auto compressor = CreateOrDie(1, 64 * 1024);
+  std::string compressed;
+  compressor->Compress(text, &compressed);
+  compressor->Finish(&compressed);
+  Inflated inflated = Gunzip(compressed);
+  EXPECT_EQ(inflated.result, Z_STREAM_END);
+  EXPECT_TRUE(inflated.data == text);
+}
+
+TEST(ParallelGzipCompressorTest, StartsANewStreamAfterFinish) {
+  auto compressor = CreateOrDie(6);
+  for (const std::string& text : {ExportLikeText(700'000), std::string("second")}) {
+    std::string compressed;
+    compressor->Compress(text, &compressed);
+    compressor->Finish(&compressed);
+    Inflated inflated = Gunzip(compressed);
+    EXPECT_EQ(inflated.result, Z_STREAM_END);
+    EXPECT_EQ(inflated.bytes_left_over, 0u);
+    EXPECT_TRUE(inflated.data == text);
+  }
+}
+
+TEST(ParallelGzipCompressorTest, RatioIsCloseToSingleThreadedDeflate) {
+  const std::string text = ExportLikeText(4'000'000);
+  for (int level : {1, 6}) {
+    auto parallel = CreateOrDie(level);
+    std::string parallel_out;
+    parallel->Compress(text, &parallel_out);
+    parallel->Finish(&parallel_out);
+    auto single = GzipCompressor::Create(level);
+    ASSERT_TRUE(single.ok());
+    std::string single_out;
+    (*single)->Compress(text, &single_out);
+    (*single)->Finish(&single_out);
+    EXPECT_LT(parallel_out.size(), single_out.size() * 101 / 100) << level;
+  }
+}
+
+}  // namespace
+}  // namespace dvexport::encode
