@@ -1,0 +1,368 @@
+#!/usr/bin/env python3
+"""Checks the deployment files under deploy/ without a cluster or a Docker engine.
+
+Every YAML file must parse; the Kubernetes manifests, the compose file, the
+Dockerfile and the ghz configs must hold what running them needs: matching
+selectors and labels, consistent ports, probes, security settings, resources,
+server flags that dvexport-server defines, and ghz calls and request fields
+that exist in the proto.
+
+Usage: validate_deploy.py REPO_ROOT
+"""
+
+import json
+import pathlib
+import re
+import sys
+
+import yaml
+
+ROOT = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".").resolve()
+DEPLOY = ROOT / "deploy"
+failures = []
+
+
+def check(condition, message):
+    if not condition:
+        failures.append(message)
+    return condition
+
+
+def server_flags():
+    """The flag names dvexport-server defines (ABSL_FLAG in service/server)."""
+    names = set()
+    for source in (ROOT / "service" / "server").glob("*.cc"):
+        names.update(re.findall(r"ABSL_FLAG\(\s*[\w:<> ]+,\s*(\w+)\s*,", source.read_text()))
+    return names
+
+
+FLAGS = server_flags()
+
+
+def check_server_args(args, where):
+    for arg in args:
+        match = re.match(r"--([a-z_]+)(=|$)", arg)
+        if check(match, f"{where}: argument {arg!r} is not a --flag=value"):
+            check(match.group(1) in FLAGS,
+                  f"{where}: --{match.group(1)} is not a dvexport-server flag ({sorted(FLAGS)})")
+
+
+# ---------------------------------------------------------------- the proto
+
+def parse_proto():
+    text = (ROOT / "proto" / "dvexport" / "v1" / "export.proto").read_text()
+    text = re.sub(r"//[^\n]*", "", text)
+    package = re.search(r"^\s*package\s+([\w.]+)\s*;", text, re.M).group(1)
+    rpcs = {}
+    for service, body in re.findall(r"service\s+(\w+)\s*\{(.*?)\n\}", text, re.S):
+        for name, request, stream, response in re.findall(
+                r"rpc\s+(\w+)\s*\(\s*([\w.]+)\s*\)\s*returns\s*\(\s*(stream\s+)?([\w.]+)\s*\)", body):
+            rpcs[f"{package}.{service}.{name}"] = (request, bool(stream), response)
+    messages = {}
+    for name, body in re.findall(r"^message\s+(\w+)\s*\{(.*?)^\}", text, re.S | re.M):
+        fields = {}
+        for _label, ftype, fname in re.findall(
+                r"^\s*(repeated\s+|optional\s+)?([\w.]+)\s+(\w+)\s*=\s*\d+\s*;", body, re.M):
+            fields[fname] = ftype
+        messages[name] = fields
+    enums = {}
+    for name, body in re.findall(r"^enum\s+(\w+)\s*\{(.*?)^\}", text, re.S | re.M):
+        enums[name] = set(re.findall(r"^\s*(\w+)\s*=", body, re.M))
+    return rpcs, messages, enums
+
+
+RPCS, MESSAGES, ENUMS = parse_proto()
+
+
+def lower_camel(name):
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def check_message_json(value, message, where):
+    """"value" must be protobuf JSON for "message": lowerCamelCase field names."""
+    fields = MESSAGES.get(message)
+    if not check(fields is not None, f"{where}: unknown message {message}"):
+        return
+    if not check(isinstance(value, dict), f"{where}: {message} must be a JSON object"):
+        return
+    by_json = {lower_camel(name): ftype for name, ftype in fields.items()}
+    for key, item in value.items():
+        if not check(key in by_json, f"{where}: {key!r} is not a JSON field of {message} "
+                     f"(names are lowerCamelCase: {sorted(by_json)})"):
+            continue
+        ftype = by_json[key]
+        if ftype in MESSAGES:
+            check_message_json(item, ftype, f"{where}.{key}")
+        elif ftype in ENUMS:
+            check(item in ENUMS[ftype] or isinstance(item, int),
+                  f"{where}.{key}: {item!r} is not a {ftype} value")
+
+
+# ------------------------------------------------------------------- YAML
+
+def load_yaml_files():
+    documents = {}
+    for path in sorted(list(DEPLOY.rglob("*.yaml")) + list(DEPLOY.rglob("*.yml"))):
+        try:
+            documents[path] = [d for d in yaml.safe_load_all(path.read_text()) if d is not None]
+        except yaml.YAMLError as error:
+            check(False, f"{path.relative_to(ROOT)}: does not parse: {error}")
+    check(documents, "no YAML files under deploy/")
+    return documents
+
+
+def labels_match(selector, labels):
+    return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
+
+
+def check_kubernetes(documents):
+    k8s = DEPLOY / "k8s"
+    by_kind = {}
+    for path, docs in documents.items():
+        if k8s not in path.parents or path.name == "kustomization.yaml":
+            continue
+        for doc in docs:
+            where = f"{path.relative_to(ROOT)} ({doc.get('kind')})"
+            check("apiVersion" in doc and "kind" in doc and "name" in doc.get("metadata", {}),
+                  f"{where}: needs apiVersion, kind and metadata.name")
+            by_kind.setdefault(doc.get("kind"), []).append((where, doc))
+
+    expected_api = {"Deployment": "apps/v1", "Service": "v1", "PodDisruptionBudget": "policy/v1",
+                    "HorizontalPodAutoscaler": "autoscaling/v2", "Secret": "v1"}
+    complete = True
+    for kind, api in expected_api.items():
+        complete &= check(len(by_kind.get(kind, [])) == 1, f"deploy/k8s: expected one {kind}")
+        for where, doc in by_kind.get(kind, []):
+            check(doc["apiVersion"] == api, f"{where}: apiVersion should be {api}")
+    if not complete:
+        return
+
+    where, deployment = by_kind["Deployment"][0]
+    spec = deployment["spec"]
+    template = spec["template"]
+    labels = template["metadata"]["labels"]
+    check(labels_match(spec["selector"]["matchLabels"], labels),
+          f"{where}: selector.matchLabels must match the template's labels")
+    pod = template["spec"]
+    pod_security = pod.get("securityContext", {})
+    containers = pod["containers"]
+    check(len(containers) == 1, f"{where}: one container expected")
+    container = containers[0]
+    ports = {p["name"]: p["containerPort"] for p in container.get("ports", [])}
+    check("grpc" in ports, f"{where}: a container port named grpc")
+    for probe in ("readinessProbe", "livenessProbe"):
+        grpc_probe = container.get(probe, {}).get("grpc")
+        check(grpc_probe is not None and grpc_probe.get("port") == ports.get("grpc"),
+              f"{where}: {probe} must be a native gRPC probe on the grpc port")
+    resources = container.get("resources", {})
+    for section in ("requests", "limits"):
+        for resource in ("cpu", "memory"):
+            check(resource in resources.get(section, {}),
+                  f"{where}: resources.{section}.{resource} missing")
+    security = container.get("securityContext", {})
+    check(security.get("runAsNonRoot", pod_security.get("runAsNonRoot")) is True,
+          f"{where}: runAsNonRoot must be true")
+    check(security.get("readOnlyRootFilesystem") is True,
+          f"{where}: readOnlyRootFilesystem must be true")
+    check(security.get("allowPrivilegeEscalation") is False,
+          f"{where}: allowPrivilegeEscalation must be false")
+    run_as = security.get("runAsUser", pod_security.get("runAsUser"))
+    check(isinstance(run_as, int) and run_as > 0, f"{where}: runAsUser must be a non-root uid")
+    args = container.get("args", [])
+    check_server_args(args, where)
+    env = {e["name"]: e for e in container.get("env", [])}
+    for referenced in re.findall(r"\$\((\w+)\)", " ".join(args)):
+        check(referenced in env, f"{where}: args use $({referenced}) but env does not define it")
+    check("--pg=$(DVEXPORT_PG)" in args, f"{where}: the conninfo comes from --pg=$(DVEXPORT_PG)")
+    check(not any("password" in a.lower() for a in args), f"{where}: no password in args")
+    secret_where, secret = by_kind["Secret"][0]
+    secret_keys = set(secret.get("stringData", {})) | set(secret.get("data", {}))
+    for name in ("DVEXPORT_PG", "PGPASSWORD"):
+        ref = env.get(name, {}).get("valueFrom", {}).get("secretKeyRef")
+        if check(ref is not None, f"{where}: env {name} must come from a Secret"):
+            check(ref["name"] == secret["metadata"]["name"] and ref["key"] in secret_keys,
+                  f"{where}: env {name} refers to {ref}, not in {secret_where}")
+    mounts = {m["name"] for m in container.get("volumeMounts", [])}
+    volumes = {v["name"] for v in pod.get("volumes", [])}
+    check(mounts <= volumes, f"{where}: volumeMounts {mounts - volumes} have no volume")
+
+    where, service = by_kind["Service"][0]
+    check(service["spec"].get("clusterIP") == "None",
+          f"{where}: headless (clusterIP: None) for client-side load balancing")
+    check(labels_match(service["spec"].get("selector"), labels),
+          f"{where}: selector must match the Deployment's pod labels")
+    for port in service["spec"]["ports"]:
+        target = port.get("targetPort", port["port"])
+        check(target in ports or target in ports.values(),
+              f"{where}: targetPort {target} is not a container port")
+    check(any(p.get("targetPort") in ("grpc", ports.get("grpc")) for p in service["spec"]["ports"]),
+          f"{where}: must expose the grpc port")
+
+    where, pdb = by_kind["PodDisruptionBudget"][0]
+    check(labels_match(pdb["spec"]["selector"]["matchLabels"], labels),
+          f"{where}: selector must match the Deployment's pod labels")
+    check(("minAvailable" in pdb["spec"]) != ("maxUnavailable" in pdb["spec"]),
+          f"{where}: exactly one of minAvailable and maxUnavailable")
+
+    where, hpa = by_kind["HorizontalPodAutoscaler"][0]
+    target = hpa["spec"]["scaleTargetRef"]
+    check(target["kind"] == "Deployment" and target["name"] == deployment["metadata"]["name"],
+          f"{where}: scaleTargetRef must name the Deployment")
+    check(1 <= hpa["spec"]["minReplicas"] <= hpa["spec"]["maxReplicas"],
+          f"{where}: 1 <= minReplicas <= maxReplicas")
+    check(hpa["spec"].get("metrics"), f"{where}: needs metrics")
+    check("cpu" in resources.get("requests", {}),
+          f"{where}: CPU utilization needs the container's CPU request")
+
+    kustomization = yaml.safe_load((k8s / "kustomization.yaml").read_text())
+    for resource in kustomization.get("resources", []):
+        check((k8s / resource).is_file(), f"deploy/k8s/kustomization.yaml: {resource} missing")
+    check("secret.example.yaml" not in kustomization.get("resources", []),
+          "deploy/k8s/kustomization.yaml: must not apply the example Secret")
+
+
+# ---------------------------------------------------------------- compose
+
+def check_compose(documents):
+    path = DEPLOY / "compose.yaml"
+    if not check(path in documents, "deploy/compose.yaml missing"):
+        return
+    compose = documents[path][0]
+    services = compose.get("services", {})
+    if not all([check(name in services, f"compose: service {name} missing")
+                for name in ("postgres", "loader", "server")]):
+        return
+    for name, service in services.items():
+        check("image" in service or "build" in service, f"compose: {name} needs image or build")
+        for dependency, condition in service.get("depends_on", {}).items():
+            check(dependency in services, f"compose: {name} depends on unknown {dependency}")
+            if dependency == "postgres" or condition.get("condition") == "service_healthy":
+                check("healthcheck" in services.get(dependency, {}),
+                      f"compose: {name} waits for {dependency} to be healthy, which has no healthcheck")
+        for volume in service.get("volumes", []):
+            source = volume.split(":")[0]
+            if source.startswith("."):
+                check((DEPLOY / source).exists(), f"compose: {name} mounts missing {source}")
+            else:
+                check(source in (compose.get("volumes") or {}),
+                      f"compose: {name} uses undeclared volume {source}")
+    loader = services["loader"]
+    check(loader.get("depends_on", {}).get("postgres", {}).get("condition") == "service_healthy",
+          "compose: loader must wait for a healthy postgres")
+    check("load.sh" in " ".join(loader.get("entrypoint", []) + loader.get("command", []))
+          and "sl" in loader.get("entrypoint", []) + loader.get("command", []),
+          "compose: loader must run deploy/demo/load.sh sl")
+    check(loader.get("restart", "no") == "no", "compose: the loader is a one-shot job")
+    server = services["server"]
+    check(server.get("depends_on", {}).get("loader", {}).get("condition")
+          == "service_completed_successfully",
+          "compose: server must wait for the loader to complete successfully")
+    check("healthcheck" in server, "compose: server needs a healthcheck")
+    build = server.get("build", {})
+    dockerfile = (path.parent / build.get("context", ".") / build.get("dockerfile", "Dockerfile"))
+    check(dockerfile.resolve().is_file(), f"compose: server's Dockerfile {dockerfile} missing")
+    check_server_args(server.get("command", []), "compose: server")
+    check(not any("password" in a.lower() for a in server.get("command", [])),
+          "compose: no password in the server's command line")
+    published = {p.split(":")[-1] for p in server.get("ports", [])}
+    check("50051" in published, "compose: server must publish 50051")
+
+
+# ---------------------------------------------------------------- Dockerfile
+
+def check_dockerfile():
+    path = DEPLOY / "docker" / "Dockerfile"
+    if not check(path.is_file(), "deploy/docker/Dockerfile missing"):
+        return
+    text = re.sub(r"\\\n", " ", path.read_text())
+    instructions = [line.strip() for line in text.splitlines()
+                    if line.strip() and not line.strip().startswith("#")]
+    stages = [i for i in instructions if i.upper().startswith("FROM ")]
+    check(len(stages) >= 2, "Dockerfile: multi-stage (builder and runtime)")
+    check(all(re.match(r"FROM debian:12(-slim)?( |$)", s) for s in stages),
+          "Dockerfile: every stage is debian:12")
+    builder = "\n".join(instructions[:instructions.index(stages[-1])])
+    runtime = instructions[instructions.index(stages[-1]):]
+    check("scripts/lib/deps.sh" in builder and "scripts/lib/build.sh" in builder,
+          "Dockerfile: the builder installs and builds as CI does (scripts/lib)")
+    runtime_text = "\n".join(runtime)
+    check(not re.search(r"\b\S+-dev\b", runtime_text), "Dockerfile: no -dev package at runtime")
+    check(re.search(r"^COPY --from=", runtime_text, re.M), "Dockerfile: runtime copies from builder")
+    users = [i.split()[1] for i in runtime if i.upper().startswith("USER ")]
+    check(users and re.match(r"^[1-9]\d*(:\d+)?$", users[-1]),
+          "Dockerfile: runtime USER must be a numeric non-root uid")
+    entrypoints = [i for i in runtime if i.upper().startswith("ENTRYPOINT ")]
+    if check(entrypoints, "Dockerfile: ENTRYPOINT missing"):
+        entry = json.loads(entrypoints[-1].split(None, 1)[1])
+        check(entry[0].endswith("dvexport-server"), "Dockerfile: ENTRYPOINT is dvexport-server")
+    cmds = [i for i in runtime if i.upper().startswith("CMD ")]
+    if cmds:
+        check_server_args(json.loads(cmds[-1].split(None, 1)[1]), "Dockerfile CMD")
+    check(any(i.upper().startswith("HEALTHCHECK ") for i in runtime), "Dockerfile: HEALTHCHECK")
+    exposed = set()
+    for i in runtime:
+        if i.upper().startswith("EXPOSE "):
+            exposed.update(p.split("/")[0] for p in i.split()[1:])
+    check("50051" in exposed, "Dockerfile: EXPOSE 50051")
+    check((ROOT / ".dockerignore").is_file(), ".dockerignore missing")
+
+
+# ---------------------------------------------------------------- ghz
+
+GHZ_KEYS = {"proto", "protoset", "import-paths", "call", "host", "insecure", "total",
+            "concurrency", "connections", "timeout", "data", "metadata", "max-duration",
+            "duration", "connect-timeout", "keepalive", "rps", "skipFirst",
+            "max-recv-message-size", "max-send-message-size", "name", "tags", "format",
+            "output", "load-schedule", "load-start", "load-end", "load-step",
+            "load-step-duration", "load-max-duration", "concurrency-schedule",
+            "concurrency-start", "concurrency-end", "concurrency-step",
+            "concurrency-step-duration", "concurrency-max-duration", "cpus", "reflect-metadata",
+            "count-errors", "stream-interval", "stream-call-duration", "stream-call-count",
+            "authority", "cname", "cacert", "cert", "key", "skipTLS", "async", "lb-strategy"}
+
+
+def check_ghz():
+    configs = sorted((DEPLOY / "ghz").glob("*.json"))
+    check(len(configs) >= 4, "deploy/ghz: expected at least four configs")
+    calls = set()
+    for path in configs:
+        where = str(path.relative_to(ROOT))
+        try:
+            config = json.loads(path.read_text())
+        except json.JSONDecodeError as error:
+            check(False, f"{where}: not JSON: {error}")
+            continue
+        unknown = set(config) - GHZ_KEYS
+        check(not unknown, f"{where}: not ghz options: {sorted(unknown)}")
+        for key in ("call", "host", "insecure", "total", "concurrency", "timeout", "data"):
+            check(key in config, f"{where}: {key} missing")
+        call = config.get("call", "").replace("/", ".")
+        calls.add(call)
+        if check(call in RPCS, f"{where}: {call} is not an rpc of the proto ({sorted(RPCS)})"):
+            check_message_json(config.get("data"), RPCS[call][0], f"{where}: data")
+        check(re.match(r"^\d+(ms|s|m)$", str(config.get("timeout", ""))),
+              f"{where}: timeout must be a duration such as 60s (it covers the whole stream)")
+        check(config.get("concurrency", 0) <= config.get("total", 0),
+              f"{where}: concurrency above total")
+        check(config.get("host", "").startswith(("127.0.0.1:", "localhost:")),
+              f"{where}: the default target is this machine")
+    for rpc in RPCS:
+        check(rpc in calls, f"deploy/ghz: no config calls {rpc}")
+
+
+def main():
+    documents = load_yaml_files()
+    check_kubernetes(documents)
+    check_compose(documents)
+    check_dockerfile()
+    check_ghz()
+    for failure in failures:
+        print(f"FAIL: {failure}")
+    files = len(documents) + len(list((DEPLOY / "ghz").glob("*.json"))) + 1
+    print(f"validate_deploy: {files} files, {len(failures)} problems")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
