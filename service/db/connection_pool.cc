@@ -18,10 +18,13 @@ absl::StatusOr<PooledConnection> ConnectionPool::Acquire(std::chrono::millisecon
     return absl::ResourceExhaustedError(
         absl::StrCat("all ", max_size_, " database connections are busy"));
   }
-  if (!idle_.empty()) {
+  // An idle connection may have died meanwhile (backend terminated, server
+  // restarted): drop those and open a fresh one instead.
+  while (!idle_.empty()) {
     std::unique_ptr<PgConnection> conn = std::move(idle_.back());
     idle_.pop_back();
-    return PooledConnection(this, std::move(conn));
+    if (conn->StillConnected()) return PooledConnection(this, std::move(conn));
+    --open_;
   }
   ++open_;
   lock.unlock();

@@ -2,6 +2,7 @@
 #define DVEXPORT_SERVICE_DB_DATA_VALUE_READER_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
@@ -43,11 +44,17 @@ class IdentifierLookup {
 // transaction) and calls sink(const encode::DataValueRow&) for each, in the
 // order PostgreSQL sends them. If the sink returns false the query is
 // cancelled and Cancelled returned. Memory does not grow with the export.
+// "cancelled", if given, is asked while waiting for the database (about every
+// PgConnection::kCancelPollMs); true cancels the query the same way.
 template <typename Sink>
-absl::Status ReadDataValues(PgConnection& conn, const ExportScope& scope, Sink&& sink) {
+absl::Status ReadDataValues(PgConnection& conn, const ExportScope& scope, Sink&& sink,
+                            const std::function<bool()>& cancelled = nullptr) {
   if (scope.MatchesNothing()) return absl::OkStatus();
-  absl::Status status = conn.StartCopyOut(BuildDataValueCopySql(scope));
-  if (!status.ok()) return status;
+  absl::Status status = conn.StartCopyOut(BuildDataValueCopySql(scope), cancelled);
+  if (!status.ok()) {
+    if (status.code() == absl::StatusCode::kCancelled) conn.CancelAndDrain();
+    return status;
+  }
 
   IdentifierLookup data_elements(&scope.data_elements), periods(&scope.periods),
       org_units(&scope.org_units), cocs(&scope.category_option_combos),
@@ -94,7 +101,7 @@ absl::Status ReadDataValues(PgConnection& conn, const ExportScope& scope, Sink&&
 
   while (true) {
     const char* data = nullptr;
-    absl::StatusOr<size_t> n = conn.ReadCopyData(&data);
+    absl::StatusOr<size_t> n = conn.ReadCopyData(&data, cancelled);
     if (!n.ok()) {
       status = n.status();
       break;

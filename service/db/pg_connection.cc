@@ -1,5 +1,8 @@
 #include "service/db/pg_connection.h"
 
+#include <poll.h>
+
+#include <cerrno>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -87,26 +90,65 @@ absl::StatusOr<PgResult> PgConnection::Query(const std::string& sql,
   return result;
 }
 
-absl::Status PgConnection::StartCopyOut(const std::string& copy_sql) {
-  PgResult result(PQexec(conn_, copy_sql.c_str()));
+absl::Status PgConnection::AwaitInput(const std::function<bool()>& cancelled) {
+  while (true) {
+    if (cancelled != nullptr && cancelled()) {
+      return absl::CancelledError("the export was cancelled while waiting for the database");
+    }
+    pollfd fd{PQsocket(conn_), POLLIN, 0};
+    if (fd.fd < 0) return ErrorStatus(nullptr, "waiting for the database");
+    int ready = poll(&fd, 1, cancelled != nullptr ? kCancelPollMs : -1);
+    if (ready < 0 && errno != EINTR) return ErrorStatus(nullptr, "waiting for the database");
+    if (ready > 0) {
+      if (PQconsumeInput(conn_) == 0) return ErrorStatus(nullptr, "reading from the database");
+      return absl::OkStatus();
+    }
+  }
+}
+
+absl::Status PgConnection::StartCopyOut(const std::string& copy_sql,
+                                        const std::function<bool()>& cancelled) {
+  if (PQsendQuery(conn_, copy_sql.c_str()) == 0) {
+    return ErrorStatus(nullptr, "COPY failed to start");
+  }
+  while (PQisBusy(conn_)) {
+    absl::Status status = AwaitInput(cancelled);
+    if (!status.ok()) return status;
+  }
+  PgResult result(PQgetResult(conn_));
   if (PQresultStatus(result.get()) != PGRES_COPY_OUT) {
-    return ErrorStatus(result.get(), "COPY failed to start");
+    absl::Status status = ErrorStatus(result.get(), "COPY failed to start");
+    // Collect the rest so that the connection is ready for the next command.
+    while (PGresult* raw = PQgetResult(conn_)) PQclear(raw);
+    return status;
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<size_t> PgConnection::ReadCopyData(const char** data) {
+absl::StatusOr<size_t> PgConnection::ReadCopyData(const char** data,
+                                                  const std::function<bool()>& cancelled) {
   if (copy_buffer_ != nullptr) {
     PQfreemem(copy_buffer_);
     copy_buffer_ = nullptr;
   }
-  int n = PQgetCopyData(conn_, &copy_buffer_, 0);
-  if (n > 0) {
-    *data = copy_buffer_;
-    return static_cast<size_t>(n);
+  while (true) {
+    int n = PQgetCopyData(conn_, &copy_buffer_, 1);
+    if (n > 0) {
+      *data = copy_buffer_;
+      return static_cast<size_t>(n);
+    }
+    if (n == -1) return 0;  // The copy is done; FinishCopy tells how it ended.
+    if (n < -1) return ErrorStatus(nullptr, "reading COPY data");
+    absl::Status status = AwaitInput(cancelled);
+    if (!status.ok()) return status;
   }
-  if (n == -1) return 0;  // The copy is done; FinishCopy tells how it ended.
-  return ErrorStatus(nullptr, "reading COPY data");
+}
+
+bool PgConnection::StillConnected() {
+  pollfd fd{PQsocket(conn_), POLLIN, 0};
+  if (fd.fd < 0) return false;
+  if (poll(&fd, 1, 0) > 0 && PQconsumeInput(conn_) == 0) return false;
+  return healthy();
 }
 
 absl::Status PgConnection::FinishCopy() {

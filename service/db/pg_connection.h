@@ -3,6 +3,7 @@
 
 #include <libpq-fe.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,12 +42,25 @@ class PgConnection {
                                  const std::vector<std::optional<std::string>>& params = {});
 
   // Starts "COPY (...) TO STDOUT"; read it with ReadCopyData until it
-  // returns 0, then call FinishCopy.
-  absl::Status StartCopyOut(const std::string& copy_sql);
+  // returns 0, then call FinishCopy. While waiting for the server (a lock, a
+  // slow plan) it calls "cancelled", if given, about every kCancelPollMs and
+  // returns Cancelled when it says true; then call CancelAndDrain.
+  absl::Status StartCopyOut(const std::string& copy_sql,
+                            const std::function<bool()>& cancelled = nullptr);
 
-  // Blocks for the next CopyData message. Returns its size and points
+  // Waits for the next CopyData message. Returns its size and points
   // "*data" at it (valid until the next call); 0 at the end of the copy.
-  absl::StatusOr<size_t> ReadCopyData(const char** data);
+  // Polls "cancelled" like StartCopyOut while no data arrives.
+  absl::StatusOr<size_t> ReadCopyData(const char** data,
+                                      const std::function<bool()>& cancelled = nullptr);
+
+  // How often a waiting StartCopyOut/ReadCopyData asks "cancelled".
+  static constexpr int kCancelPollMs = 50;
+
+  // For an idle connection: reads, without blocking, whatever the server
+  // sent meanwhile (a termination notice, the end of the socket). False if
+  // the connection turned out to be broken.
+  bool StillConnected();
 
   // Collects the COPY's final result; an error if the statement failed.
   absl::Status FinishCopy();
@@ -71,6 +85,11 @@ class PgConnection {
 
  private:
   explicit PgConnection(PGconn* conn);
+
+  // Waits until the socket is readable and consumes the input, asking
+  // "cancelled" every kCancelPollMs. Cancelled, or an error if the
+  // connection broke.
+  absl::Status AwaitInput(const std::function<bool()>& cancelled);
 
   PGconn* conn_;
   PGcancel* cancel_;
