@@ -9,6 +9,7 @@
 #include "service/encode/chunk_buffer.h"
 #include "service/encode/csv_data_value_encoder.h"
 #include "service/encode/json_data_value_encoder.h"
+#include "service/encode/pretty_json_data_value_encoder.h"
 
 namespace dvexport::server {
 namespace {
@@ -131,6 +132,8 @@ absl::Status StreamFile(db::PgConnection& conn, const db::ExportScope& scope,
   RenderResult rendered =
       format == dvexport::v1::FORMAT_CSV
           ? Render<encode::CsvDataValueEncoder>(conn, scope, chunk_size, &sender)
+      : format == dvexport::v1::FORMAT_JSON_PRETTY
+          ? Render<encode::PrettyJsonDataValueEncoder>(conn, scope, chunk_size, &sender)
           : Render<encode::JsonDataValueEncoder>(conn, scope, chunk_size, &sender);
   stats->values = rendered.values;
   stats->file_bytes = sender.file_bytes();
