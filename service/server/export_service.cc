@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "service/db/export_scope.h"
 #include "service/dhis2/export_request_validator.h"
-#include "service/encode/gzip_compressor.h"
+#include "service/encode/parallel_gzip_compressor.h"
 #include "service/server/file_export.h"
 
 namespace dvexport::server {
@@ -97,12 +97,12 @@ grpc::Status DataValueExportService::ExportFile(grpc::ServerContext* context,
   absl::StatusOr<dhis2::ExportParams> params = dhis2::ValidateExportRequest(request->query());
   if (!params.ok()) return ToGrpc(params.status());
 
-  std::unique_ptr<encode::GzipCompressor> gzip;
+  std::unique_ptr<encode::ParallelGzipCompressor> gzip;
   if (request->compression() == dvexport::v1::COMPRESSION_GZIP) {
-    absl::StatusOr<std::unique_ptr<encode::GzipCompressor>> created =
-        encode::GzipCompressor::Create(request->compression_level() == 0
-                                           ? 1
-                                           : request->compression_level());
+    encode::ParallelGzipOptions gzip_options;
+    gzip_options.level = request->compression_level() == 0 ? 1 : request->compression_level();
+    absl::StatusOr<std::unique_ptr<encode::ParallelGzipCompressor>> created =
+        encode::ParallelGzipCompressor::Create(gzip_options);
     if (!created.ok()) return ToGrpc(created.status());
     gzip = *std::move(created);
   }

@@ -10,7 +10,7 @@
 #include "dvexport/v1/export.grpc.pb.h"
 #include "service/db/export_scope.h"
 #include "service/db/pg_connection.h"
-#include "service/encode/gzip_compressor.h"
+#include "service/encode/parallel_gzip_compressor.h"
 
 namespace dvexport::server {
 
@@ -21,11 +21,14 @@ struct FileExportStats {
 
 // Streams the data values of "scope" from "conn" to "writer" as the file
 // the request asks for: data chunks of about "chunk_size" rendered bytes
-// (compressed by "gzip" if not null), then the trailer. Stops, cancelling the
-// query, when the client goes away. Fills "*stats" whatever the outcome.
+// (compressed by "gzip" if not null), then the trailer. Reads and encodes on a
+// second thread while this one compresses and sends, with a few chunks queued
+// between them at most. Stops, cancelling the query, when the client goes
+// away. Fills "*stats" whatever the outcome.
 absl::Status StreamFile(db::PgConnection& conn, const db::ExportScope& scope,
-                        dvexport::v1::Format format, std::unique_ptr<encode::GzipCompressor> gzip,
-                        size_t chunk_size, grpc::ServerContext* context,
+                        dvexport::v1::Format format,
+                        std::unique_ptr<encode::ParallelGzipCompressor> gzip, size_t chunk_size,
+                        grpc::ServerContext* context,
                         grpc::ServerWriter<dvexport::v1::FileChunk>* writer,
                         FileExportStats* stats);
 
