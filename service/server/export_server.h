@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "service/db/connection_pool.h"
 #include "service/server/export_service.h"
+#include "service/server/metrics.h"
 
 namespace dvexport::server {
 
@@ -20,6 +21,8 @@ struct ServerOptions {
   std::string conninfo;
   // Database connections at most.
   int pool_size = 8;
+  // host:port serving Prometheus metrics at /metrics; empty: no metrics.
+  std::string metrics_listen;
   ServiceOptions service;
 };
 
@@ -32,6 +35,8 @@ class ExportServer {
 
   // The port actually bound.
   int port() const { return port_; }
+  // The metrics port actually bound; 0 without metrics.
+  int metrics_port() const { return metrics_ == nullptr ? 0 : metrics_->port(); }
 
   // Health turns NOT_SERVING, new calls are refused, running calls get until
   // "deadline" to finish and are then cancelled.
@@ -45,6 +50,7 @@ class ExportServer {
 
   std::unique_ptr<db::ConnectionPool> pool_;
   std::unique_ptr<DataValueExportService> service_;
+  std::unique_ptr<ServerMetrics> metrics_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
 };

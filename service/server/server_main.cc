@@ -27,6 +27,8 @@ ABSL_FLAG(int, connection_wait_ms, 10000, "how long an export waits for a databa
 ABSL_FLAG(int, shutdown_grace_s, 30,
           "on SIGTERM/SIGINT, seconds running exports get to finish before they are cancelled");
 ABSL_FLAG(std::string, port_file, "", "if set, the bound port is written to this file");
+ABSL_FLAG(std::string, metrics_listen, "",
+          "host:port serving Prometheus metrics at /metrics (e.g. 0.0.0.0:9464); empty: none");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
@@ -50,6 +52,7 @@ int main(int argc, char** argv) {
   options.listen = absl::GetFlag(FLAGS_listen);
   options.conninfo = absl::GetFlag(FLAGS_pg);
   options.pool_size = absl::GetFlag(FLAGS_pool_size);
+  options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   options.service.max_concurrent_exports = absl::GetFlag(FLAGS_max_concurrent_exports);
   options.service.chunk_size = static_cast<size_t>(chunk_kib) * 1024;
   options.service.statement_timeout =
@@ -62,8 +65,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "dvexport-server: %s\n", server.status().ToString().c_str());
     return 1;
   }
-  std::fprintf(stderr, "{\"event\":\"started\",\"listen\":\"%s\",\"port\":%d}\n",
-               options.listen.c_str(), (*server)->port());
+  std::fprintf(stderr,
+               "{\"event\":\"started\",\"listen\":\"%s\",\"port\":%d,\"metrics_port\":%d}\n",
+               options.listen.c_str(), (*server)->port(), (*server)->metrics_port());
   std::string port_file = absl::GetFlag(FLAGS_port_file);
   if (!port_file.empty()) {
     std::string tmp = port_file + ".tmp";

@@ -1,0 +1,118 @@
+#include "service/server/metrics.h"
+
+#include <prometheus/collectable.h>
+#include <prometheus/counter.h>
+#include <prometheus/exposer.h>
+#include <prometheus/family.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include <exception>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace dvexport::server {
+
+// Gauges whose values live elsewhere (the service, the pool): read when scraped.
+class GaugeCollectable final : public prometheus::Collectable {
+ public:
+  explicit GaugeCollectable(ServerMetrics::GaugeSources sources) : sources_(std::move(sources)) {}
+
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    return {Gauge("dvexport_active_exports", "Exports running now.", sources_.active_exports),
+            Gauge("dvexport_db_pool_in_use", "Database connections borrowed from the pool now.",
+                  sources_.db_pool_in_use)};
+  }
+
+ private:
+  static prometheus::MetricFamily Gauge(const char* name, const char* help,
+                                        const std::function<int()>& source) {
+    prometheus::MetricFamily family;
+    family.name = name;
+    family.help = help;
+    family.type = prometheus::MetricType::Gauge;
+    prometheus::ClientMetric metric;
+    metric.gauge.value = source ? source() : 0;
+    family.metric.push_back(metric);
+    return family;
+  }
+
+  const ServerMetrics::GaugeSources sources_;
+};
+
+namespace {
+
+// 1 ms to about 17 minutes, doubling.
+const prometheus::Histogram::BucketBoundaries& SecondsBuckets() {
+  static const prometheus::Histogram::BucketBoundaries* const buckets = [] {
+    auto* bounds = new prometheus::Histogram::BucketBoundaries();
+    for (double bound = 0.001; bound < 1100; bound *= 2) bounds->push_back(bound);
+    return bounds;
+  }();
+  return *buckets;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ServerMetrics>> ServerMetrics::Start(const std::string& listen,
+                                                                    GaugeSources sources) {
+  std::unique_ptr<ServerMetrics> metrics(new ServerMetrics());
+  metrics->registry_ = std::make_shared<prometheus::Registry>();
+  prometheus::Registry& registry = *metrics->registry_;
+  metrics->exports_ = &prometheus::BuildCounter()
+                           .Name("dvexport_exports_total")
+                           .Help(
+                               "DataValueExport calls finished, by rpc, format, compression "
+                               "and gRPC status code.")
+                           .Register(registry);
+  metrics->values_sent_ = &prometheus::BuildCounter()
+                               .Name("dvexport_values_sent_total")
+                               .Help("Data values sent.")
+                               .Register(registry);
+  metrics->bytes_sent_ = &prometheus::BuildCounter()
+                              .Name("dvexport_bytes_sent_total")
+                              .Help("Serialized bytes of the messages sent.")
+                              .Register(registry);
+  metrics->duration_ = &prometheus::BuildHistogram()
+                            .Name("dvexport_export_duration_seconds")
+                            .Help("From a call's arrival to its status.")
+                            .Register(registry);
+  metrics->first_byte_ = &prometheus::BuildHistogram()
+                              .Name("dvexport_time_to_first_byte_seconds")
+                              .Help("From a call's arrival to its first message.")
+                              .Register(registry);
+  metrics->gauges_ = std::make_shared<GaugeCollectable>(std::move(sources));
+  try {
+    metrics->exposer_ = std::make_unique<prometheus::Exposer>(listen, 2);
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(absl::StrCat("cannot serve metrics on ", listen, ": ", e.what()));
+  }
+  metrics->exposer_->RegisterCollectable(metrics->registry_);
+  metrics->exposer_->RegisterCollectable(metrics->gauges_);
+  std::vector<int> ports = metrics->exposer_->GetListeningPorts();
+  if (ports.empty())
+    return absl::UnavailableError(absl::StrCat("cannot serve metrics on ", listen));
+  metrics->port_ = ports.front();
+  return metrics;
+}
+
+// The exposer (and its threads, which call the gauge sources) goes first.
+ServerMetrics::~ServerMetrics() { exposer_.reset(); }
+
+void ServerMetrics::Record(const CallRecord& call) {
+  exports_
+      ->Add({{"rpc", call.rpc},
+             {"format", call.format},
+             {"compression", call.compression},
+             {"code", call.code}})
+      .Increment();
+  if (call.values > 0) values_sent_->Add({{"rpc", call.rpc}}).Increment(call.values);
+  if (call.bytes > 0) bytes_sent_->Add({{"rpc", call.rpc}}).Increment(call.bytes);
+  duration_->Add({{"rpc", call.rpc}}, SecondsBuckets()).Observe(call.seconds);
+  if (call.first_byte_seconds >= 0) {
+    first_byte_->Add({{"rpc", call.rpc}}, SecondsBuckets()).Observe(call.first_byte_seconds);
+  }
+}
+
+}  // namespace dvexport::server

@@ -1,0 +1,86 @@
+#ifndef DVEXPORT_SERVICE_SERVER_METRICS_H_
+#define DVEXPORT_SERVICE_SERVER_METRICS_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace prometheus {
+class Counter;
+class Exposer;
+class Histogram;
+class Registry;
+template <typename T>
+class Family;
+}  // namespace prometheus
+
+namespace dvexport::server {
+
+class GaugeCollectable;
+
+// One finished DataValueExport call, as the metrics and the log see it.
+struct CallRecord {
+  // The rpc's short name: ExportFile, StreamDataValues, CountDataValues.
+  std::string rpc;
+  // ExportFile's format and compression enum names; "" for the other rpcs.
+  std::string format;
+  std::string compression;
+  // The gRPC status code name (OK, NOT_FOUND, ...).
+  std::string code;
+  // Data values sent (the trailer's or the last batch's count; 0 for counts).
+  int64_t values = 0;
+  // Serialized bytes of the messages sent.
+  int64_t bytes = 0;
+  // From the call's arrival to its status.
+  double seconds = 0;
+  // From the call's arrival to its first message; negative if none was sent.
+  double first_byte_seconds = -1;
+};
+
+// Prometheus metrics of a dvexport server, served over HTTP at /metrics:
+//   dvexport_exports_total{rpc,format,compression,code}    counter
+//   dvexport_values_sent_total{rpc}, dvexport_bytes_sent_total{rpc}
+//   dvexport_export_duration_seconds{rpc}                  histogram
+//   dvexport_time_to_first_byte_seconds{rpc}               histogram
+//   dvexport_active_exports, dvexport_db_pool_in_use       gauges, read at each scrape
+// Thread-safe.
+class ServerMetrics {
+ public:
+  // Reads the gauges' current values.
+  struct GaugeSources {
+    std::function<int()> active_exports;
+    std::function<int()> db_pool_in_use;
+  };
+
+  // Serves /metrics on "listen" (host:port; port 0 picks a free port). The
+  // sources are called on the HTTP server's threads and must stay callable
+  // until the ServerMetrics is destroyed.
+  static absl::StatusOr<std::unique_ptr<ServerMetrics>> Start(const std::string& listen,
+                                                              GaugeSources sources);
+  ~ServerMetrics();
+
+  // The port actually bound.
+  int port() const { return port_; }
+
+  void Record(const CallRecord& call);
+
+ private:
+  ServerMetrics() = default;
+
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::shared_ptr<GaugeCollectable> gauges_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  prometheus::Family<prometheus::Counter>* exports_ = nullptr;
+  prometheus::Family<prometheus::Counter>* values_sent_ = nullptr;
+  prometheus::Family<prometheus::Counter>* bytes_sent_ = nullptr;
+  prometheus::Family<prometheus::Histogram>* duration_ = nullptr;
+  prometheus::Family<prometheus::Histogram>* first_byte_ = nullptr;
+  int port_ = 0;
+};
+
+}  // namespace dvexport::server
+
+#endif  // DVEXPORT_SERVICE_SERVER_METRICS_H_
