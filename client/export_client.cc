@@ -17,7 +17,9 @@
 namespace dvexport::client {
 namespace {
 
+using dvexport::v1::DataValueBatch;
 using dvexport::v1::ExportFileRequest;
+using dvexport::v1::ExportRequest;
 using dvexport::v1::ExportTrailer;
 using dvexport::v1::FileChunk;
 
@@ -26,6 +28,10 @@ constexpr int kMaxReceiveMessageBytes = 64 << 20;
 // gRPC and absl share the canonical status codes.
 absl::Status FromGrpcStatus(const grpc::Status& status) {
   return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
+}
+
+void SetDeadline(std::chrono::milliseconds timeout, grpc::ClientContext* context) {
+  if (timeout.count() > 0) context->set_deadline(std::chrono::system_clock::now() + timeout);
 }
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
@@ -41,7 +47,83 @@ std::shared_ptr<grpc::Channel> CreateChannel(const std::string& target) {
 }
 
 ExportClient::ExportClient(std::shared_ptr<grpc::Channel> channel)
-    : stub_(dvexport::v1::DataValueExport::NewStub(std::move(channel))) {}
+    : stub_(dvexport::v1::DataValueExport::NewStub(channel)),
+      health_stub_(grpc::health::v1::Health::NewStub(channel)) {}
+
+absl::StatusOr<int64_t> ExportClient::StreamDataValues(const ExportRequest& request,
+                                                       const BatchCallback& on_batch,
+                                                       const CallOptions& options) {
+  grpc::ClientContext context;
+  SetDeadline(options.timeout, &context);
+  if (!Register(&context)) return absl::CancelledError("the client was cancelled");
+  std::unique_ptr<grpc::ClientReaderInterface<DataValueBatch>> reader =
+      stub_->StreamDataValues(&context, request);
+
+  int64_t values = 0;
+  bool ended = false;
+  // A failure on our side, which ends the call early.
+  absl::Status failure;
+  DataValueBatch batch;
+  while (reader->Read(&batch)) {
+    if (ended) {
+      failure = absl::DataLossError("the server sent a batch after the last one");
+      break;
+    }
+    values += batch.data_values_size();
+    if (batch.values_so_far() != values) {
+      failure = absl::DataLossError(absl::StrCat("received ", values,
+                                                 " values but the batch says values_so_far = ",
+                                                 batch.values_so_far()));
+      break;
+    }
+    ended = batch.last();
+    if (!on_batch(batch)) {
+      failure = absl::CancelledError("the stream was stopped by its consumer");
+      break;
+    }
+  }
+  if (!failure.ok()) {
+    context.TryCancel();
+    while (reader->Read(&batch)) {
+    }
+  }
+  const grpc::Status rpc_status = reader->Finish();
+  Unregister(&context);
+
+  if (!failure.ok()) return failure;
+  if (!rpc_status.ok()) return FromGrpcStatus(rpc_status);
+  if (!ended) {
+    return absl::DataLossError(absl::StrCat("the stream ended without its last batch after ",
+                                            values, " values: it is incomplete"));
+  }
+  return values;
+}
+
+absl::StatusOr<int64_t> ExportClient::CountDataValues(const ExportRequest& request,
+                                                      const CallOptions& options) {
+  grpc::ClientContext context;
+  SetDeadline(options.timeout, &context);
+  if (!Register(&context)) return absl::CancelledError("the client was cancelled");
+  dvexport::v1::CountResponse response;
+  const grpc::Status status = stub_->CountDataValues(&context, request, &response);
+  Unregister(&context);
+  if (!status.ok()) return FromGrpcStatus(status);
+  return response.count();
+}
+
+absl::StatusOr<ServingStatus> ExportClient::Health(const std::string& service,
+                                                   const CallOptions& options) {
+  grpc::ClientContext context;
+  SetDeadline(options.timeout, &context);
+  if (!Register(&context)) return absl::CancelledError("the client was cancelled");
+  grpc::health::v1::HealthCheckRequest request;
+  request.set_service(service);
+  grpc::health::v1::HealthCheckResponse response;
+  const grpc::Status status = health_stub_->Check(&context, request, &response);
+  Unregister(&context);
+  if (!status.ok()) return FromGrpcStatus(status);
+  return response.status();
+}
 
 absl::StatusOr<ExportSummary> ExportClient::ExportToFile(const ExportFileRequest& request,
                                                          const std::string& path,
@@ -94,9 +176,7 @@ absl::StatusOr<ExportSummary> ExportClient::Receive(const ExportFileRequest& req
                                                     BufferedFdWriter& writer,
                                                     const ExportOptions& options) {
   grpc::ClientContext context;
-  if (options.timeout.count() > 0) {
-    context.set_deadline(std::chrono::system_clock::now() + options.timeout);
-  }
+  SetDeadline(options.timeout, &context);
   if (!Register(&context)) return absl::CancelledError("the export was cancelled");
   std::unique_ptr<grpc::ClientReaderInterface<FileChunk>> reader =
       stub_->ExportFile(&context, request);

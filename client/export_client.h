@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "dvexport/v1/export.grpc.pb.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 
 namespace dvexport::client {
 
@@ -33,6 +34,20 @@ struct ExportOptions {
   // Deadline for the whole export, from the call on; zero means none.
   std::chrono::milliseconds timeout{0};
 };
+
+// Options of StreamDataValues, CountDataValues and Health.
+struct CallOptions {
+  // Deadline for the whole call, from the call on; zero means none.
+  std::chrono::milliseconds timeout{0};
+};
+
+// Called with each batch of StreamDataValues, in order, on the calling
+// thread; the batch is only valid during the call. Returning false stops the
+// stream (StreamDataValues then returns CANCELLED).
+using BatchCallback = std::function<bool(const dvexport::v1::DataValueBatch&)>;
+
+// The serving status grpc.health.v1.Health reports.
+using ServingStatus = grpc::health::v1::HealthCheckResponse::ServingStatus;
 
 // A verified, complete export.
 struct ExportSummary {
@@ -59,7 +74,7 @@ std::shared_ptr<grpc::Channel> CreateChannel(const std::string& target);
 // pipe or under RLIMIT_FSIZE should ignore SIGPIPE and SIGXFSZ, so that such
 // writes fail with EPIPE and EFBIG instead of killing it.
 //
-// Thread-safe: exports may run concurrently on one client.
+// Thread-safe: calls may run concurrently on one client.
 class ExportClient {
  public:
   explicit ExportClient(std::shared_ptr<grpc::Channel> channel);
@@ -81,9 +96,30 @@ class ExportClient {
   absl::StatusOr<ExportSummary> ExportToFd(const dvexport::v1::ExportFileRequest& request, int fd,
                                            const ExportOptions& options = {});
 
-  // Cancels the exports in progress, which then fail with CANCELLED (removing
-  // their temporary files), and makes every later export fail at once with
-  // CANCELLED. Meant for interrupted programs; safe to call from any thread.
+  // Calls DataValueExport.StreamDataValues and hands each batch to
+  // "on_batch". Returns the number of values once the stream has ended with
+  // its last batch (last = true) and every batch's values_so_far agreed with
+  // the values received. Errors keep the gRPC code and message of a failed
+  // call; a stream that ends without its last batch, or sends anything after
+  // it, is DATA_LOSS. Values handed out before a failure cannot be taken back.
+  absl::StatusOr<int64_t> StreamDataValues(const dvexport::v1::ExportRequest& request,
+                                           const BatchCallback& on_batch,
+                                           const CallOptions& options = {});
+
+  // Calls DataValueExport.CountDataValues: the number of values the request
+  // would export.
+  absl::StatusOr<int64_t> CountDataValues(const dvexport::v1::ExportRequest& request,
+                                          const CallOptions& options = {});
+
+  // Calls grpc.health.v1.Health/Check for "service" ("" is the server as a
+  // whole, "dvexport.v1.DataValueExport" the export service).
+  absl::StatusOr<ServingStatus> Health(const std::string& service = "",
+                                       const CallOptions& options = {});
+
+  // Cancels the calls in progress (exports, streams, counts, health checks),
+  // which then fail with CANCELLED (exports remove their temporary files),
+  // and makes every later call fail at once with CANCELLED. Meant for
+  // interrupted programs; safe to call from any thread.
   void Cancel();
 
  private:
@@ -96,6 +132,7 @@ class ExportClient {
   void Unregister(grpc::ClientContext* context);
 
   const std::unique_ptr<dvexport::v1::DataValueExport::Stub> stub_;
+  const std::unique_ptr<grpc::health::v1::Health::Stub> health_stub_;
 
   std::mutex mutex_;
   bool cancelled_ = false;                      // Guarded by mutex_.

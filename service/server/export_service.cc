@@ -2,17 +2,21 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "service/db/export_scope.h"
 #include "service/dhis2/export_request_validator.h"
 #include "service/encode/parallel_gzip_compressor.h"
+#include "service/server/count_export.h"
 #include "service/server/file_export.h"
+#include "service/server/stream_export.h"
 
 namespace dvexport::server {
 namespace {
 
+using dvexport::v1::DataValueBatch;
 using dvexport::v1::FileChunk;
 
 grpc::Status ToGrpc(const absl::Status& status) {
@@ -76,26 +80,74 @@ absl::Status ValidateFileOptions(const dvexport::v1::ExportFileRequest& request)
   return absl::OkStatus();
 }
 
+// One line of JSON per call on stderr, for the operator.
+void LogCall(const char* event, grpc::ServerContext* context, int64_t values, int64_t bytes,
+             std::chrono::steady_clock::time_point started, const absl::Status& status) {
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::fprintf(stderr,
+               "{\"event\":\"%s\",\"peer\":\"%s\",\"values\":%lld,\"bytes\":%lld,"
+               "\"seconds\":%.3f,\"status\":\"%s\"}\n",
+               event, context->peer().c_str(), static_cast<long long>(values),
+               static_cast<long long>(bytes), seconds,
+               absl::StatusCodeToString(status.code()).c_str());
+}
+
 }  // namespace
+
+// Members are released in reverse order: the transaction ends before the
+// connection goes back to the pool, and the slot is freed last.
+class ExportSession {
+ public:
+  ExportSession(std::atomic<int>* active, int limit) : slot_(active, limit) {}
+
+  db::PgConnection& conn() { return **conn_; }
+  ReadOnlyTransaction& transaction() { return *transaction_; }
+  const db::ExportScope& scope() const { return scope_; }
+
+ private:
+  friend class DataValueExportService;
+
+  ExportSlot slot_;
+  std::optional<db::PooledConnection> conn_;
+  std::optional<ReadOnlyTransaction> transaction_;
+  db::ExportScope scope_;
+};
 
 DataValueExportService::DataValueExportService(db::ConnectionPool* pool,
                                                const ServiceOptions& options)
     : pool_(pool), options_(options) {}
 
+absl::StatusOr<std::unique_ptr<ExportSession>> DataValueExportService::StartExport(
+    const dvexport::v1::ExportRequest& query) {
+  auto session =
+      std::make_unique<ExportSession>(&active_exports_, options_.max_concurrent_exports);
+  if (!session->slot_.acquired()) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "too many exports running (limit ", options_.max_concurrent_exports, "); retry later"));
+  }
+  absl::StatusOr<dhis2::ExportParams> params = dhis2::ValidateExportRequest(query);
+  if (!params.ok()) return params.status();
+  absl::StatusOr<db::PooledConnection> conn = pool_->Acquire(options_.connection_wait);
+  if (!conn.ok()) return conn.status();
+  session->conn_.emplace(*std::move(conn));
+  session->transaction_.emplace(&**session->conn_);
+  absl::Status status = session->transaction_->Begin(options_.statement_timeout);
+  if (!status.ok()) return status;
+  absl::StatusOr<db::ExportScope> scope = db::ResolveExportScope(session->conn(), *params);
+  if (!scope.ok()) return scope.status();
+  session->scope_ = *std::move(scope);
+  return session;
+}
+
 grpc::Status DataValueExportService::ExportFile(grpc::ServerContext* context,
                                                 const dvexport::v1::ExportFileRequest* request,
                                                 grpc::ServerWriter<FileChunk>* writer) {
   auto started = std::chrono::steady_clock::now();
-  ExportSlot slot(&active_exports_, options_.max_concurrent_exports);
-  if (!slot.acquired()) {
-    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                        absl::StrCat("too many exports running (limit ",
-                                     options_.max_concurrent_exports, "); retry later"));
-  }
   absl::Status status = ValidateFileOptions(*request);
   if (!status.ok()) return ToGrpc(status);
-  absl::StatusOr<dhis2::ExportParams> params = dhis2::ValidateExportRequest(request->query());
-  if (!params.ok()) return ToGrpc(params.status());
+  absl::StatusOr<std::unique_ptr<ExportSession>> session = StartExport(request->query());
+  if (!session.ok()) return ToGrpc(session.status());
 
   std::unique_ptr<encode::ParallelGzipCompressor> gzip;
   if (request->compression() == dvexport::v1::COMPRESSION_GZIP) {
@@ -107,28 +159,42 @@ grpc::Status DataValueExportService::ExportFile(grpc::ServerContext* context,
     gzip = *std::move(created);
   }
 
-  absl::StatusOr<db::PooledConnection> conn = pool_->Acquire(options_.connection_wait);
-  if (!conn.ok()) return ToGrpc(conn.status());
-  ReadOnlyTransaction transaction(&**conn);
-  status = transaction.Begin(options_.statement_timeout);
-  if (!status.ok()) return ToGrpc(status);
-  absl::StatusOr<db::ExportScope> scope = db::ResolveExportScope(**conn, *params);
-  if (!scope.ok()) return ToGrpc(scope.status());
-
   FileExportStats stats;
-  status = StreamFile(**conn, *scope, request->format(), std::move(gzip), options_.chunk_size,
-                      context, writer, &stats);
+  status = StreamFile((*session)->conn(), (*session)->scope(), request->format(), std::move(gzip),
+                      options_.chunk_size, context, writer, &stats);
   // The trailer is only sent after a successful COPY; commit is a formality
   // for a read-only transaction.
-  if (status.ok()) status = transaction.Commit();
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  std::fprintf(stderr,
-               "{\"event\":\"export\",\"peer\":\"%s\",\"values\":%lld,\"bytes\":%lld,"
-               "\"seconds\":%.3f,\"status\":\"%s\"}\n",
-               context->peer().c_str(), static_cast<long long>(stats.values),
-               static_cast<long long>(stats.file_bytes), seconds,
-               absl::StatusCodeToString(status.code()).c_str());
+  if (status.ok()) status = (*session)->transaction().Commit();
+  LogCall("export", context, stats.values, stats.file_bytes, started, status);
+  return ToGrpc(status);
+}
+
+grpc::Status DataValueExportService::StreamDataValues(grpc::ServerContext* context,
+                                                      const dvexport::v1::ExportRequest* request,
+                                                      grpc::ServerWriter<DataValueBatch>* writer) {
+  auto started = std::chrono::steady_clock::now();
+  absl::StatusOr<std::unique_ptr<ExportSession>> session = StartExport(*request);
+  if (!session.ok()) return ToGrpc(session.status());
+  StreamExportStats stats;
+  absl::Status status = StreamDataValueBatches((*session)->conn(), (*session)->scope(),
+                                               options_.batch_bytes, context, writer, &stats);
+  if (status.ok()) status = (*session)->transaction().Commit();
+  LogCall("stream", context, stats.values, stats.bytes, started, status);
+  return ToGrpc(status);
+}
+
+grpc::Status DataValueExportService::CountDataValues(grpc::ServerContext* context,
+                                                     const dvexport::v1::ExportRequest* request,
+                                                     dvexport::v1::CountResponse* response) {
+  auto started = std::chrono::steady_clock::now();
+  absl::StatusOr<std::unique_ptr<ExportSession>> session = StartExport(*request);
+  if (!session.ok()) return ToGrpc(session.status());
+  absl::StatusOr<int64_t> count =
+      server::CountDataValues((*session)->conn(), (*session)->scope());
+  absl::Status status = count.status();
+  if (status.ok()) status = (*session)->transaction().Commit();
+  if (status.ok()) response->set_count(*count);
+  LogCall("count", context, count.value_or(0), 0, started, status);
   return ToGrpc(status);
 }
 

@@ -4,15 +4,22 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <memory>
 
+#include "absl/status/statusor.h"
 #include "dvexport/v1/export.grpc.pb.h"
 #include "service/db/connection_pool.h"
 
 namespace dvexport::server {
 
+class ExportSession;
+
 struct ServiceOptions {
   // Bytes of rendered (uncompressed) output per data chunk sent.
   size_t chunk_size = 256 * 1024;
+  // Serialized bytes of a StreamDataValues batch, at most (a single larger
+  // value makes a batch of its own).
+  size_t batch_bytes = 256 * 1024;
   // Exports running at once; one more is refused with RESOURCE_EXHAUSTED.
   int max_concurrent_exports = 4;
   // How long an export waits for a pooled database connection.
@@ -32,9 +39,23 @@ class DataValueExportService final : public dvexport::v1::DataValueExport::Servi
                           const dvexport::v1::ExportFileRequest* request,
                           grpc::ServerWriter<dvexport::v1::FileChunk>* writer) override;
 
+  grpc::Status StreamDataValues(grpc::ServerContext* context,
+                                const dvexport::v1::ExportRequest* request,
+                                grpc::ServerWriter<dvexport::v1::DataValueBatch>* writer) override;
+
+  grpc::Status CountDataValues(grpc::ServerContext* context,
+                               const dvexport::v1::ExportRequest* request,
+                               dvexport::v1::CountResponse* response) override;
+
   int active_exports() const { return active_exports_.load(); }
 
  private:
+  // What every RPC does before reading values: takes a slot, validates
+  // "query", opens a READ ONLY transaction on a pooled connection and resolves
+  // the scope in it.
+  absl::StatusOr<std::unique_ptr<ExportSession>> StartExport(
+      const dvexport::v1::ExportRequest& query);
+
   db::ConnectionPool* const pool_;
   const ServiceOptions options_;
   std::atomic<int> active_exports_{0};
