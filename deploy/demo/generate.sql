@@ -2,6 +2,7 @@
 --
 --   SELECT dvexport_demo_generate('small');  -- ~10,000 values, for tests
 --   SELECT dvexport_demo_generate('sl');     -- ~1,000,000 values, Sierra Leone shaped
+--   SELECT dvexport_demo_generate('sl4');    -- ~4,000,000 values: sl with 4x the facilities
 --
 -- Same size, same data, every run: no random(), no now(); every choice comes
 -- from dvexport_demo_hash() of the row's ids, and every uid from md5 of a seed
@@ -93,8 +94,12 @@ BEGIN
   ELSIF size = 'sl' THEN
     n_districts := 13; n_chiefdoms := 150; n_facilities := 1200; n_des := 250;
     density := 170; density_quarterly := 300; density_unassigned := 40;
+  ELSIF size = 'sl4' THEN
+    -- sl with four times the facilities (the same chiefdoms): ~4,000,000 values, for scaling.
+    n_districts := 13; n_chiefdoms := 150; n_facilities := 4800; n_des := 250;
+    density := 170; density_quarterly := 300; density_unassigned := 40;
   ELSE
-    RAISE EXCEPTION 'dvexport_demo_generate: size must be small or sl, not %', size;
+    RAISE EXCEPTION 'dvexport_demo_generate: size must be small, sl or sl4, not %', size;
   END IF;
   IF EXISTS (SELECT 1 FROM datavalue) OR EXISTS (SELECT 1 FROM organisationunit) THEN
     RAISE EXCEPTION 'dvexport_demo_generate: the tables are not empty';

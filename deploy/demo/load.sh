@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Loads the demo database: deploy/demo/load.sh small|sl
+# Loads the demo database: deploy/demo/load.sh small|sl|sl4
 #
 # Creates the DHIS2 schema subset (schema.sql) and fills it with the
 # deterministic generator (generate.sql) in the database the libpq PG*
@@ -12,8 +12,8 @@
 set -euo pipefail
 
 size="${1:-}"
-if [[ "$size" != small && "$size" != sl ]]; then
-  echo "usage: $0 small|sl" >&2
+if [[ "$size" != small && "$size" != sl && "$size" != sl4 ]]; then
+  echo "usage: $0 small|sl|sl4" >&2
   exit 2
 fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

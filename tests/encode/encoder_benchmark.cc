@@ -14,6 +14,8 @@
 #include "service/encode/gzip_compressor.h"
 #include "service/encode/json_data_value_encoder.h"
 #include "service/encode/long_gmt_date.h"
+#include "service/encode/parallel_gzip_compressor.h"
+#include "service/encode/pretty_json_data_value_encoder.h"
 
 namespace dvexport::encode {
 namespace {
@@ -119,6 +121,7 @@ BENCHMARK(BM_FormatLongGmtDate);
 
 BENCHMARK(BM_Encode<JsonDataValueEncoder>)->Name("BM_EncodeJson");
 BENCHMARK(BM_Encode<CsvDataValueEncoder>)->Name("BM_EncodeCsv");
+BENCHMARK(BM_Encode<PrettyJsonDataValueEncoder>)->Name("BM_EncodeJsonPretty");
 
 // gzip level 1 over 256 KiB chunks of the JSON output, for comparison with the encoder.
 void BM_GzipJsonLevel1(benchmark::State& state) {
@@ -145,6 +148,36 @@ void BM_GzipJsonLevel1(benchmark::State& state) {
                          benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_GzipJsonLevel1);
+
+// The pigz-style compressor on the same JSON, level state.range(0), 2 worker threads; real time,
+// since the work is on the workers.
+void BM_ParallelGzipJson(benchmark::State& state) {
+  ChunkBuffer buffer(4 * 1024 * 1024);
+  JsonDataValueEncoder encoder(&buffer);
+  encoder.Begin(nullptr);
+  for (const DataValueRow& row : Rows().rows()) encoder.Add(row);
+  encoder.End();
+  const std::string_view json = buffer.view();
+  ParallelGzipOptions options;
+  options.level = static_cast<int>(state.range(0));
+  auto compressor = ParallelGzipCompressor::Create(options).value();
+  std::string out;
+  size_t bytes = 0;
+  for (auto _ : state) {
+    for (size_t offset = 0; offset < json.size(); offset += kChunkSize) {
+      compressor->Compress(json.substr(offset, kChunkSize), &out);
+      out.clear();
+    }
+    compressor->Finish(&out);
+    out.clear();
+    bytes += json.size();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+  state.counters["time_per_value"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * Rows().rows().size()),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_ParallelGzipJson)->Arg(1)->Arg(6)->UseRealTime();
 
 }  // namespace
 }  // namespace dvexport::encode

@@ -1,0 +1,124 @@
+// ttfb: times one export from the client's side, for scripts/bench.
+//
+//   ttfb --server HOST:PORT [--format json|csv|json_pretty] [--gzip LEVEL] [--stream]
+//        [--data-set UID]... [--org-unit UID]... [--children]
+//        [--start-date yyyy-MM-dd --end-date yyyy-MM-dd]
+//
+// Calls ExportFile (or StreamDataValues with --stream), discards what arrives and prints one
+// line: first_byte_ms=... total_ms=... bytes=... values=... . The first byte is the first
+// message with data, timed from just before the call. Exit status 0 on success, 3 if the server
+// does not implement the RPC, 1 on any other failure.
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "dvexport/v1/export.grpc.pb.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Ms(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double, std::milli>(to - from).count();
+}
+
+int Usage() {
+  std::fprintf(stderr,
+               "usage: ttfb --server HOST:PORT [--format json|csv|json_pretty] [--gzip LEVEL]\n"
+               "            [--stream] [--data-set UID]... [--org-unit UID]... [--children]\n"
+               "            [--start-date DATE --end-date DATE]\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string server;
+  bool stream = false;
+  dvexport::v1::ExportFileRequest request;
+  dvexport::v1::ExportRequest* query = request.mutable_query();
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+    const char* v = nullptr;
+    if (flag == "--children") {
+      query->set_children(true);
+    } else if (flag == "--stream") {
+      stream = true;
+    } else if ((v = value()) == nullptr) {
+      return Usage();
+    } else if (flag == "--server") {
+      server = v;
+    } else if (flag == "--format") {
+      const std::string f = v;
+      request.set_format(f == "csv"           ? dvexport::v1::FORMAT_CSV
+                         : f == "json_pretty" ? dvexport::v1::FORMAT_JSON_PRETTY
+                                              : dvexport::v1::FORMAT_JSON);
+    } else if (flag == "--gzip") {
+      request.set_compression(dvexport::v1::COMPRESSION_GZIP);
+      request.set_compression_level(std::atoi(v));
+    } else if (flag == "--data-set") {
+      query->add_data_set(v);
+    } else if (flag == "--org-unit") {
+      query->add_org_unit(v);
+    } else if (flag == "--start-date") {
+      query->set_start_date(v);
+    } else if (flag == "--end-date") {
+      query->set_end_date(v);
+    } else {
+      return Usage();
+    }
+  }
+  if (server.empty()) return Usage();
+
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);
+  auto channel =
+      grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(), args);
+  auto stub = dvexport::v1::DataValueExport::NewStub(channel);
+  grpc::ClientContext context;
+  const Clock::time_point start = Clock::now();
+  Clock::time_point first = start;
+  bool got_first = false;
+  long long bytes = 0, values = 0;
+  grpc::Status status;
+  if (stream) {
+    auto reader = stub->StreamDataValues(&context, request.query());
+    dvexport::v1::DataValueBatch batch;
+    while (reader->Read(&batch)) {
+      if (!got_first && batch.data_values_size() > 0) {
+        first = Clock::now();
+        got_first = true;
+      }
+      bytes += static_cast<long long>(batch.ByteSizeLong());
+      values = batch.values_so_far();
+    }
+    status = reader->Finish();
+  } else {
+    auto reader = stub->ExportFile(&context, request);
+    dvexport::v1::FileChunk chunk;
+    while (reader->Read(&chunk)) {
+      if (!got_first && !chunk.data().empty()) {
+        first = Clock::now();
+        got_first = true;
+      }
+      bytes += static_cast<long long>(chunk.data().size());
+      values = chunk.values_so_far();
+    }
+    status = reader->Finish();
+  }
+  const Clock::time_point end = Clock::now();
+  if (!status.ok()) {
+    std::fprintf(stderr, "ttfb: %s: %s\n", stream ? "StreamDataValues" : "ExportFile",
+                 status.error_message().c_str());
+    return status.error_code() == grpc::StatusCode::UNIMPLEMENTED ? 3 : 1;
+  }
+  std::printf("first_byte_ms=%.1f total_ms=%.1f bytes=%lld values=%lld\n",
+              got_first ? Ms(start, first) : -1.0, Ms(start, end), bytes, values);
+  return 0;
+}
