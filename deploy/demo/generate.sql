@@ -149,6 +149,27 @@ BEGIN
   VALUES (2001, 1001), (2002, 1002), (2003, 1002), (2004, 1003), (2005, 1003), (2006, 1003),
          (2007, 1003), (2008, 1004), (2009, 1004), (2010, 1004);
 
+  -- Category options and the options of each option combo.
+  INSERT INTO categoryoption (categoryoptionid, uid, code, created, lastupdated, name, shortname)
+  VALUES (3001, 'xYerKDKCefk', 'default', meta_ts, meta_ts, 'default', 'default'),
+         (3002, dvexport_demo_uid('co:fixed'), 'CO_FIXED', meta_ts, meta_ts, 'Fixed', 'Fixed'),
+         (3003, dvexport_demo_uid('co:outreach'), 'CO_OUTREACH', meta_ts, meta_ts, 'Outreach',
+          'Outreach'),
+         (3004, dvexport_demo_uid('co:male'), 'CO_MALE', meta_ts, meta_ts, 'Male', 'Male'),
+         (3005, dvexport_demo_uid('co:female'), 'CO_FEMALE', meta_ts, meta_ts, 'Female', 'Female'),
+         (3006, dvexport_demo_uid('co:under-5'), 'CO_UNDER_5', meta_ts, meta_ts, '<5y', '<5y'),
+         (3007, dvexport_demo_uid('co:5-plus'), 'CO_5_PLUS', meta_ts, meta_ts, '5y+', '5y+'),
+         (3008, dvexport_demo_uid('co:partner-a'), 'CO_PARTNER_A', meta_ts, meta_ts, 'Partner A',
+          'Partner A'),
+         (3009, dvexport_demo_uid('co:partner-b'), 'CO_PARTNER_B', meta_ts, meta_ts, 'Partner B',
+          'Partner B'),
+         (3010, dvexport_demo_uid('co:partner-c'), 'CO_PARTNER_C', meta_ts, meta_ts, 'Partner C',
+          'Partner C');
+  INSERT INTO categoryoptioncombos_categoryoptions (categoryoptioncomboid, categoryoptionid)
+  VALUES (2001, 3001), (2002, 3002), (2003, 3003), (2004, 3004), (2004, 3006), (2005, 3005),
+         (2005, 3006), (2006, 3004), (2006, 3007), (2007, 3005), (2007, 3007), (2008, 3008),
+         (2009, 3009), (2010, 3010);
+
   -- Org units. Ids: country 100001, districts 100002.., chiefdoms 101001..,
   -- facilities 110001.., outside root 190001 and its facility 190002.
   INSERT INTO organisationunit (organisationunitid, uid, code, created, lastupdated, name, shortname,

@@ -34,8 +34,8 @@ if [[ -n "$marker" ]]; then
 SET client_min_messages = warning;
 DROP TABLE IF EXISTS datavalue, completedatasetregistration, dataelementgroupmembers,
   dataelementgroup, orgunitgroupmembers, orgunitgroup, datasetelement, dataset, dataelement,
-  categorycombos_optioncombos, categoryoptioncombo, categorycombo, organisationunit, period,
-  periodtype CASCADE;
+  categoryoptioncombos_categoryoptions, categoryoption, categorycombos_optioncombos,
+  categoryoptioncombo, categorycombo, organisationunit, period, periodtype CASCADE;
 DROP FUNCTION IF EXISTS dvexport_demo_generate(text), dvexport_demo_hash(bigint, bigint),
   dvexport_demo_uid(text);
 SQL

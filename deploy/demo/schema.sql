@@ -11,7 +11,7 @@
 --   2.37 V2_37_4  in_organisationunit_path uses varchar_pattern_ops
 --   2.40 V2_40_17 shortname NOT NULL + *_unique_shortname on dataset,
 --                 orgunitgroup, dataelementgroup
---   2.41 dataelementcategoryoption renamed categoryoption (not included here)
+--   2.41 V2_41_30 dataelementcategoryoption renamed categoryoption
 --   2.42 V2_42_19/20 dataset.expirydays/timelydays become double precision
 --
 -- Table, column, primary key, unique constraint and index names are DHIS2's
@@ -129,6 +129,46 @@ ALTER TABLE ONLY categorycombos_optioncombos
 ALTER TABLE ONLY categorycombos_optioncombos
     ADD CONSTRAINT fk_categorycombos_optioncombos_categorycomboid
     FOREIGN KEY (categorycomboid) REFERENCES categorycombo(categorycomboid);
+
+-- Category options (2.41: formerly dataelementcategoryoption) and which
+-- options make up each option combo: an attribute combo plus its options
+-- name one attribute option combo (DHIS2 attributeCombo + attributeOptions).
+-- The pkey keeps the pre-2.41 table name, as a rename does; the other
+-- constraint names are ours (the dump's Hibernate names were not copied).
+CREATE TABLE categoryoption (
+    categoryoptionid bigint NOT NULL,
+    uid character varying(11) NOT NULL,
+    code character varying(50),
+    created timestamp without time zone NOT NULL,
+    lastupdated timestamp without time zone NOT NULL,
+    lastupdatedby bigint,
+    name character varying(230) NOT NULL,
+    shortname character varying(50) NOT NULL,
+    startdate date,
+    enddate date,
+    userid bigint,
+    translations jsonb DEFAULT '[]'::jsonb,
+    attributevalues jsonb DEFAULT '{}'::jsonb,
+    sharing jsonb DEFAULT '{}'::jsonb
+);
+ALTER TABLE ONLY categoryoption ADD CONSTRAINT dataelementcategoryoption_pkey PRIMARY KEY (categoryoptionid);
+ALTER TABLE ONLY categoryoption ADD CONSTRAINT categoryoption_uid_key UNIQUE (uid);
+ALTER TABLE ONLY categoryoption ADD CONSTRAINT categoryoption_code_key UNIQUE (code);
+ALTER TABLE ONLY categoryoption ADD CONSTRAINT categoryoption_name_key UNIQUE (name);
+ALTER TABLE ONLY categoryoption ADD CONSTRAINT categoryoption_unique_shortname UNIQUE (shortname);
+
+CREATE TABLE categoryoptioncombos_categoryoptions (
+    categoryoptioncomboid bigint NOT NULL,
+    categoryoptionid bigint NOT NULL
+);
+ALTER TABLE ONLY categoryoptioncombos_categoryoptions
+    ADD CONSTRAINT categoryoptioncombos_categoryoptions_pkey PRIMARY KEY (categoryoptioncomboid, categoryoptionid);
+ALTER TABLE ONLY categoryoptioncombos_categoryoptions
+    ADD CONSTRAINT fk_categoryoptioncombos_categoryoptions_categoryoptioncomboid
+    FOREIGN KEY (categoryoptioncomboid) REFERENCES categoryoptioncombo(categoryoptioncomboid);
+ALTER TABLE ONLY categoryoptioncombos_categoryoptions
+    ADD CONSTRAINT fk_categoryoptioncombos_categoryoptions_categoryoptionid
+    FOREIGN KEY (categoryoptionid) REFERENCES categoryoption(categoryoptionid);
 
 CREATE TABLE dataelement (
     dataelementid bigint NOT NULL,

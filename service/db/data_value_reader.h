@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
@@ -22,10 +23,11 @@ inline constexpr int64_t kPostgresEpochMicros = 946684800LL * 1000000;
 // last hit: consecutive rows mostly share their data element and period.
 class IdentifierLookup {
  public:
-  explicit IdentifierLookup(const absl::flat_hash_map<int64_t, std::string>* map) : map_(map) {}
+  explicit IdentifierLookup(const IdentifierMap* map) : map_(map) {}
 
-  // Null if the id is unknown.
-  const std::string* Find(int64_t id) {
+  // Null if the id is unknown; points at nullopt if the object has no
+  // identifier in the output scheme.
+  const std::optional<std::string>* Find(int64_t id) {
     if (id == last_id_ && last_ != nullptr) return last_;
     auto it = map_->find(id);
     if (it == map_->end()) return nullptr;
@@ -35,9 +37,9 @@ class IdentifierLookup {
   }
 
  private:
-  const absl::flat_hash_map<int64_t, std::string>* map_;
+  const IdentifierMap* map_;
   int64_t last_id_ = 0;
-  const std::string* last_ = nullptr;
+  const std::optional<std::string>* last_ = nullptr;
 };
 
 // Streams the data values of "scope" from "conn" (inside the export's
@@ -58,7 +60,7 @@ absl::Status ReadDataValues(PgConnection& conn, const ExportScope& scope, Sink&&
 
   IdentifierLookup data_elements(&scope.data_elements), periods(&scope.periods),
       org_units(&scope.org_units), cocs(&scope.category_option_combos),
-      aocs(&scope.category_option_combos);
+      aocs(&scope.attribute_option_combos);
   BinaryCopyParser<kDataValueColumns> parser;
   bool stopped = false;
   encode::DataValueRow row;
@@ -67,7 +69,7 @@ absl::Status ReadDataValues(PgConnection& conn, const ExportScope& scope, Sink&&
                        : encode::Text{std::string_view(f.data, static_cast<size_t>(f.size)), false};
   };
   auto on_tuple = [&](const CopyField(&f)[kDataValueColumns]) {
-    const std::string* ids[5];
+    const std::optional<std::string>* ids[5];
     IdentifierLookup* lookups[5] = {&data_elements, &periods, &org_units, &cocs, &aocs};
     for (int i = 0; i < 5; ++i) {
       if (f[i].size != 8 || (ids[i] = lookups[i]->Find(ReadInt64(f[i].data))) == nullptr) {
@@ -80,11 +82,14 @@ absl::Status ReadDataValues(PgConnection& conn, const ExportScope& scope, Sink&&
       status = absl::InternalError("data value row has a NULL or malformed timestamp or flag");
       return false;
     }
-    row.data_element = {*ids[0], false};
-    row.period = {*ids[1], false};
-    row.org_unit = {*ids[2], false};
-    row.category_option_combo = {*ids[3], false};
-    row.attribute_option_combo = {*ids[4], false};
+    auto id_text = [](const std::optional<std::string>* id) {
+      return *id ? encode::Text{**id, false} : encode::Text{{}, true};
+    };
+    row.data_element = id_text(ids[0]);
+    row.period = id_text(ids[1]);
+    row.org_unit = id_text(ids[2]);
+    row.category_option_combo = id_text(ids[3]);
+    row.attribute_option_combo = id_text(ids[4]);
     row.value = text(f[5]);
     row.stored_by = text(f[6]);
     row.created_micros = ReadInt64(f[7].data) + kPostgresEpochMicros;

@@ -3,14 +3,41 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <limits>
+#include <utility>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "service/dhis2/dates.h"
 #include "service/dhis2/period.h"
+#include "service/dhis2/quote.h"
 
 namespace dvexport::db {
 namespace {
+
+using dhis2::IdScheme;
+
+// A DHIS2 metadata table and its internal id column. Names are constants of
+// this file, never caller input.
+struct ObjectTable {
+  const char* table;
+  const char* id_column;
+  const char* noun;  // for messages: "data set"
+};
+
+constexpr ObjectTable kDataSets{"dataset", "datasetid", "data set"};
+constexpr ObjectTable kDataElementGroups{"dataelementgroup", "dataelementgroupid",
+                                         "data element group"};
+constexpr ObjectTable kDataElements{"dataelement", "dataelementid", "data element"};
+constexpr ObjectTable kOrgUnits{"organisationunit", "organisationunitid", "organisation unit"};
+constexpr ObjectTable kOrgUnitGroups{"orgunitgroup", "orgunitgroupid", "organisation unit group"};
+constexpr ObjectTable kCategoryOptionCombos{"categoryoptioncombo", "categoryoptioncomboid",
+                                            "category option combo"};
+constexpr ObjectTable kCategoryCombos{"categorycombo", "categorycomboid", "category combo"};
+constexpr ObjectTable kCategoryOptions{"categoryoption", "categoryoptionid", "category option"};
+
+// 0001-01-01T00:00:00 in microseconds since 1970: the earliest last-updated
+// bound written into SQL.
+constexpr int64_t kEarliestMicros = -62135596800LL * 1000000;
 
 int64_t ToInt64(const PGresult* r, int row, int col) {
   return std::strtoll(PQgetvalue(r, row, col), nullptr, 10);
@@ -20,152 +47,301 @@ std::string ToString(const PGresult* r, int row, int col) {
   return std::string(PQgetvalue(r, row, col), PQgetlength(r, row, col));
 }
 
+std::optional<std::string> ToOptionalString(const PGresult* r, int row, int col) {
+  if (PQgetisnull(r, row, col)) return std::nullopt;
+  return ToString(r, row, col);
+}
+
 void SortUnique(std::vector<int64_t>* ids) {
   std::sort(ids->begin(), ids->end());
   ids->erase(std::unique(ids->begin(), ids->end()), ids->end());
 }
 
-// Looks up UIDs in "table" and returns uid -> internal id; NotFound names
-// the first UID (in request order) that does not exist.
-absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> ResolveUids(
-    PgConnection& conn, const std::vector<std::string>& uids, const char* table,
-    const char* id_column, const char* field) {
-  absl::flat_hash_map<std::string, int64_t> found;
-  if (uids.empty()) return found;
-  // Table and column names are constants of this file, never caller input.
-  std::string sql = absl::StrCat("SELECT uid, ", id_column, " FROM ", table,
-                                 " WHERE uid = ANY($1::text[])");
-  absl::StatusOr<PgResult> result = conn.Query(sql, {ToTextArrayLiteral(uids)});
-  if (!result.ok()) return result.status();
-  for (int i = 0; i < PQntuples(result->get()); ++i) {
-    found.emplace(ToString(result->get(), i, 0), ToInt64(result->get(), i, 1));
+// The SQL expression of "scheme" on table alias "o". An attribute's UID is
+// bind parameter $<param>, never SQL text.
+std::string SchemeExpression(const IdScheme& scheme, int param) {
+  switch (scheme.property) {
+    case IdScheme::Property::kUid:
+      return "o.uid";
+    case IdScheme::Property::kCode:
+      return "o.code";
+    case IdScheme::Property::kName:
+      return "o.name";
+    case IdScheme::Property::kAttribute:
+      return absl::StrCat("(o.attributevalues #>> ARRAY[$", param, "::text, 'value'])");
   }
-  for (const std::string& uid : uids) {
-    if (!found.contains(uid)) {
-      return absl::NotFoundError(absl::StrCat(field, ": \"", uid, "\" does not exist"));
-    }
-  }
-  return found;
+  return "o.uid";
 }
 
-// Fills scope->periods and scope->period_ids from rows of
-// (periodid, periodtype name, start date as days since 1970-01-01).
-absl::Status AddPeriods(const PGresult* r, ExportScope* scope) {
-  for (int i = 0; i < PQntuples(r); ++i) {
-    int64_t id = ToInt64(r, i, 0);
-    std::string type_name = ToString(r, i, 1);
-    std::optional<dhis2::PeriodType> type = dhis2::PeriodTypeFromName(type_name);
-    if (!type) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("period ", id, " has period type \"", type_name,
-                       "\", which has no ISO identifier in DHIS2 2.42"));
-    }
-    std::chrono::sys_days start{std::chrono::days{ToInt64(r, i, 2)}};
-    scope->periods.emplace(id, dhis2::FormatIsoPeriod(*type, start));
-    scope->period_ids.push_back(id);
+// Looks up "ids" (in their input scheme) in "table" and returns the internal
+// ids, in request order. NotFound names the first identifier that does not
+// exist; InvalidArgument one that names several objects.
+absl::StatusOr<std::vector<int64_t>> ResolveIdentifiers(PgConnection& conn,
+                                                        const ObjectTable& table,
+                                                        const dhis2::Identifiers& ids,
+                                                        const char* field) {
+  std::vector<int64_t> resolved;
+  if (ids.empty()) return resolved;
+  const std::string key = SchemeExpression(ids.scheme, 2);
+  std::vector<std::optional<std::string>> params = {ToTextArrayLiteral(ids.values)};
+  if (ids.scheme.property == IdScheme::Property::kAttribute) params.push_back(ids.scheme.attribute);
+  absl::StatusOr<PgResult> result =
+      conn.Query(absl::StrCat("SELECT ", key, ", o.", table.id_column, " FROM ", table.table,
+                              " o WHERE ", key, " = ANY($1::text[])"),
+                 params);
+  if (!result.ok()) return result.status();
+  absl::flat_hash_map<std::string, std::vector<int64_t>> found;
+  for (int i = 0; i < PQntuples(result->get()); ++i) {
+    found[ToString(result->get(), i, 0)].push_back(ToInt64(result->get(), i, 1));
   }
-  SortUnique(&scope->period_ids);
+  const std::string scheme_note =
+      ids.scheme.property == IdScheme::Property::kUid
+          ? ""
+          : absl::StrCat(" (id scheme ", dhis2::IdSchemeName(ids.scheme), ")");
+  for (const std::string& value : ids.values) {
+    auto it = found.find(value);
+    if (it == found.end()) {
+      return absl::NotFoundError(absl::StrCat(field, ": ", dhis2::QuoteForMessage(value),
+                                              " does not exist", scheme_note));
+    }
+    if (it->second.size() > 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          field, ": ", dhis2::QuoteForMessage(value), " names ", it->second.size(), " ",
+          table.noun, "s", scheme_note, "; use an id scheme that is unique, such as UID"));
+    }
+    resolved.push_back(it->second.front());
+  }
+  return resolved;
+}
+
+// Fills "*out" with the identifier in "scheme" of each object of "table"
+// whose id is in "ids", or of every object if "ids" is null.
+absl::Status LoadIdentifiers(PgConnection& conn, const ObjectTable& table, const IdScheme& scheme,
+                             const std::vector<int64_t>* ids, IdentifierMap* out) {
+  std::vector<std::optional<std::string>> params;
+  if (ids != nullptr) params.push_back(ToArrayLiteral(*ids));
+  const int attribute_param = static_cast<int>(params.size()) + 1;
+  if (scheme.property == IdScheme::Property::kAttribute) params.push_back(scheme.attribute);
+  std::string sql = absl::StrCat("SELECT o.", table.id_column, ", ",
+                                 SchemeExpression(scheme, attribute_param), " FROM ", table.table,
+                                 " o");
+  if (ids != nullptr) absl::StrAppend(&sql, " WHERE o.", table.id_column, " = ANY($1::bigint[])");
+  absl::StatusOr<PgResult> result = conn.Query(sql, params);
+  if (!result.ok()) return result.status();
+  out->reserve(PQntuples(result->get()));
+  for (int i = 0; i < PQntuples(result->get()); ++i) {
+    out->emplace(ToInt64(result->get(), i, 0), ToOptionalString(result->get(), i, 1));
+  }
   return absl::OkStatus();
 }
 
-constexpr char kPeriodColumns[] =
-    "SELECT p.periodid, pt.name, (p.startdate - DATE '1970-01-01') "
-    "FROM period p JOIN periodtype pt ON pt.periodtypeid = p.periodtypeid ";
+// Whether period.iso exists (DHIS2 2.43+), asked once per connection.
+absl::StatusOr<bool> PeriodHasIsoColumn(PgConnection& conn) {
+  std::optional<bool>& cached = conn.schema_facts().period_has_iso;
+  if (cached.has_value()) return *cached;
+  absl::StatusOr<PgResult> result = conn.Query(
+      "SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = "
+      "current_schema() AND table_name = 'period' AND column_name = 'iso')");
+  if (!result.ok()) return result.status();
+  cached = PQntuples(result->get()) == 1 && PQgetvalue(result->get(), 0, 0)[0] == 't';
+  return *cached;
+}
+
+// Fills scope->periods and scope->period_ids from rows of (periodid,
+// periodtype name, start date as days since 1970-01-01, iso or NULL). A period
+// without an ISO id (TwoYearly in 2.42) is an error when requested; when every
+// period is in scope it is left out instead, by filtering on the others (DHIS2
+// 2.42 would fail on its values).
+absl::Status AddPeriods(const PGresult* r, ExportScope* scope) {
+  bool left_out = false;
+  for (int i = 0; i < PQntuples(r); ++i) {
+    int64_t id = ToInt64(r, i, 0);
+    if (!PQgetisnull(r, i, 3)) {
+      scope->periods.emplace(id, ToString(r, i, 3));
+    } else {
+      std::string type_name = ToString(r, i, 1);
+      std::optional<dhis2::PeriodType> type = dhis2::PeriodTypeFromName(type_name);
+      if (!type && !scope->filter_periods) {
+        left_out = true;
+        continue;
+      }
+      if (!type) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("period ", id, " has period type \"", type_name,
+                         "\", which has no ISO identifier in DHIS2 2.42"));
+      }
+      std::chrono::sys_days start{std::chrono::days{ToInt64(r, i, 2)}};
+      scope->periods.emplace(id, dhis2::FormatIsoPeriod(*type, start));
+    }
+    scope->period_ids.push_back(id);
+  }
+  SortUnique(&scope->period_ids);
+  if (!scope->filter_periods) {
+    scope->filter_periods = left_out;
+    if (!left_out) scope->period_ids.clear();
+  }
+  return absl::OkStatus();
+}
 
 absl::Status ResolvePeriods(PgConnection& conn, const dhis2::ExportParams& params,
                             ExportScope* scope) {
+  absl::StatusOr<bool> has_iso = PeriodHasIsoColumn(conn);
+  if (!has_iso.ok()) return has_iso.status();
+  const std::string columns = absl::StrCat(
+      "SELECT p.periodid, pt.name, (p.startdate - DATE '1970-01-01'), ",
+      *has_iso ? "p.iso::text" : "NULL::text",
+      " FROM period p JOIN periodtype pt ON pt.periodtypeid = p.periodtypeid ");
+  absl::StatusOr<PgResult> result;
   if (params.start_date && params.end_date) {
-    absl::StatusOr<PgResult> result =
-        conn.Query(absl::StrCat(kPeriodColumns, "WHERE p.startdate >= $1 AND p.enddate <= $2"),
-                   {dhis2::FormatDate(*params.start_date), dhis2::FormatDate(*params.end_date)});
-    if (!result.ok()) return result.status();
-    return AddPeriods(result->get(), scope);
+    result = conn.Query(absl::StrCat(columns, "WHERE p.startdate >= $1 AND p.enddate <= $2"),
+                        {dhis2::FormatDate(*params.start_date), dhis2::FormatDate(*params.end_date)});
+  } else if (!params.periods.empty()) {
+    std::vector<std::string> names, starts, ends;
+    for (const dhis2::Period& p : params.periods) {
+      names.emplace_back(dhis2::PeriodTypeName(p.type));
+      starts.push_back(dhis2::FormatDate(p.start));
+      ends.push_back(dhis2::FormatDate(p.end));
+    }
+    // A valid period that is not in the period table has no data: it matches
+    // nothing (DHIS2 would insert it; we never write).
+    result = conn.Query(
+        absl::StrCat(columns,
+                     "JOIN unnest($1::text[], $2::date[], $3::date[]) AS q(name, s, e) "
+                     "ON pt.name = q.name AND p.startdate = q.s AND p.enddate = q.e"),
+        {ToTextArrayLiteral(names), ToTextArrayLiteral(starts), ToTextArrayLiteral(ends)});
+  } else {
+    // Only last_updated or its duration: any period (DHIS2 adds no period
+    // condition), so every period may appear in a row.
+    scope->filter_periods = false;
+    result = conn.Query(columns);
   }
-  std::vector<std::string> names, starts, ends;
-  for (const dhis2::Period& p : params.periods) {
-    names.emplace_back(dhis2::PeriodTypeName(p.type));
-    starts.push_back(dhis2::FormatDate(p.start));
-    ends.push_back(dhis2::FormatDate(p.end));
-  }
-  // A valid period that is not in the period table has no data: it matches
-  // nothing (DHIS2 would insert it; we never write).
-  absl::StatusOr<PgResult> result = conn.Query(
-      absl::StrCat(kPeriodColumns,
-                   "JOIN unnest($1::text[], $2::date[], $3::date[]) AS q(name, s, e) "
-                   "ON pt.name = q.name AND p.startdate = q.s AND p.enddate = q.e"),
-      {ToTextArrayLiteral(names), ToTextArrayLiteral(starts), ToTextArrayLiteral(ends)});
   if (!result.ok()) return result.status();
   return AddPeriods(result->get(), scope);
 }
 
 absl::Status ResolveDataElements(PgConnection& conn, const dhis2::ExportParams& params,
-                                 ExportScope* scope,
-                                 absl::flat_hash_map<std::string, int64_t>* data_sets) {
-  absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> sets =
-      ResolveUids(conn, params.data_sets, "dataset", "datasetid", "data_set");
+                                 ExportScope* scope, std::vector<int64_t>* data_set_ids) {
+  absl::StatusOr<std::vector<int64_t>> sets =
+      ResolveIdentifiers(conn, kDataSets, params.data_sets, "data_set");
   if (!sets.ok()) return sets.status();
-  *data_sets = *sets;
-  absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> elements =
-      ResolveUids(conn, params.data_elements, "dataelement", "dataelementid", "data_element");
+  *data_set_ids = *sets;
+  absl::StatusOr<std::vector<int64_t>> groups =
+      ResolveIdentifiers(conn, kDataElementGroups, params.data_element_groups,
+                         "data_element_group");
+  if (!groups.ok()) return groups.status();
+  absl::StatusOr<std::vector<int64_t>> elements =
+      ResolveIdentifiers(conn, kDataElements, params.data_elements, "data_element");
   if (!elements.ok()) return elements.status();
 
-  std::vector<int64_t> set_ids;
-  for (const auto& [uid, id] : *sets) set_ids.push_back(id);
-  for (const auto& [uid, id] : *elements) scope->data_element_ids.push_back(id);
+  // The union of the data elements, the data sets' elements and the groups'
+  // members (DHIS2 2.42 uses only the groups when there are any).
   absl::StatusOr<PgResult> result = conn.Query(
-      "SELECT de.dataelementid, de.uid FROM dataelement de WHERE de.dataelementid = ANY($1::bigint[]) "
+      "SELECT de.dataelementid FROM dataelement de WHERE de.dataelementid = ANY($1::bigint[]) "
       "OR de.dataelementid IN (SELECT dse.dataelementid FROM datasetelement dse "
-      "WHERE dse.datasetid = ANY($2::bigint[]))",
-      {ToArrayLiteral(scope->data_element_ids), ToArrayLiteral(set_ids)});
+      "WHERE dse.datasetid = ANY($2::bigint[])) "
+      "OR de.dataelementid IN (SELECT degm.dataelementid FROM dataelementgroupmembers degm "
+      "WHERE degm.dataelementgroupid = ANY($3::bigint[]))",
+      {ToArrayLiteral(*elements), ToArrayLiteral(*sets), ToArrayLiteral(*groups)});
   if (!result.ok()) return result.status();
-  scope->data_element_ids.clear();
   for (int i = 0; i < PQntuples(result->get()); ++i) {
-    int64_t id = ToInt64(result->get(), i, 0);
-    scope->data_element_ids.push_back(id);
-    scope->data_elements.emplace(id, ToString(result->get(), i, 1));
+    scope->data_element_ids.push_back(ToInt64(result->get(), i, 0));
   }
   SortUnique(&scope->data_element_ids);
-  return absl::OkStatus();
+  return LoadIdentifiers(conn, kDataElements, params.output.data_element,
+                         &scope->data_element_ids, &scope->data_elements);
 }
 
 absl::Status ResolveOrgUnits(PgConnection& conn, const dhis2::ExportParams& params,
-                             ExportScope* scope, absl::flat_hash_map<std::string, int64_t>* roots) {
-  absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> units =
-      ResolveUids(conn, params.org_units, "organisationunit", "organisationunitid", "org_unit");
+                             ExportScope* scope, std::vector<int64_t>* root_ids) {
+  absl::StatusOr<std::vector<int64_t>> units =
+      ResolveIdentifiers(conn, kOrgUnits, params.org_units, "org_unit");
   if (!units.ok()) return units.status();
-  *roots = *units;
-  std::vector<int64_t> ids;
-  for (const auto& [uid, id] : *units) ids.push_back(id);
-  // With children, every unit whose path starts with a requested unit's path
-  // (DHIS2: ou.path like '<path>%'); the paths come from the database.
-  std::string sql =
-      params.children
-          ? "SELECT o.organisationunitid, o.uid FROM organisationunit o WHERE o.path LIKE ANY("
-            "SELECT replace(replace(replace(r.path, '\\', '\\\\'), '%', '\\%'), '_', '\\_') || '%' "
-            "FROM organisationunit r WHERE r.organisationunitid = ANY($1::bigint[]))"
-          : "SELECT o.organisationunitid, o.uid FROM organisationunit o "
-            "WHERE o.organisationunitid = ANY($1::bigint[])";
-  absl::StatusOr<PgResult> result = conn.Query(sql, {ToArrayLiteral(ids)});
+  *root_ids = *units;
+  absl::StatusOr<std::vector<int64_t>> groups =
+      ResolveIdentifiers(conn, kOrgUnitGroups, params.org_unit_groups, "org_unit_group");
+  if (!groups.ok()) return groups.status();
+  absl::StatusOr<PgResult> result;
+  if (params.children) {
+    // Every unit whose path starts with a requested unit's path (DHIS2:
+    // ou.path like '<path>%'); the paths come from the database. Groups are
+    // excluded by E2007.
+    result = conn.Query(
+        "SELECT o.organisationunitid FROM organisationunit o WHERE o.path LIKE ANY("
+        "SELECT replace(replace(replace(r.path, '\\', '\\\\'), '%', '\\%'), '_', '\\_') || '%' "
+        "FROM organisationunit r WHERE r.organisationunitid = ANY($1::bigint[]))",
+        {ToArrayLiteral(*units)});
+  } else {
+    // The units and the groups' members, each once (DHIS2's left join on
+    // orgunitgroupmembers can repeat a value).
+    result = conn.Query(
+        "SELECT o.organisationunitid FROM organisationunit o "
+        "WHERE o.organisationunitid = ANY($1::bigint[]) OR o.organisationunitid IN ("
+        "SELECT m.organisationunitid FROM orgunitgroupmembers m "
+        "WHERE m.orgunitgroupid = ANY($2::bigint[]))",
+        {ToArrayLiteral(*units), ToArrayLiteral(*groups)});
+  }
   if (!result.ok()) return result.status();
   for (int i = 0; i < PQntuples(result->get()); ++i) {
-    int64_t id = ToInt64(result->get(), i, 0);
-    scope->org_unit_ids.push_back(id);
-    scope->org_units.emplace(id, ToString(result->get(), i, 1));
+    scope->org_unit_ids.push_back(ToInt64(result->get(), i, 0));
   }
   SortUnique(&scope->org_unit_ids);
-  return absl::OkStatus();
+  return LoadIdentifiers(conn, kOrgUnits, params.output.org_unit, &scope->org_unit_ids,
+                         &scope->org_units);
 }
 
-absl::Status ResolveCategoryOptionCombos(PgConnection& conn, ExportScope* scope) {
-  absl::StatusOr<PgResult> result =
-      conn.Query("SELECT categoryoptioncomboid, uid FROM categoryoptioncombo");
+// DHIS2 InputUtils.getAttributeOptionCombo: the option combo of the category
+// combo whose options are exactly the given options.
+absl::StatusOr<int64_t> ResolveAttributeCombo(PgConnection& conn,
+                                              const dhis2::ExportParams& params) {
+  dhis2::Identifiers combo{IdScheme::Uid(), {params.attribute_combo}};
+  absl::StatusOr<std::vector<int64_t>> combo_id =
+      ResolveIdentifiers(conn, kCategoryCombos, combo, "attribute_combo");
+  if (!combo_id.ok()) return combo_id.status();
+  dhis2::Identifiers options{IdScheme::Uid(), params.attribute_options};
+  absl::StatusOr<std::vector<int64_t>> option_ids =
+      ResolveIdentifiers(conn, kCategoryOptions, options, "attribute_options");
+  if (!option_ids.ok()) return option_ids.status();
+  SortUnique(&*option_ids);
+  absl::StatusOr<PgResult> result = conn.Query(
+      "SELECT cc.categoryoptioncomboid FROM categorycombos_optioncombos cc "
+      "WHERE cc.categorycomboid = $1 AND $2::bigint[] = ARRAY("
+      "SELECT DISTINCT co.categoryoptionid FROM categoryoptioncombos_categoryoptions co "
+      "WHERE co.categoryoptioncomboid = cc.categoryoptioncomboid ORDER BY 1) "
+      "ORDER BY cc.categoryoptioncomboid LIMIT 1",
+      {absl::StrCat(combo_id->front()), ToArrayLiteral(*option_ids)});
   if (!result.ok()) return result.status();
-  scope->category_option_combos.reserve(PQntuples(result->get()));
-  for (int i = 0; i < PQntuples(result->get()); ++i) {
-    scope->category_option_combos.emplace(ToInt64(result->get(), i, 0),
-                                          ToString(result->get(), i, 1));
+  if (PQntuples(result->get()) == 0) {
+    return absl::NotFoundError(
+        "E2041: Attribute option combo does not exist for given category combo and category "
+        "options");
   }
-  return absl::OkStatus();
+  return ToInt64(result->get(), 0, 0);
+}
+
+absl::Status ResolveAttributeOptionCombos(PgConnection& conn, const dhis2::ExportParams& params,
+                                          ExportScope* scope) {
+  if (!params.attribute_option_combos.empty()) {
+    absl::StatusOr<std::vector<int64_t>> ids =
+        ResolveIdentifiers(conn, kCategoryOptionCombos, params.attribute_option_combos,
+                           "attribute_option_combo");
+    if (!ids.ok()) return ids.status();
+    SortUnique(&*ids);
+    scope->attribute_option_combo_ids = *std::move(ids);
+  } else if (!params.attribute_combo.empty()) {
+    absl::StatusOr<int64_t> id = ResolveAttributeCombo(conn, params);
+    if (!id.ok()) return id.status();
+    scope->attribute_option_combo_ids = std::vector<int64_t>{*id};
+  }
+  absl::Status status = LoadIdentifiers(conn, kCategoryOptionCombos,
+                                        params.output.category_option_combo, nullptr,
+                                        &scope->category_option_combos);
+  if (!status.ok()) return status;
+  if (params.output.attribute_option_combo == params.output.category_option_combo) {
+    scope->attribute_option_combos = scope->category_option_combos;
+    return absl::OkStatus();
+  }
+  return LoadIdentifiers(conn, kCategoryOptionCombos, params.output.attribute_option_combo,
+                         nullptr, &scope->attribute_option_combos);
 }
 
 // DHIS2 2.42 writes the completion date of (data set, period, org unit,
@@ -173,8 +349,13 @@ absl::Status ResolveCategoryOptionCombos(PgConnection& conn, ExportScope* scope)
 absl::Status ResolveHeader(PgConnection& conn, const dhis2::ExportParams& params,
                            int64_t data_set_id, int64_t org_unit_id, ExportScope* scope) {
   SingleDataValueSetHeader header;
-  header.data_set = params.data_sets.front();
-  header.org_unit = params.org_units.front();
+  std::vector<int64_t> set_ids = {data_set_id};
+  IdentifierMap data_set;
+  absl::Status status =
+      LoadIdentifiers(conn, kDataSets, params.output.data_set, &set_ids, &data_set);
+  if (!status.ok()) return status;
+  header.data_set = data_set[data_set_id];
+  header.org_unit = scope->org_units[org_unit_id];
   const dhis2::Period& period = params.periods.front();
   header.period = dhis2::FormatIsoPeriod(period.type, period.start);
   absl::StatusOr<PgResult> result = conn.Query(
@@ -197,6 +378,17 @@ absl::Status ResolveHeader(PgConnection& conn, const dhis2::ExportParams& params
   return absl::OkStatus();
 }
 
+// The last-updated bound: last_updated itself, else now minus the duration.
+std::optional<int64_t> LastUpdatedBound(const dhis2::ExportParams& params) {
+  if (params.last_updated_micros) return std::max(*params.last_updated_micros, kEarliestMicros);
+  if (!params.last_updated_duration_micros) return std::nullopt;
+  const int64_t now = std::chrono::duration_cast<std::chrono::microseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  const int64_t duration = *params.last_updated_duration_micros;
+  return duration > now - kEarliestMicros ? kEarliestMicros : now - duration;
+}
+
 }  // namespace
 
 absl::StatusOr<ExportScope> ResolveExportScope(PgConnection& conn,
@@ -204,25 +396,46 @@ absl::StatusOr<ExportScope> ResolveExportScope(PgConnection& conn,
   ExportScope scope;
   scope.include_deleted = params.include_deleted;
   scope.limit = params.limit;
-  absl::flat_hash_map<std::string, int64_t> data_sets, roots;
-  absl::Status status = ResolveDataElements(conn, params, &scope, &data_sets);
+  scope.last_updated_min_micros = LastUpdatedBound(params);
+  std::vector<int64_t> data_set_ids, root_ids;
+  absl::Status status = ResolveDataElements(conn, params, &scope, &data_set_ids);
   if (status.ok()) status = ResolvePeriods(conn, params, &scope);
-  if (status.ok()) status = ResolveOrgUnits(conn, params, &scope, &roots);
-  if (status.ok()) status = ResolveCategoryOptionCombos(conn, &scope);
+  if (status.ok()) status = ResolveOrgUnits(conn, params, &scope, &root_ids);
+  if (status.ok()) status = ResolveAttributeOptionCombos(conn, params, &scope);
   if (status.ok() && params.IsSingleDataValueSet()) {
-    status = ResolveHeader(conn, params, data_sets.at(params.data_sets.front()),
-                           roots.at(params.org_units.front()), &scope);
+    status = ResolveHeader(conn, params, data_set_ids.front(), root_ids.front(), &scope);
   }
   if (!status.ok()) return status;
   return scope;
 }
 
 std::string BuildDataValueWhereSql(const ExportScope& scope) {
-  std::string sql = absl::StrCat(
-      "dv.dataelementid = ANY('", ToArrayLiteral(scope.data_element_ids),
-      "'::bigint[]) AND dv.periodid = ANY('", ToArrayLiteral(scope.period_ids),
-      "'::bigint[]) AND dv.sourceid = ANY('", ToArrayLiteral(scope.org_unit_ids), "'::bigint[])");
+  std::string sql = absl::StrCat("dv.dataelementid = ANY('",
+                                 ToArrayLiteral(scope.data_element_ids), "'::bigint[])");
+  if (scope.filter_periods) {
+    absl::StrAppend(&sql, " AND dv.periodid = ANY('", ToArrayLiteral(scope.period_ids),
+                    "'::bigint[])");
+  }
+  absl::StrAppend(&sql, " AND dv.sourceid = ANY('", ToArrayLiteral(scope.org_unit_ids),
+                  "'::bigint[])");
+  if (scope.attribute_option_combo_ids) {
+    absl::StrAppend(&sql, " AND dv.attributeoptioncomboid = ANY('",
+                    ToArrayLiteral(*scope.attribute_option_combo_ids), "'::bigint[])");
+  }
   if (!scope.include_deleted) sql += " AND dv.deleted IS FALSE";
+  if (scope.last_updated_min_micros) {
+    // Whole seconds and the rest, both integers of ours; the sum folds to a
+    // constant, so in_datavalue_lastupdated stays usable.
+    const int64_t micros = *scope.last_updated_min_micros;
+    int64_t seconds = micros / 1000000;
+    int64_t rest = micros % 1000000;
+    if (rest < 0) {
+      rest += 1000000;
+      seconds -= 1;
+    }
+    absl::StrAppend(&sql, " AND dv.lastupdated >= (TIMESTAMP '1970-01-01' + (", seconds,
+                    ") * INTERVAL '1 second' + ", rest, " * INTERVAL '1 microsecond')");
+  }
   return sql;
 }
 

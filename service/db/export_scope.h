@@ -13,41 +13,62 @@
 
 namespace dvexport::db {
 
+// Output identifiers by internal id, in one output id scheme. nullopt where
+// the object has no value in that scheme (no code, no attribute value, no
+// name): written as JSON null or an empty CSV field.
+using IdentifierMap = absl::flat_hash_map<int64_t, std::optional<std::string>>;
+
 // DHIS2's single data value set header, resolved.
 struct SingleDataValueSetHeader {
-  std::string data_set;
+  std::optional<std::string> data_set;        // in data_set_id_scheme
   std::optional<int64_t> complete_date_micros;  // completedatasetregistration.date
   std::string period;
-  std::string org_unit;
+  std::optional<std::string> org_unit;  // in org_unit_id_scheme
 };
 
 // An export request resolved against the database: the internal ids to filter
 // on and, for every id that can appear in a row, the identifier to write.
 struct ExportScope {
   std::vector<int64_t> data_element_ids;  // sorted, unique
-  std::vector<int64_t> period_ids;        // sorted, unique
-  std::vector<int64_t> org_unit_ids;      // sorted, unique
+  // False when the request has no period and no start/end dates (only
+  // last_updated or last_updated_duration): every period then matches.
+  bool filter_periods = true;
+  std::vector<int64_t> period_ids;  // sorted, unique; used if filter_periods
+  std::vector<int64_t> org_unit_ids;  // sorted, unique
+  // Set when the request filters on attribute option combos; sorted, unique.
+  std::optional<std::vector<int64_t>> attribute_option_combo_ids;
+  // Only values with lastupdated at or after this many microseconds since
+  // 1970-01-01T00:00:00 (the column's wall clock).
+  std::optional<int64_t> last_updated_min_micros;
   bool include_deleted = false;
   std::optional<int32_t> limit;
 
-  absl::flat_hash_map<int64_t, std::string> data_elements;
-  absl::flat_hash_map<int64_t, std::string> periods;
-  absl::flat_hash_map<int64_t, std::string> org_units;
-  absl::flat_hash_map<int64_t, std::string> category_option_combos;  // also the AOCs
+  IdentifierMap data_elements;
+  IdentifierMap periods;  // ISO ids, never null
+  IdentifierMap org_units;
+  IdentifierMap category_option_combos;   // every COC, in the COC output scheme
+  IdentifierMap attribute_option_combos;  // every COC, in the AOC output scheme
 
   std::optional<SingleDataValueSetHeader> header;
 
   // True when a filter resolved to no ids, so that no value can match.
   bool MatchesNothing() const {
-    return data_element_ids.empty() || period_ids.empty() || org_unit_ids.empty() ||
+    return data_element_ids.empty() || (filter_periods && period_ids.empty()) ||
+           org_unit_ids.empty() ||
+           (attribute_option_combo_ids && attribute_option_combo_ids->empty()) ||
            (limit && *limit == 0);
   }
 };
 
-// Looks up every identifier of "params" with parameterized queries on
-// "conn" (which should be inside the export's transaction). NotFound names an
-// identifier that does not exist; FailedPrecondition a period type that
-// DHIS2 2.42 cannot name.
+// Looks up every identifier of "params", in its input id scheme, with
+// parameterized queries on "conn" (which should be inside the export's
+// transaction), and the output identifiers of everything the export can
+// write. NotFound names a field and an identifier that does not exist (and
+// E2041 for attribute options that make no attribute option combo);
+// InvalidArgument an identifier that names several objects (NAME is not
+// unique for org units and option combos); FailedPrecondition a period type
+// that DHIS2 2.42 cannot name. Reads period.iso when the column exists
+// (DHIS2 2.43+; checked once per connection), else computes ISO ids.
 absl::StatusOr<ExportScope> ResolveExportScope(PgConnection& conn,
                                                const dhis2::ExportParams& params);
 

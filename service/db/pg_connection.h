@@ -79,6 +79,14 @@ class PgConnection {
   // the pool may lend it again.
   bool ReadyForReuse() const;
 
+  // What the export needs to know of the database's schema, found once per
+  // connection (see ResolveExportScope) and kept for its lifetime.
+  struct SchemaFacts {
+    // period.iso exists (DHIS2 2.43 and later).
+    std::optional<bool> period_has_iso;
+  };
+  SchemaFacts& schema_facts() { return schema_facts_; }
+
   // Turns the connection's last error into a Status (Unavailable for a lost
   // connection, DeadlineExceeded for a statement timeout, else Internal).
   absl::Status ErrorStatus(const PGresult* result, const char* what) const;
@@ -94,6 +102,7 @@ class PgConnection {
   PGconn* conn_;
   PGcancel* cancel_;
   char* copy_buffer_ = nullptr;
+  SchemaFacts schema_facts_;
 };
 
 // Renders integers as a PostgreSQL array literal: {1,2,3}.

@@ -100,6 +100,38 @@ absl::StatusOr<std::chrono::sys_days> ParseDate(std::string_view text) {
   return *date;
 }
 
+absl::StatusOr<int64_t> ParseDateTimeMicros(std::string_view text) {
+  absl::StatusOr<std::chrono::sys_days> date = ParseDate(text);
+  if (!date.ok()) return date.status();
+  int64_t micros = int64_t{date->time_since_epoch().count()} * 86400 * 1000000;
+  if (text.size() <= 10) return micros;
+  // ParseDate checked the form: "?HH:mm:ss[.f...][Z|+hh[[:]mm]]" follows.
+  std::string_view time = text.substr(11);
+  const int64_t seconds = *FixedDigits(time.substr(0, 2), 2) * 3600 +
+                          *FixedDigits(time.substr(3, 2), 2) * 60 +
+                          *FixedDigits(time.substr(6, 2), 2);
+  time.remove_prefix(8);
+  int64_t millis = 0;
+  if (!time.empty() && time[0] == '.') {
+    std::size_t i = 1;
+    for (int place = 100; i < time.size() && time[i] >= '0' && time[i] <= '9'; ++i, place /= 10) {
+      millis += (time[i] - '0') * place;
+    }
+    time.remove_prefix(i);
+  }
+  micros += (seconds * 1000 + millis) * 1000;
+  if (!time.empty() && time[0] != 'Z') {
+    const int sign = time[0] == '-' ? -1 : 1;
+    time.remove_prefix(1);
+    int64_t offset_minutes = *FixedDigits(time.substr(0, 2), 2) * 60;
+    time.remove_prefix(2);
+    if (!time.empty() && time[0] == ':') time.remove_prefix(1);
+    if (!time.empty()) offset_minutes += *FixedDigits(time, 2);
+    micros -= sign * offset_minutes * 60 * 1000000;
+  }
+  return micros;
+}
+
 std::string FormatDate(std::chrono::sys_days date) {
   const std::chrono::year_month_day ymd{date};
   const int year = static_cast<int>(ymd.year());

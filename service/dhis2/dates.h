@@ -4,6 +4,7 @@
 #define DVEXPORT_SERVICE_DHIS2_DATES_H_
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -25,6 +26,13 @@ namespace dvexport::dhis2 {
 // server's time zone first). Returns InvalidArgument naming the value otherwise:
 // "2024-13-01" is not a valid date (yyyy-MM-dd).
 absl::StatusOr<std::chrono::sys_days> ParseDate(std::string_view text);
+
+// Parses the same forms as ParseDate into an instant (DHIS2 lastUpdated):
+// microseconds since 1970-01-01T00:00:00 UTC. A date alone is its midnight; a
+// date-time without a zone is taken as UTC (DHIS2 uses the JVM's zone, UTC on
+// a usual server); a zone shifts the time to UTC. The fraction is truncated to
+// milliseconds, as java.util.Date holds it. Same error as ParseDate.
+absl::StatusOr<int64_t> ParseDateTimeMicros(std::string_view text);
 
 // Returns `date` as yyyy-MM-dd, the year zero-padded to 4 digits (e.g.
 // 0999-01-01; a negative year gets a leading '-').

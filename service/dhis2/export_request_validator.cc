@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <set>
 #include <string_view>
 #include <unordered_set>
@@ -20,16 +21,66 @@ namespace {
 
 using google::protobuf::RepeatedPtrField;
 
-absl::Status CollectUids(std::string_view field, const RepeatedPtrField<std::string>& values,
-                         std::vector<std::string>* uids) {
+// True if `s` is well-formed UTF-8 (no overlongs, surrogates or code points
+// beyond U+10FFFF).
+bool IsValidUtf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t n;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+      n = 1;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 2;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 3;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return false;
+    }
+    if (i + n >= s.size()) return false;
+    for (size_t k = 1; k <= n; ++k) {
+      const unsigned char b = static_cast<unsigned char>(s[i + k]);
+      if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) return false;
+    }
+    i += n + 1;
+  }
+  return true;
+}
+
+absl::Status CheckIdentifier(std::string_view field, const IdScheme& scheme,
+                             std::string_view value) {
+  if (scheme.property == IdScheme::Property::kUid) {
+    if (IsValidUid(value)) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat(std::string(field), ": ", QuoteForMessage(value),
+                     " is not a valid UID (11 characters, a letter then letters or digits)"));
+  }
+  if (value.empty() || value.find('\0') != std::string_view::npos || !IsValidUtf8(value)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(std::string(field), ": ", QuoteForMessage(value), " is not a valid ",
+                     IdSchemeName(scheme),
+                     " identifier (not empty, UTF-8, no NUL character)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CollectIdentifiers(std::string_view field, const IdScheme& scheme,
+                                const RepeatedPtrField<std::string>& values, Identifiers* ids) {
+  ids->scheme = scheme;
   std::unordered_set<std::string_view> seen;
   for (const std::string& value : values) {
-    if (!IsValidUid(value)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(std::string(field), ": ", QuoteForMessage(value),
-                       " is not a valid UID (11 characters, a letter then letters or digits)"));
-    }
-    if (seen.insert(value).second) uids->push_back(value);
+    absl::Status status = CheckIdentifier(field, scheme, value);
+    if (!status.ok()) return status;
+    if (seen.insert(value).second) ids->values.push_back(value);
   }
   return absl::OkStatus();
 }
@@ -60,6 +111,45 @@ absl::Status ParseOptionalDate(std::string_view field, std::string_view text,
   return absl::OkStatus();
 }
 
+// DateUtils.getDuration: ^(\d+)(d|h|m|s)$, in microseconds. A duration too
+// long for int64 microseconds is clamped (it reaches back before any data).
+std::optional<int64_t> ParseDuration(std::string_view text) {
+  if (text.size() < 2) return std::nullopt;
+  int64_t unit;
+  switch (text.back()) {
+    case 'd':
+      unit = int64_t{86400} * 1000000;
+      break;
+    case 'h':
+      unit = int64_t{3600} * 1000000;
+      break;
+    case 'm':
+      unit = int64_t{60} * 1000000;
+      break;
+    case 's':
+      unit = 1000000;
+      break;
+    default:
+      return std::nullopt;
+  }
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  int64_t amount = 0;
+  for (char c : text.substr(0, text.size() - 1)) {
+    if (c < '0' || c > '9') return std::nullopt;
+    // DHIS2's Long.parseLong fails beyond Long.MAX_VALUE.
+    if (amount > (kMax - (c - '0')) / 10) return std::nullopt;
+    amount = amount * 10 + (c - '0');
+  }
+  return amount > kMax / unit ? kMax : amount * unit;
+}
+
+// The E2005 argument: the value itself when short and printable, else quoted.
+std::string DurationArgument(std::string_view text) {
+  bool plain = text.size() <= 64;
+  for (char c : text) plain = plain && c >= 0x20 && c < 0x7F && c != '`';
+  return plain ? std::string(text) : QuoteForMessage(text);
+}
+
 // An integer as Java's MessageFormat writes a Number argument in an English
 // locale, with grouping separators: -1,000.
 std::string GroupedInteger(int64_t value) {
@@ -72,19 +162,29 @@ std::string GroupedInteger(int64_t value) {
   return text;
 }
 
-absl::Status CheckDhis2Rules(const ExportParams& params) {
+absl::Status CheckDhis2Rules(const ExportParams& params, const std::string& duration_text) {
   const bool has_dates = params.start_date.has_value();
-  if (params.data_sets.empty() && params.data_elements.empty()) {
+  if (params.data_sets.empty() && params.data_elements.empty() &&
+      params.data_element_groups.empty()) {
     return ExportErrorStatus(ExportError::kE2001);
   }
-  if (params.periods.empty() && !has_dates) return ExportErrorStatus(ExportError::kE2002);
+  if (params.periods.empty() && !has_dates && !params.last_updated_micros &&
+      duration_text.empty()) {
+    return ExportErrorStatus(ExportError::kE2002);
+  }
   if (!params.periods.empty() && has_dates) return ExportErrorStatus(ExportError::kE2003);
   if (has_dates && *params.start_date > *params.end_date) {
     return ExportErrorStatus(ExportError::kE2004);
   }
-  if (params.org_units.empty()) return ExportErrorStatus(ExportError::kE2006);
-  // Unreachable while org units are the only org unit filter; kept in DHIS2's
-  // order for when org unit groups arrive.
+  if (!duration_text.empty() && !params.last_updated_duration_micros) {
+    return ExportErrorStatus(ExportError::kE2005, DurationArgument(duration_text));
+  }
+  if (params.org_units.empty() && params.org_unit_groups.empty()) {
+    return ExportErrorStatus(ExportError::kE2006);
+  }
+  if (params.children && !params.org_unit_groups.empty()) {
+    return ExportErrorStatus(ExportError::kE2007);
+  }
   if (params.children && params.org_units.empty()) return ExportErrorStatus(ExportError::kE2008);
   if (params.limit.has_value() && *params.limit < 0) {
     return ExportErrorStatus(ExportError::kE2009, GroupedInteger(*params.limit));
@@ -92,17 +192,76 @@ absl::Status CheckDhis2Rules(const ExportParams& params) {
   return absl::OkStatus();
 }
 
+// The parsed id schemes of a request, in the proto's field order.
+struct RequestIdSchemes {
+  std::optional<IdScheme> input, input_org_unit, input_data_element, input_data_set,
+      input_data_element_group;
+  std::optional<IdScheme> output, data_element, org_unit, category_option_combo,
+      attribute_option_combo, data_set;
+};
+
+absl::StatusOr<RequestIdSchemes> ParseIdSchemes(const dvexport::v1::ExportRequest& request) {
+  RequestIdSchemes schemes;
+  const std::pair<const char*, std::pair<const std::string*, std::optional<IdScheme>*>> fields[] = {
+      {"input_id_scheme", {&request.input_id_scheme(), &schemes.input}},
+      {"input_org_unit_id_scheme", {&request.input_org_unit_id_scheme(), &schemes.input_org_unit}},
+      {"input_data_element_id_scheme",
+       {&request.input_data_element_id_scheme(), &schemes.input_data_element}},
+      {"input_data_set_id_scheme", {&request.input_data_set_id_scheme(), &schemes.input_data_set}},
+      {"input_data_element_group_id_scheme",
+       {&request.input_data_element_group_id_scheme(), &schemes.input_data_element_group}},
+      {"id_scheme", {&request.id_scheme(), &schemes.output}},
+      {"data_element_id_scheme", {&request.data_element_id_scheme(), &schemes.data_element}},
+      {"org_unit_id_scheme", {&request.org_unit_id_scheme(), &schemes.org_unit}},
+      {"category_option_combo_id_scheme",
+       {&request.category_option_combo_id_scheme(), &schemes.category_option_combo}},
+      {"attribute_option_combo_id_scheme",
+       {&request.attribute_option_combo_id_scheme(), &schemes.attribute_option_combo}},
+      {"data_set_id_scheme", {&request.data_set_id_scheme(), &schemes.data_set}},
+  };
+  for (const auto& [field, target] : fields) {
+    absl::StatusOr<std::optional<IdScheme>> parsed = ParseIdScheme(field, *target.first);
+    if (!parsed.ok()) return parsed.status();
+    *target.second = *parsed;
+  }
+  return schemes;
+}
+
+IdScheme FirstOf(const std::optional<IdScheme>& specific, const std::optional<IdScheme>& general) {
+  if (specific) return *specific;
+  if (general) return *general;
+  return IdScheme::Uid();
+}
+
 }  // namespace
 
 bool ExportParams::IsSingleDataValueSet() const {
-  return data_sets.size() == 1 && periods.size() == 1 && org_units.size() == 1;
+  return data_sets.size() == 1 && periods.size() == 1 && org_units.size() == 1 &&
+         data_element_groups.empty();
 }
 
 absl::StatusOr<ExportParams> ValidateExportRequest(const dvexport::v1::ExportRequest& request) {
+  absl::StatusOr<RequestIdSchemes> schemes = ParseIdSchemes(request);
+  if (!schemes.ok()) return schemes.status();
+  const std::optional<IdScheme>& input = schemes->input;
+
   ExportParams params;
-  absl::Status status = CollectUids("data_set", request.data_set(), &params.data_sets);
+  params.output.data_element = FirstOf(schemes->data_element, schemes->output);
+  params.output.org_unit = FirstOf(schemes->org_unit, schemes->output);
+  params.output.category_option_combo = FirstOf(schemes->category_option_combo, schemes->output);
+  params.output.attribute_option_combo =
+      FirstOf(schemes->attribute_option_combo, schemes->output);
+  params.output.data_set = FirstOf(schemes->data_set, schemes->output);
+
+  absl::Status status = CollectIdentifiers(
+      "data_set", FirstOf(schemes->input_data_set, input), request.data_set(), &params.data_sets);
   if (!status.ok()) return status;
-  status = CollectUids("data_element", request.data_element(), &params.data_elements);
+  status = CollectIdentifiers("data_element_group",
+                              FirstOf(schemes->input_data_element_group, input),
+                              request.data_element_group(), &params.data_element_groups);
+  if (!status.ok()) return status;
+  status = CollectIdentifiers("data_element", FirstOf(schemes->input_data_element, input),
+                              request.data_element(), &params.data_elements);
   if (!status.ok()) return status;
   status = CollectPeriods(request.period(), &params.periods);
   if (!status.ok()) return status;
@@ -113,14 +272,48 @@ absl::StatusOr<ExportParams> ValidateExportRequest(const dvexport::v1::ExportReq
   if (params.start_date.has_value() != params.end_date.has_value()) {
     return absl::InvalidArgumentError("start_date and end_date must be given together");
   }
-  status = CollectUids("org_unit", request.org_unit(), &params.org_units);
+  status = CollectIdentifiers("org_unit", FirstOf(schemes->input_org_unit, input),
+                              request.org_unit(), &params.org_units);
   if (!status.ok()) return status;
+  status = CollectIdentifiers("org_unit_group", FirstOf(std::nullopt, input),
+                              request.org_unit_group(), &params.org_unit_groups);
+  if (!status.ok()) return status;
+  status = CollectIdentifiers("attribute_option_combo", FirstOf(std::nullopt, input),
+                              request.attribute_option_combo(), &params.attribute_option_combos);
+  if (!status.ok()) return status;
+  if (!request.last_updated().empty()) {
+    absl::StatusOr<int64_t> micros = ParseDateTimeMicros(request.last_updated());
+    if (!micros.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("last_updated: ", micros.status().message()));
+    }
+    params.last_updated_micros = *micros;
+  }
+  const std::string& duration = request.last_updated_duration();
+  if (!duration.empty()) params.last_updated_duration_micros = ParseDuration(duration);
+
+  if (!request.attribute_combo().empty()) {
+    status = CheckIdentifier("attribute_combo", IdScheme::Uid(), request.attribute_combo());
+    if (!status.ok()) return status;
+  }
+  Identifiers options;
+  status = CollectIdentifiers("attribute_options", IdScheme::Uid(), request.attribute_options(),
+                              &options);
+  if (!status.ok()) return status;
+  if (request.attribute_combo().empty() != options.empty()) {
+    return absl::InvalidArgumentError(
+        "E2040: Both category combination and category options must be specified");
+  }
+  if (params.attribute_option_combos.empty()) {
+    params.attribute_combo = request.attribute_combo();
+    params.attribute_options = std::move(options.values);
+  }
 
   params.children = request.children();
   params.include_deleted = request.include_deleted();
   if (request.has_limit()) params.limit = request.limit();
 
-  status = CheckDhis2Rules(params);
+  status = CheckDhis2Rules(params, duration);
   if (!status.ok()) return status;
   return params;
 }

@@ -11,29 +11,65 @@
 
 #include "absl/status/statusor.h"
 #include "dvexport/v1/export.pb.h"
+#include "service/dhis2/id_scheme.h"
 #include "service/dhis2/period.h"
 
 namespace dvexport::dhis2 {
 
-// A validated, normalised dvexport::v1::ExportRequest. Identifiers are valid
-// UIDs, not yet resolved against the database.
+// The identifiers of one request field, in the field's input id scheme.
+struct Identifiers {
+  IdScheme scheme;
+  // De-duplicated, in the order first seen in the request.
+  std::vector<std::string> values;
+
+  bool empty() const { return values.empty(); }
+  size_t size() const { return values.size(); }
+};
+
+// The output id scheme of each identifier in the export (DHIS2 IdSchemes:
+// the specific scheme, else id_scheme, else UID).
+struct OutputIdSchemes {
+  IdScheme data_element;
+  IdScheme org_unit;
+  IdScheme category_option_combo;
+  IdScheme attribute_option_combo;
+  IdScheme data_set;  // the single data value set header only
+};
+
+// A validated, normalised dvexport::v1::ExportRequest. Identifiers are well
+// formed in their input scheme, not yet resolved against the database.
 struct ExportParams {
-  // Each de-duplicated, in the order first seen in the request.
-  std::vector<std::string> data_sets;
-  std::vector<std::string> data_elements;
-  std::vector<std::string> org_units;
+  // Input schemes: the specific input_*_id_scheme, else input_id_scheme, else
+  // UID; org unit groups and attribute option combos use input_id_scheme.
+  Identifiers data_sets;
+  Identifiers data_element_groups;
+  Identifiers data_elements;
+  Identifiers org_units;
+  Identifiers org_unit_groups;
+  Identifiers attribute_option_combos;
+  // DHIS2 attributeCombo + attributeOptions (UIDs), used only when
+  // attribute_option_combos is empty; both set or both empty.
+  std::string attribute_combo;
+  std::vector<std::string> attribute_options;
   // De-duplicated (2024-01-01 and 20240101 are one period), first-seen order.
   std::vector<Period> periods;
   // Both or neither; start_date <= end_date.
   std::optional<std::chrono::sys_days> start_date;
   std::optional<std::chrono::sys_days> end_date;
+  // last_updated as microseconds since 1970-01-01T00:00:00 UTC.
+  std::optional<int64_t> last_updated_micros;
+  // last_updated_duration in microseconds (>= 0); the export keeps values
+  // updated at or after "now" minus this. Ignored when last_updated is set
+  // (DHIS2 does the same).
+  std::optional<int64_t> last_updated_duration_micros;
   bool children = false;
   bool include_deleted = false;
   // >= 0 when present.
   std::optional<int32_t> limit;
+  OutputIdSchemes output;
 
-  // True for exactly one data set, one period and one org unit: the export
-  // then has DHIS2's single data value set header
+  // True for exactly one data set, one period and one org unit and no data
+  // element group: the export then has DHIS2's single data value set header
   // (DataExportParams.isSingleDataValueSet).
   bool IsSingleDataValueSet() const;
 };
@@ -41,18 +77,25 @@ struct ExportParams {
 // Checks `request` and returns its normalised parameters, or InvalidArgument
 // describing the first problem found:
 // 1. Malformed values, field by field in proto order, naming the field and the
-//    value: a data_set, data_element or org_unit that is not a UID
-//    (`data_set: "abc" is not a valid UID (11 characters, a letter then letters
-//    or digits)`), a period that ParseIsoPeriod rejects (`period: "2024X1" is
-//    not a valid ISO period`), a start_date or end_date that ParseDate rejects
-//    (`start_date: "2024-13-01" is not a valid date (yyyy-MM-dd)`), and
-//    `start_date and end_date must be given together`. Empty strings in
-//    repeated fields are malformed; an empty start_date or end_date is unset.
+//    value: an id scheme that is not UID, CODE, NAME or ATTRIBUTE:<uid>
+//    (`input_id_scheme: "ID" is not a valid id scheme (...)`); an identifier
+//    that is not a UID under the UID scheme (`data_set: "abc" is not a valid
+//    UID (11 characters, a letter then letters or digits)`), or that is empty,
+//    holds a NUL byte or is not UTF-8 under any scheme; a period that
+//    ParseIsoPeriod rejects (`period: "2024X1" is not a valid ISO period`), a
+//    start_date, end_date or last_updated that ParseDate rejects (`start_date:
+//    "2024-13-01" is not a valid date (yyyy-MM-dd)`), `start_date and end_date
+//    must be given together`, and E2040 for attribute_combo without
+//    attribute_options or the reverse. An empty string in a repeated field is
+//    malformed; an empty scalar string is unset.
 // 2. DHIS2's rules, in DHIS2's order, as "<code>: <message>" (see
-//    export_error.h): E2001 no data_set or data_element; E2002 no period and no
-//    start/end dates; E2003 both; E2004 start_date after end_date; E2006 no
-//    org_unit; E2008 children without org_unit; E2009 negative limit. DHIS2
-//    reports the last failing rule; dvexport reports the first.
+//    export_error.h): E2001 no data_set, data_element or data_element_group;
+//    E2002 no period, start/end dates, last_updated or last_updated_duration;
+//    E2003 periods and dates; E2004 start_date after end_date; E2005
+//    last_updated_duration not <digits><d|h|m|s>; E2006 no org_unit and no
+//    org_unit_group; E2007 children with org_unit_group; E2008 children without
+//    org_unit; E2009 negative limit. DHIS2 reports the last failing rule;
+//    dvexport reports the first.
 absl::StatusOr<ExportParams> ValidateExportRequest(const dvexport::v1::ExportRequest& request);
 
 }  // namespace dvexport::dhis2

@@ -144,5 +144,33 @@ TEST(DataValueCopySqlTest, EmptyFilterMatchesNothing) {
   EXPECT_TRUE(scope.MatchesNothing());
 }
 
+
+TEST(DataValueCopySqlTest, OptionalFiltersHoldOnlyIntegers) {
+  ExportScope scope;
+  scope.data_element_ids = {1};
+  scope.org_unit_ids = {2};
+  scope.filter_periods = false;
+  scope.attribute_option_combo_ids = std::vector<int64_t>{21, 22};
+  scope.last_updated_min_micros = 1709287200123456;  // 2024-03-01T10:00:00.123456
+  EXPECT_FALSE(scope.MatchesNothing()) << "no period filter";
+  std::string sql = BuildDataValueWhereSql(scope);
+  EXPECT_EQ(sql.find("periodid"), std::string::npos) << sql;
+  EXPECT_NE(sql.find("dv.attributeoptioncomboid = ANY('{21,22}'::bigint[])"), std::string::npos);
+  EXPECT_NE(sql.find("dv.lastupdated >= (TIMESTAMP '1970-01-01' + (1709287200) * INTERVAL "
+                     "'1 second' + 123456 * INTERVAL '1 microsecond')"),
+            std::string::npos)
+      << sql;
+
+  // Before 1970 the remainder stays non-negative.
+  scope.last_updated_min_micros = -1;
+  sql = BuildDataValueWhereSql(scope);
+  EXPECT_NE(sql.find("+ (-1) * INTERVAL '1 second' + 999999 * INTERVAL '1 microsecond'"),
+            std::string::npos)
+      << sql;
+
+  scope.attribute_option_combo_ids = std::vector<int64_t>{};
+  EXPECT_TRUE(scope.MatchesNothing());
+}
+
 }  // namespace
 }  // namespace dvexport::db

@@ -48,9 +48,9 @@ TEST(ExportRequestValidatorTest, AcceptsValidRequest) {
   request.set_limit(10);
   absl::StatusOr<ExportParams> params = ValidateExportRequest(request);
   ASSERT_TRUE(params.ok()) << params.status();
-  EXPECT_EQ(params->data_sets, std::vector<std::string>{kDataSet});
+  EXPECT_EQ(params->data_sets.values, std::vector<std::string>{kDataSet});
   EXPECT_TRUE(params->data_elements.empty());
-  EXPECT_EQ(params->org_units, std::vector<std::string>{kOrgUnit});
+  EXPECT_EQ(params->org_units.values, std::vector<std::string>{kOrgUnit});
   ASSERT_EQ(params->periods.size(), 1u);
   EXPECT_EQ(params->periods[0].type, PeriodType::kMonthly);
   EXPECT_EQ(FormatDate(params->periods[0].start), "2024-01-01");
@@ -85,7 +85,7 @@ TEST(ExportRequestValidatorTest, AcceptsDataElementsWithoutDataSets) {
   request.add_org_unit(kOrgUnit);
   absl::StatusOr<ExportParams> params = ValidateExportRequest(request);
   ASSERT_TRUE(params.ok()) << params.status();
-  EXPECT_EQ(params->data_elements, std::vector<std::string>{kDataElement});
+  EXPECT_EQ(params->data_elements.values, std::vector<std::string>{kDataElement});
 }
 
 TEST(ExportRequestValidatorTest, AcceptsStartAndEndDatesInAnyDhis2Form) {
@@ -120,9 +120,9 @@ TEST(ExportRequestValidatorTest, RemovesDuplicatesKeepingFirstSeenOrder) {
   }
   absl::StatusOr<ExportParams> params = ValidateExportRequest(request);
   ASSERT_TRUE(params.ok()) << params.status();
-  EXPECT_EQ(params->data_sets, (std::vector<std::string>{kDataSet2, kDataSet}));
-  EXPECT_EQ(params->data_elements, (std::vector<std::string>{kDataElement, kDataElement2}));
-  EXPECT_EQ(params->org_units, (std::vector<std::string>{kOrgUnit2, kOrgUnit}));
+  EXPECT_EQ(params->data_sets.values, (std::vector<std::string>{kDataSet2, kDataSet}));
+  EXPECT_EQ(params->data_elements.values, (std::vector<std::string>{kDataElement, kDataElement2}));
+  EXPECT_EQ(params->org_units.values, (std::vector<std::string>{kOrgUnit2, kOrgUnit}));
   ASSERT_EQ(params->periods.size(), 3u);
   EXPECT_EQ(params->periods[0].type, PeriodType::kDaily);
   EXPECT_EQ(params->periods[1].type, PeriodType::kMonthly);
@@ -405,6 +405,158 @@ TEST(ExportErrorTest, TableHoldsDhis2CodesAndMessagesVerbatim) {
     EXPECT_EQ(status.code(), expected[i].code) << expected[i].message;
     EXPECT_EQ(status.message(), expected[i].message);
   }
+}
+
+}  // namespace
+}  // namespace dvexport::dhis2
+
+namespace dvexport::dhis2 {
+namespace {
+
+TEST(ExportRequestValidatorSchemesTest, InputSchemesFollowDhis2Precedence) {
+  ExportRequest request;
+  request.set_input_id_scheme("CODE");
+  request.set_input_org_unit_id_scheme("NAME");
+  request.set_input_data_element_id_scheme("ATTRIBUTE:AttrExtId01");
+  request.add_data_set("DS_1");
+  request.add_data_element("EXT-1");
+  request.add_data_element_group("DEG_1");
+  request.add_org_unit("Clinic, \"North\"");
+  request.add_org_unit_group("OUG_1");
+  request.add_attribute_option_combo("AOC_1");
+  request.add_period("202401");
+  absl::StatusOr<ExportParams> params = ValidateExportRequest(request);
+  ASSERT_TRUE(params.ok()) << params.status();
+  EXPECT_EQ(params->data_sets.scheme.property, IdScheme::Property::kCode);
+  EXPECT_EQ(params->data_element_groups.scheme.property, IdScheme::Property::kCode);
+  EXPECT_EQ(params->data_elements.scheme.property, IdScheme::Property::kAttribute);
+  EXPECT_EQ(params->data_elements.scheme.attribute, "AttrExtId01");
+  EXPECT_EQ(params->org_units.scheme.property, IdScheme::Property::kName);
+  // Org unit groups and attribute option combos only follow input_id_scheme.
+  EXPECT_EQ(params->org_unit_groups.scheme.property, IdScheme::Property::kCode);
+  EXPECT_EQ(params->attribute_option_combos.scheme.property, IdScheme::Property::kCode);
+  EXPECT_EQ(params->org_units.values, std::vector<std::string>{"Clinic, \"North\""});
+
+  request.clear_input_id_scheme();
+  request.clear_org_unit_group();
+  request.add_org_unit_group("OUG_1");
+  params = ValidateExportRequest(request);
+  EXPECT_EQ(params.status().message(),
+            "data_set: \"DS_1\" is not a valid UID (11 characters, a letter then letters or "
+            "digits)");
+}
+
+TEST(ExportRequestValidatorSchemesTest, OutputSchemesFollowDhis2Precedence) {
+  ExportRequest request = ValidRequest();
+  absl::StatusOr<ExportParams> params = ValidateExportRequest(request);
+  ASSERT_TRUE(params.ok());
+  EXPECT_EQ(params->output.data_element, IdScheme::Uid());
+  EXPECT_EQ(params->output.data_set, IdScheme::Uid());
+
+  request.set_id_scheme("NAME");
+  request.set_org_unit_id_scheme("code");
+  request.set_attribute_option_combo_id_scheme("ATTRIBUTE:AttrExtId01");
+  params = ValidateExportRequest(request);
+  ASSERT_TRUE(params.ok());
+  EXPECT_EQ(params->output.data_element.property, IdScheme::Property::kName);
+  EXPECT_EQ(params->output.category_option_combo.property, IdScheme::Property::kName);
+  EXPECT_EQ(params->output.data_set.property, IdScheme::Property::kName);
+  EXPECT_EQ(params->output.org_unit.property, IdScheme::Property::kCode);
+  EXPECT_EQ(params->output.attribute_option_combo.property, IdScheme::Property::kAttribute);
+}
+
+TEST(ExportRequestValidatorSchemesTest, RejectsUnusableIdentifiersUnderAnyScheme) {
+  ExportRequest request = ValidRequest();
+  request.set_input_id_scheme("CODE");
+  request.clear_org_unit();
+  request.add_org_unit(std::string("OU\0X", 4));
+  EXPECT_EQ(ErrorMessage(request),
+            "org_unit: \"OU\\x00X\" is not a valid CODE identifier (not empty, UTF-8, no NUL "
+            "character)");
+  request.set_org_unit(0, "\xC3(");
+  EXPECT_EQ(ErrorMessage(request),
+            "org_unit: \"\\xc3(\" is not a valid CODE identifier (not empty, UTF-8, no NUL "
+            "character)");
+  request.set_org_unit(0, "");
+  EXPECT_EQ(ErrorMessage(request),
+            "org_unit: \"\" is not a valid CODE identifier (not empty, UTF-8, no NUL character)");
+  request.set_org_unit(0, "Ça va \xF0\x9F\x98\x80");
+  EXPECT_TRUE(ValidateExportRequest(request).ok());
+}
+
+TEST(ExportRequestValidatorSchemesTest, LastUpdatedAndDuration) {
+  ExportRequest request = ValidRequest();
+  request.clear_period();
+  request.set_last_updated("2024-03-01T11:00:00.1239+01:00");
+  absl::StatusOr<ExportParams> params = ValidateExportRequest(request);
+  ASSERT_TRUE(params.ok()) << params.status();
+  // 2024-03-01T10:00:00.123Z
+  EXPECT_EQ(*params->last_updated_micros, 1709287200123000);
+
+  request.clear_last_updated();
+  for (const auto& [text, micros] : std::vector<std::pair<std::string, int64_t>>{
+           {"0s", 0},
+           {"90s", 90000000},
+           {"15m", 900000000},
+           {"2h", 7200000000},
+           {"1d", 86400000000},
+           {"99999999999999999d", std::numeric_limits<int64_t>::max()}}) {
+    request.set_last_updated_duration(text);
+    params = ValidateExportRequest(request);
+    ASSERT_TRUE(params.ok()) << text << ": " << params.status();
+    EXPECT_EQ(*params->last_updated_duration_micros, micros) << text;
+  }
+  for (const char* text : {"1w", "d", "-1d", "1.5h", "1D", " 1d", "1d ", "99999999999999999999d"}) {
+    request.set_last_updated_duration(text);
+    EXPECT_EQ(ErrorMessage(request).substr(0, 30), "E2005: Duration is not valid: ") << text;
+  }
+  request.set_last_updated_duration("1w");
+  EXPECT_EQ(ErrorMessage(request), "E2005: Duration is not valid: `1w`");
+}
+
+TEST(ExportRequestValidatorSchemesTest, OrgUnitGroupRules) {
+  ExportRequest request = ValidRequest();
+  request.clear_org_unit();
+  request.add_org_unit_group("ougGroup001");
+  absl::StatusOr<ExportParams> params = ValidateExportRequest(request);
+  ASSERT_TRUE(params.ok()) << params.status();
+  EXPECT_FALSE(params->IsSingleDataValueSet());
+  request.set_children(true);
+  EXPECT_EQ(ErrorMessage(request), ExportErrorMessage(ExportError::kE2007));
+  request.add_org_unit(kOrgUnit);
+  EXPECT_EQ(ErrorMessage(request), ExportErrorMessage(ExportError::kE2007));
+}
+
+TEST(ExportRequestValidatorSchemesTest, DataElementGroupSatisfiesE2001AndDropsHeader) {
+  ExportRequest request = ValidRequest();
+  request.clear_data_set();
+  request.add_data_element_group("degGroup001");
+  EXPECT_TRUE(ValidateExportRequest(request).ok());
+  request.add_data_set(kDataSet);
+  absl::StatusOr<ExportParams> params = ValidateExportRequest(request);
+  ASSERT_TRUE(params.ok());
+  EXPECT_FALSE(params->IsSingleDataValueSet());
+}
+
+TEST(ExportRequestValidatorSchemesTest, AttributeComboNeedsOptions) {
+  ExportRequest request = ValidRequest();
+  request.set_attribute_combo("ccFunding01");
+  EXPECT_EQ(ErrorMessage(request),
+            "E2040: Both category combination and category options must be specified");
+  request.add_attribute_options("coPartnerA1");
+  absl::StatusOr<ExportParams> params = ValidateExportRequest(request);
+  ASSERT_TRUE(params.ok());
+  EXPECT_EQ(params->attribute_combo, "ccFunding01");
+  EXPECT_EQ(params->attribute_options, std::vector<std::string>{"coPartnerA1"});
+  // An explicit attribute option combo wins, as in DHIS2.
+  request.add_attribute_option_combo("aocAP1x0022");
+  params = ValidateExportRequest(request);
+  ASSERT_TRUE(params.ok());
+  EXPECT_TRUE(params->attribute_combo.empty());
+  request.set_attribute_combo("bad");
+  EXPECT_EQ(ErrorMessage(request),
+            "attribute_combo: \"bad\" is not a valid UID (11 characters, a letter then letters "
+            "or digits)");
 }
 
 }  // namespace

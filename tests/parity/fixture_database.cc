@@ -1,0 +1,80 @@
+#include "tests/parity/fixture_database.h"
+
+#include <gtest/gtest.h>
+#include <libpq-fe.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+
+namespace dvexport::testing {
+namespace {
+
+std::string ReadSourceFile(const std::string& path) {
+  std::ifstream in(absl::StrCat(DVEXPORT_SOURCE_DIR, "/", path));
+  EXPECT_TRUE(in.good()) << "cannot read " << path;
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Runs "sql" (any number of statements) on a new connection; false and a
+// test failure on error.
+bool Execute(const std::string& conninfo, const std::string& sql) {
+  PGconn* conn = PQconnectdb(conninfo.c_str());
+  // DROP DATABASE IF EXISTS notices are expected; keep them out of the log.
+  PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
+  bool ok = PQstatus(conn) == CONNECTION_OK;
+  if (!ok) {
+    ADD_FAILURE() << "cannot connect: " << PQerrorMessage(conn);
+  } else {
+    PGresult* result = PQexec(conn, sql.c_str());
+    ok = PQresultStatus(result) == PGRES_COMMAND_OK || PQresultStatus(result) == PGRES_TUPLES_OK;
+    if (!ok) ADD_FAILURE() << "SQL failed: " << PQresultErrorMessage(result);
+    PQclear(result);
+  }
+  PQfinish(conn);
+  return ok;
+}
+
+std::string Env(const char* name) {
+  const char* value = std::getenv(name);
+  if (value == nullptr) {
+    ADD_FAILURE() << name << " is not set: run the tests through scripts/test";
+    return "";
+  }
+  return value;
+}
+
+}  // namespace
+
+FixtureDatabase::FixtureDatabase(const std::string& suffix, const std::string& extra_sql)
+    : name_(absl::StrCat("dvexport_parity_", getpid(), suffix)) {
+  const std::string admin = Env("DVEXPORT_TEST_PG_ADMIN");
+  const std::string reader = Env("DVEXPORT_TEST_PG");
+  if (admin.empty() || reader.empty()) return;
+  // A keyword given twice in a conninfo takes its last value.
+  const std::string admin_here = absl::StrCat(admin, " dbname=", name_);
+  if (!Execute(admin, absl::StrCat("DROP DATABASE IF EXISTS ", name_, " WITH (FORCE)")) ||
+      !Execute(admin, absl::StrCat("CREATE DATABASE ", name_)) ||
+      !Execute(admin_here, ReadSourceFile("deploy/demo/schema.sql")) ||
+      !Execute(admin_here, ReadSourceFile("tests/parity/fixture.sql")) ||
+      (!extra_sql.empty() && !Execute(admin_here, extra_sql)) ||
+      !Execute(admin_here,
+               "GRANT USAGE ON SCHEMA public TO dvexport_reader; "
+               "GRANT SELECT ON ALL TABLES IN SCHEMA public TO dvexport_reader")) {
+    return;
+  }
+  reader_conninfo_ = absl::StrCat(reader, " dbname=", name_);
+}
+
+FixtureDatabase::~FixtureDatabase() {
+  const char* admin = std::getenv("DVEXPORT_TEST_PG_ADMIN");
+  if (admin == nullptr) return;
+  Execute(admin, absl::StrCat("DROP DATABASE IF EXISTS ", name_, " WITH (FORCE)"));
+}
+
+}  // namespace dvexport::testing
