@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "service/encode/crc32.h"
 
 namespace dvexport::encode {
 
@@ -50,9 +51,7 @@ class ParallelGzipCompressor::Worker {
   bool ok() const { return ok_; }
 
   void Run(Block* block) {
-    block->crc = static_cast<uint32_t>(
-        crc32(0, reinterpret_cast<const Bytef*>(block->input.data()),
-              static_cast<uInt>(block->input.size())));
+    block->crc = Crc32(0, block->input);
     if (deflateReset(&stream_) != Z_OK) std::abort();
     if (!block->dictionary.empty() &&
         deflateSetDictionary(&stream_, reinterpret_cast<const Bytef*>(block->dictionary.data()),

@@ -1,7 +1,5 @@
 #include "service/server/file_export.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
@@ -13,6 +11,7 @@
 
 #include "service/db/data_value_reader.h"
 #include "service/encode/chunk_buffer.h"
+#include "service/encode/crc32.h"
 #include "service/encode/csv_data_value_encoder.h"
 #include "service/encode/json_data_value_encoder.h"
 #include "service/encode/pretty_json_data_value_encoder.h"
@@ -29,17 +28,6 @@ constexpr size_t kFirstChunkSize = 16 * 1024;
 // Rendered chunks waiting between the reading thread and the sending thread. Bounded: a slow
 // client fills it, then the reader waits, and PostgreSQL waits on its socket.
 constexpr size_t kQueuedChunks = 3;
-
-uint32_t Crc32(uint32_t crc, std::string_view bytes) {
-  // zlib's crc32 takes a uInt length; feed very large inputs in pieces.
-  while (!bytes.empty()) {
-    size_t n = std::min<size_t>(bytes.size(), 1u << 30);
-    crc = static_cast<uint32_t>(
-        crc32(crc, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(n)));
-    bytes.remove_prefix(n);
-  }
-  return crc;
-}
 
 // Turns rendered bytes into data chunks on the stream: compresses them if
 // asked, keeps the lengths and CRC-32s for the trailer.
@@ -62,11 +50,11 @@ class ChunkSender {
         gzip_->Finish(data);
         uncompressed_crc_ = gzip_->input_crc32();
       }
-      file_crc_ = Crc32(file_crc_, *data);
+      file_crc_ = encode::Crc32(file_crc_, *data);
     } else {
       // Uncompressed, the file is the rendered bytes: one checksum serves both.
       data->assign(rendered.data(), rendered.size());
-      uncompressed_crc_ = file_crc_ = Crc32(file_crc_, *data);
+      uncompressed_crc_ = file_crc_ = encode::Crc32(file_crc_, *data);
     }
     if (data->empty()) return true;
     file_bytes_ += static_cast<int64_t>(data->size());
