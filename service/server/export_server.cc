@@ -2,10 +2,14 @@
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/resource_quota.h>
+#include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 #include <libpq-fe.h>
 
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -13,6 +17,44 @@
 
 namespace dvexport::server {
 namespace {
+
+absl::StatusOr<std::string> ReadPemFile(const std::string& flag, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream contents;
+  contents << in.rdbuf();
+  if (!in || contents.str().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(flag, ": cannot read ", path));
+  }
+  return contents.str();
+}
+
+// Plaintext without TLS files; TLS with a certificate and key; mutual TLS
+// when a client CA is given too.
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
+    const ServerOptions& options) {
+  if (options.tls_cert_file.empty() && options.tls_key_file.empty()) {
+    if (!options.tls_client_ca_file.empty()) {
+      return absl::InvalidArgumentError("tls_client_ca needs tls_cert and tls_key");
+    }
+    return grpc::InsecureServerCredentials();
+  }
+  if (options.tls_cert_file.empty() || options.tls_key_file.empty()) {
+    return absl::InvalidArgumentError("tls_cert and tls_key go together");
+  }
+  absl::StatusOr<std::string> cert = ReadPemFile("tls_cert", options.tls_cert_file);
+  if (!cert.ok()) return cert.status();
+  absl::StatusOr<std::string> key = ReadPemFile("tls_key", options.tls_key_file);
+  if (!key.ok()) return key.status();
+  grpc::SslServerCredentialsOptions ssl(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+  if (!options.tls_client_ca_file.empty()) {
+    absl::StatusOr<std::string> ca = ReadPemFile("tls_client_ca", options.tls_client_ca_file);
+    if (!ca.ok()) return ca.status();
+    ssl.pem_root_certs = *ca;
+    ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+  }
+  ssl.pem_key_cert_pairs.push_back({*key, *cert});
+  return grpc::SslServerCredentials(ssl);
+}
 
 // Fails on a malformed conninfo without libpq's message, which quotes the
 // offending text: that may be a password, and this error is logged.
@@ -52,7 +94,13 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &server->port_);
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials = MakeCredentials(options);
+  if (!credentials.ok()) return credentials.status();
+  builder.AddListeningPort(options.listen, *credentials, &server->port_);
+  grpc::ResourceQuota quota("dvexport");
+  quota.SetMaxThreads(options.max_threads > 0 ? options.max_threads
+                                              : options.service.max_concurrent_exports + 16);
+  builder.SetResourceQuota(quota);
   builder.RegisterService(server->service_.get());
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> observers;
   observers.push_back(std::make_unique<ExportCallObserverFactory>(server->metrics_.get(), stderr));
@@ -61,11 +109,41 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
   if (server->server_ == nullptr || server->port_ == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));
   }
-  server->server_->GetHealthCheckService()->SetServingStatus(true);
+  server->ProbeDatabase();
+  server->prober_ = std::thread(&ExportServer::RunProber, server.get(),
+                                options.health_probe_interval);
   return server;
 }
 
+void ExportServer::ProbeDatabase() {
+  // Every connection busy means the database answers; so does SELECT 1. A
+  // failed probe also drops the idle connection it used.
+  absl::StatusOr<db::PooledConnection> conn = pool_->Acquire(std::chrono::milliseconds(0));
+  bool serving = conn.ok() ? (*conn)->Exec("SELECT 1").ok()
+                           : conn.status().code() == absl::StatusCode::kResourceExhausted;
+  server_->GetHealthCheckService()->SetServingStatus(serving);
+}
+
+void ExportServer::RunProber(std::chrono::milliseconds interval) {
+  std::unique_lock<std::mutex> lock(prober_mu_);
+  while (!prober_wake_.wait_for(lock, interval, [this] { return prober_stop_; })) {
+    lock.unlock();
+    ProbeDatabase();
+    lock.lock();
+  }
+}
+
+void ExportServer::StopProber() {
+  {
+    std::lock_guard<std::mutex> lock(prober_mu_);
+    prober_stop_ = true;
+  }
+  prober_wake_.notify_all();
+  if (prober_.joinable()) prober_.join();
+}
+
 ExportServer::~ExportServer() {
+  StopProber();
   if (server_ != nullptr) {
     server_->Shutdown(std::chrono::system_clock::now());
     server_->Wait();
@@ -73,6 +151,7 @@ ExportServer::~ExportServer() {
 }
 
 void ExportServer::Shutdown(std::chrono::system_clock::time_point deadline) {
+  StopProber();
   server_->GetHealthCheckService()->SetServingStatus(false);
   server_->Shutdown(deadline);
 }

@@ -4,8 +4,11 @@
 #include <grpcpp/server.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "absl/status/statusor.h"
 #include "service/db/connection_pool.h"
@@ -21,13 +24,27 @@ struct ServerOptions {
   std::string conninfo;
   // Database connections at most.
   int pool_size = 8;
+  // TLS: PEM files holding the server's certificate chain and private key.
+  // Both empty: plaintext. With "tls_client_ca_file" too, clients must
+  // present a certificate that CA signed (mutual TLS).
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string tls_client_ca_file;
+  // How often the database is probed; the health status follows the probes.
+  std::chrono::milliseconds health_probe_interval{2000};
+  // Threads gRPC may use at most (grpc::ResourceQuota); calls beyond them are
+  // refused with RESOURCE_EXHAUSTED. 0: max_concurrent_exports + 16 (health
+  // checks, refusals, reflection, pollers).
+  int max_threads = 0;
   // host:port serving Prometheus metrics at /metrics; empty: no metrics.
   std::string metrics_listen;
   ServiceOptions service;
 };
 
 // A running dvexport gRPC server: DataValueExport, grpc.health.v1.Health and
-// server reflection, plaintext.
+// server reflection, over TLS or plaintext. A background prober keeps the
+// health status SERVING while the database answers and NOT_SERVING while it
+// does not; the server starts either way.
 class ExportServer {
  public:
   static absl::StatusOr<std::unique_ptr<ExportServer>> Start(const ServerOptions& options);
@@ -48,11 +65,22 @@ class ExportServer {
  private:
   ExportServer() = default;
 
+  // Sets the health status from one database probe.
+  void ProbeDatabase();
+  // Probes every "interval" until StopProber().
+  void RunProber(std::chrono::milliseconds interval);
+  void StopProber();
+
   std::unique_ptr<db::ConnectionPool> pool_;
   std::unique_ptr<DataValueExportService> service_;
   std::unique_ptr<ServerMetrics> metrics_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
+
+  std::mutex prober_mu_;
+  std::condition_variable prober_wake_;
+  bool prober_stop_ = false;
+  std::thread prober_;
 };
 
 }  // namespace dvexport::server

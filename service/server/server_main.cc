@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -27,13 +28,23 @@ ABSL_FLAG(int, connection_wait_ms, 10000, "how long an export waits for a databa
 ABSL_FLAG(int, shutdown_grace_s, 30,
           "on SIGTERM/SIGINT, seconds running exports get to finish before they are cancelled");
 ABSL_FLAG(std::string, port_file, "", "if set, the bound port is written to this file");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM file with the server's certificate chain; with --tls_key turns TLS on. Without "
+          "any --tls_* flag the server listens in plaintext");
+ABSL_FLAG(std::string, tls_key, "", "PEM file with the private key of --tls_cert");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM file of the CA that signs client certificates; when given, every client must "
+          "present one (mutual TLS)");
+ABSL_FLAG(int, health_probe_interval_ms, 2000,
+          "how often the database is probed; grpc.health.v1 says NOT_SERVING while it is down");
 ABSL_FLAG(std::string, metrics_listen, "",
           "host:port serving Prometheus metrics at /metrics (e.g. 0.0.0.0:9464); empty: none");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Streams DHIS2 data values from PostgreSQL over gRPC.\n"
-      "Usage: dvexport-server --listen 0.0.0.0:50051 --pg \"host=... dbname=dhis2 user=...\"");
+      "Usage: dvexport-server --listen 0.0.0.0:50051 --pg \"host=... dbname=dhis2 user=...\"\n"
+      "Plaintext unless --tls_cert and --tls_key are given (add --tls_client_ca for mutual TLS).");
   absl::ParseCommandLine(argc, argv);
 
   // Signals are taken by a dedicated thread, so block them everywhere else.
@@ -52,6 +63,11 @@ int main(int argc, char** argv) {
   options.listen = absl::GetFlag(FLAGS_listen);
   options.conninfo = absl::GetFlag(FLAGS_pg);
   options.pool_size = absl::GetFlag(FLAGS_pool_size);
+  options.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
+  options.tls_key_file = absl::GetFlag(FLAGS_tls_key);
+  options.tls_client_ca_file = absl::GetFlag(FLAGS_tls_client_ca);
+  options.health_probe_interval =
+      std::chrono::milliseconds(std::max(100, absl::GetFlag(FLAGS_health_probe_interval_ms)));
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   options.service.max_concurrent_exports = absl::GetFlag(FLAGS_max_concurrent_exports);
   options.service.chunk_size = static_cast<size_t>(chunk_kib) * 1024;

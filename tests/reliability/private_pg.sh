@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# A private PostgreSQL for the reliability tests, which lock tables, kill
+# backends and stop and restart the server: they must not share the one
+# scripts/test starts.
+#
+#   private_pg.sh start ENV_FILE   initdb + start + small demo data with 6 KB comments
+#                                  (exports of ~60 MB that stay mid-stream while a
+#                                  client pauses); writes KEY=VALUE lines to ENV_FILE
+#   private_pg.sh down DIR         fast shutdown (clients are disconnected)
+#   private_pg.sh up DIR PORT      start again on the same port
+#   private_pg.sh restart DIR      fast shutdown, then start again
+#   private_pg.sh stop DIR         stop and remove everything
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+# shellcheck source=../../scripts/lib/pg.sh
+source "$root/scripts/lib/pg.sh"
+
+command="${1:-}"
+case "$command" in
+  start)
+    env_file="$2"
+    pg_start >/dev/null
+    PSQL="$PG_BINDIR/psql" "$root/deploy/demo/load.sh" small >/dev/null
+    "$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 \
+      -c "UPDATE datavalue SET comment = repeat(md5(sourceid::text), 190)" \
+      -c "VACUUM ANALYZE datavalue"
+    {
+      echo "DIR=$DVEXPORT_PG_DIR"
+      echo "PORT=$PGPORT"
+      echo "READER=$DVEXPORT_PG"
+      echo "ADMIN=$DVEXPORT_PG_ADMIN"
+    } >"$env_file"
+    ;;
+  down)
+    _pg_as_owner "$PG_BINDIR/pg_ctl" -D "$2/data" -m fast -w -t 60 stop >/dev/null
+    ;;
+  up)
+    _pg_as_owner "$PG_BINDIR/pg_ctl" -D "$2/data" -l "$2/server.log" -w -t 60 start \
+      -o "-c listen_addresses=127.0.0.1 -p $3 -c unix_socket_directories=$2 -c fsync=off \
+          -c max_connections=100 -c logging_collector=off" >/dev/null
+    ;;
+  restart)
+    _pg_as_owner "$PG_BINDIR/pg_ctl" -D "$2/data" -m fast -w -t 60 restart >/dev/null
+    ;;
+  stop)
+    DVEXPORT_PG_DIR="$2" pg_stop
+    ;;
+  *)
+    echo "usage: $0 start ENV_FILE | down DIR | up DIR PORT | restart DIR | stop DIR" >&2
+    exit 2
+    ;;
+esac

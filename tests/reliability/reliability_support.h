@@ -1,0 +1,96 @@
+#ifndef DVEXPORT_TESTS_RELIABILITY_RELIABILITY_SUPPORT_H_
+#define DVEXPORT_TESTS_RELIABILITY_RELIABILITY_SUPPORT_H_
+
+#include <grpcpp/grpcpp.h>
+#include <libpq-fe.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "dvexport/v1/export.grpc.pb.h"
+
+namespace dvexport::reliability {
+
+// The private PostgreSQL of the reliability tests (tests/reliability/private_pg.sh):
+// the small demo database with 6 KB comments, so that a whole-database
+// export is ~60 MB and stays mid-stream while its client pauses.
+class PrivatePostgres {
+ public:
+  // Starts the instance (once per test binary); false, with a message on
+  // stderr, if that fails.
+  static bool Start();
+  static void Stop();
+
+  static const std::string& reader_conninfo();  // dvexport_reader: SELECT only
+  static const std::string& admin_conninfo();   // superuser
+  static int port();
+
+  // Fast shutdown (clients are disconnected) / start again on the same port /
+  // both. Fail the calling test on error.
+  static void Down();
+  static void Up();
+  static void Restart();
+};
+
+// Runs "sql" on a fresh admin connection; the first column of the first row,
+// or "" (fails the calling test on error).
+std::string AdminQuery(const std::string& sql);
+
+// Backend pids of dvexport's COPY statements in progress.
+int ActiveCopies();
+
+// Polls "condition" every 10 ms until it holds or "timeout" passes; true if it held.
+bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds timeout);
+
+// Holds an ACCESS EXCLUSIVE lock on datavalue from an admin connection while
+// alive: the export's COPY then waits for it, as behind a slow query, without
+// sending a row.
+class DataValueLock {
+ public:
+  DataValueLock();
+  ~DataValueLock();
+  void Release();
+
+ private:
+  PGconn* conn_ = nullptr;
+};
+
+// Whole demo database, every data set and root org unit with children.
+v1::ExportFileRequest WholeDatabaseRequest();
+// One leaf org unit: a few dozen values.
+v1::ExportFileRequest SmallRequest();
+
+struct ExportOutcome {
+  grpc::Status status;
+  bool has_trailer = false;
+  v1::ExportTrailer trailer;
+  int64_t data_bytes = 0;
+  uint32_t data_crc32 = 0;
+  int chunks = 0;
+};
+
+// Reads an ExportFile stream to its end. "after_chunk(n)" is called after
+// the n-th data chunk (1-based) and may sleep or cancel "context".
+ExportOutcome ReadExport(v1::DataValueExport::Stub* stub, grpc::ClientContext* context,
+                         const v1::ExportFileRequest& request,
+                         const std::function<void(int)>& after_chunk = nullptr);
+
+// True if the trailer is present and matches the data received.
+bool CompleteAndConsistent(const ExportOutcome& outcome);
+
+std::shared_ptr<grpc::Channel> PlaintextChannel(int port);
+
+// grpc.health.v1 Check with the given deadline: SERVING, NOT_SERVING, or the
+// call's error as "error: CODE".
+std::string HealthStatus(const std::shared_ptr<grpc::Channel>& channel,
+                         std::chrono::milliseconds deadline = std::chrono::milliseconds(2000));
+
+// Resident set size of this process in bytes.
+int64_t ResidentBytes();
+
+}  // namespace dvexport::reliability
+
+#endif  // DVEXPORT_TESTS_RELIABILITY_RELIABILITY_SUPPORT_H_

@@ -1,0 +1,433 @@
+// Faults provoked for real against an in-process dvexport server: a private
+// PostgreSQL (locks, killed backends, restarts, a database that is down),
+// real gRPC over loopback, a real client process killed with SIGKILL.
+// docs/RELIABILITY.md lists every fault with what happens.
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "service/db/pg_connection.h"
+#include "service/server/export_server.h"
+#include "tests/reliability/reliability_support.h"
+
+extern char** environ;
+
+namespace dvexport::reliability {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using Clock = std::chrono::steady_clock;
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
+// A cancelled query must be gone from pg_stat_activity within this.
+constexpr milliseconds kCancelBound(1000);
+
+class ReliabilityTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // A previous test's lock or kill must not leak into this one.
+    ASSERT_TRUE(WaitFor([] { return ActiveCopies() == 0; }, seconds(30)));
+  }
+
+  void StartServer(server::ServerOptions options = {}) {
+    options.listen = "127.0.0.1:0";
+    options.conninfo = PrivatePostgres::reader_conninfo();
+    options.health_probe_interval = milliseconds(200);
+    options.service.chunk_size = 16 * 1024;
+    auto started = server::ExportServer::Start(options);
+    ASSERT_TRUE(started.ok()) << started.status();
+    server_ = *std::move(started);
+    channel_ = PlaintextChannel(server_->port());
+    stub_ = v1::DataValueExport::NewStub(channel_);
+  }
+
+  // An export that must succeed: the pool is usable again.
+  void ExpectNextExportSucceeds() {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + seconds(60));
+    ExportOutcome outcome = ReadExport(stub_.get(), &context, SmallRequest());
+    EXPECT_TRUE(CompleteAndConsistent(outcome)) << outcome.status.error_message();
+    EXPECT_GT(outcome.trailer.values(), 0);
+  }
+
+  // Milliseconds from now until no dvexport COPY is left in pg_stat_activity.
+  static int64_t MillisUntilQueryGone() {
+    auto start = Clock::now();
+    if (!WaitFor([] { return ActiveCopies() == 0; }, seconds(30))) return 30000;
+    return std::chrono::duration_cast<milliseconds>(Clock::now() - start).count();
+  }
+
+  static void WaitForCopies(int n) {
+    ASSERT_TRUE(WaitFor([n] { return ActiveCopies() == n; }, seconds(30)))
+        << "expected " << n << " COPY statements in progress";
+  }
+
+  std::unique_ptr<server::ExportServer> server_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::DataValueExport::Stub> stub_;
+};
+
+TEST_F(ReliabilityTest, CancelMidStreamEndsQueryWithinOneSecond) {
+  StartServer();
+  grpc::ClientContext context;
+  int64_t gone_ms = -1;
+  ExportOutcome outcome = ReadExport(stub_.get(), &context, WholeDatabaseRequest(), [&](int n) {
+    if (n != 2) return;
+    WaitForCopies(1);
+    context.TryCancel();
+    gone_ms = MillisUntilQueryGone();
+  });
+  EXPECT_EQ(outcome.status.error_code(), grpc::StatusCode::CANCELLED);
+  EXPECT_FALSE(outcome.has_trailer);
+  EXPECT_GE(gone_ms, 0);
+  EXPECT_LT(gone_ms, kCancelBound.count());
+  ExpectNextExportSucceeds();
+}
+
+TEST_F(ReliabilityTest, CancelWhileQueryWaitsEndsQueryWithinOneSecond) {
+  StartServer();
+  DataValueLock lock;
+  grpc::ClientContext context;
+  std::thread client([&] {
+    ExportOutcome outcome = ReadExport(stub_.get(), &context, WholeDatabaseRequest());
+    EXPECT_EQ(outcome.status.error_code(), grpc::StatusCode::CANCELLED);
+    EXPECT_EQ(outcome.chunks, 0);
+  });
+  WaitForCopies(1);
+  context.TryCancel();
+  int64_t gone_ms = MillisUntilQueryGone();
+  client.join();
+  EXPECT_LT(gone_ms, kCancelBound.count());
+  lock.Release();
+  ExpectNextExportSucceeds();
+}
+
+TEST_F(ReliabilityTest, DeadlineWhileQueryWaitsEndsQueryWithinOneSecond) {
+  StartServer();
+  DataValueLock lock;
+  grpc::ClientContext context;
+  auto deadline = std::chrono::system_clock::now() + seconds(2);
+  context.set_deadline(deadline);
+  ExportOutcome outcome = ReadExport(stub_.get(), &context, WholeDatabaseRequest());
+  EXPECT_EQ(outcome.status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  ASSERT_TRUE(WaitFor([] { return ActiveCopies() == 0; }, seconds(30)));
+  auto late = std::chrono::system_clock::now() - deadline;
+  EXPECT_LT(std::chrono::duration_cast<milliseconds>(late).count(), kCancelBound.count());
+  lock.Release();
+  ExpectNextExportSucceeds();
+}
+
+TEST_F(ReliabilityTest, DeadlineMidStreamEndsQueryWithinOneSecond) {
+  StartServer();
+  grpc::ClientContext context;
+  auto deadline = std::chrono::system_clock::now() + seconds(3);
+  context.set_deadline(deadline);
+  ExportOutcome outcome = ReadExport(stub_.get(), &context, WholeDatabaseRequest(), [&](int n) {
+    // The client stops reading mid-stream until its deadline has passed.
+    if (n == 1) std::this_thread::sleep_until(deadline + milliseconds(50));
+  });
+  EXPECT_EQ(outcome.status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_FALSE(outcome.has_trailer);
+  ASSERT_TRUE(WaitFor([] { return ActiveCopies() == 0; }, seconds(30)));
+  auto late = std::chrono::system_clock::now() - deadline;
+  EXPECT_LT(std::chrono::duration_cast<milliseconds>(late).count(), kCancelBound.count() + 100);
+  ExpectNextExportSucceeds();
+}
+
+// The client is a separate process (this binary in --export-child mode) that
+// is killed with SIGKILL while its export waits for the database.
+TEST_F(ReliabilityTest, KilledClientProcessEndsQueryWithinOneSecond) {
+  StartServer();
+  std::string request_file = ::testing::TempDir() + "reliability_child_request.pb";
+  {
+    std::ofstream out(request_file, std::ios::binary);
+    ASSERT_TRUE(WholeDatabaseRequest().SerializeToOstream(&out));
+  }
+  DataValueLock lock;
+  std::string port = std::to_string(server_->port());
+  std::string self = "/proc/self/exe";
+  char* argv[] = {self.data(), const_cast<char*>("--export-child"), port.data(),
+                  request_file.data(), nullptr};
+  pid_t child = 0;
+  ASSERT_EQ(posix_spawn(&child, self.c_str(), nullptr, nullptr, argv, environ), 0);
+  WaitForCopies(1);
+  ASSERT_EQ(kill(child, SIGKILL), 0);
+  int wstatus = 0;
+  ASSERT_EQ(waitpid(child, &wstatus, 0), child);
+  EXPECT_TRUE(WIFSIGNALED(wstatus));
+  int64_t gone_ms = MillisUntilQueryGone();
+  EXPECT_LT(gone_ms, kCancelBound.count());
+  lock.Release();
+  ExpectNextExportSucceeds();
+}
+
+TEST_F(ReliabilityTest, SlowClientGetsCompleteExportWithBoundedMemory) {
+  StartServer();
+  grpc::ClientContext fast_context;
+  ExportOutcome fast = ReadExport(stub_.get(), &fast_context, WholeDatabaseRequest());
+  ASSERT_TRUE(CompleteAndConsistent(fast)) << fast.status.error_message();
+  ASSERT_GT(fast.data_bytes, 50 << 20);
+
+  std::atomic<bool> done{false};
+  std::atomic<int64_t> peak{0};
+  int64_t before = ResidentBytes();
+  std::thread sampler([&] {
+    while (!done) {
+      int64_t rss = ResidentBytes();
+      if (rss > peak) peak = rss;
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+  });
+  grpc::ClientContext context;
+  ExportOutcome slow = ReadExport(stub_.get(), &context, WholeDatabaseRequest(), [](int n) {
+    if (n == 2) std::this_thread::sleep_for(seconds(4));
+  });
+  done = true;
+  sampler.join();
+  ASSERT_TRUE(CompleteAndConsistent(slow)) << slow.status.error_message();
+  EXPECT_EQ(slow.data_crc32, fast.data_crc32);
+  EXPECT_EQ(slow.trailer.values(), fast.trailer.values());
+  int64_t growth = peak - before;
+  std::printf("slow client: %lld bytes exported, RSS grew by at most %lld bytes\n",
+              static_cast<long long>(slow.data_bytes), static_cast<long long>(growth));
+  // Sanitizer allocators keep freed memory in quarantine: RSS means little there.
+  if (!kSanitized) {
+    EXPECT_LT(growth, int64_t{32} << 20);
+  }
+}
+
+TEST_F(ReliabilityTest, TerminatedBackendFailsStreamWithUnavailable) {
+  StartServer();
+  grpc::ClientContext context;
+  ExportOutcome outcome = ReadExport(stub_.get(), &context, WholeDatabaseRequest(), [](int n) {
+    if (n != 2) return;
+    WaitForCopies(1);
+    AdminQuery("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = "
+               "'dvexport_reader' AND query LIKE 'COPY%'");
+  });
+  EXPECT_EQ(outcome.status.error_code(), grpc::StatusCode::UNAVAILABLE)
+      << outcome.status.error_message();
+  EXPECT_FALSE(outcome.has_trailer);
+  ExpectNextExportSucceeds();
+}
+
+TEST_F(ReliabilityTest, DatabaseRestartFailsStreamWithUnavailableThenRecovers) {
+  server::ServerOptions options;
+  options.pool_size = 4;
+  StartServer(options);
+  // Fill the pool with idle connections that the restart will break.
+  for (int i = 0; i < 3; ++i) ExpectNextExportSucceeds();
+  grpc::ClientContext context;
+  ExportOutcome outcome = ReadExport(stub_.get(), &context, WholeDatabaseRequest(), [](int n) {
+    if (n != 2) return;
+    WaitForCopies(1);
+    PrivatePostgres::Restart();
+  });
+  EXPECT_EQ(outcome.status.error_code(), grpc::StatusCode::UNAVAILABLE)
+      << outcome.status.error_message();
+  EXPECT_FALSE(outcome.has_trailer);
+  ExpectNextExportSucceeds();
+  EXPECT_TRUE(WaitFor([&] { return HealthStatus(channel_) == "SERVING"; }, seconds(30)));
+}
+
+TEST_F(ReliabilityTest, StatementTimeoutIsDeadlineExceeded) {
+  server::ServerOptions options;
+  options.service.statement_timeout = milliseconds(300);
+  StartServer(options);
+  DataValueLock lock;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + seconds(60));
+  auto start = Clock::now();
+  ExportOutcome outcome = ReadExport(stub_.get(), &context, WholeDatabaseRequest());
+  EXPECT_EQ(outcome.status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED)
+      << outcome.status.error_message();
+  EXPECT_LT(Clock::now() - start, seconds(20));
+  EXPECT_EQ(ActiveCopies(), 0);
+  lock.Release();
+  ExpectNextExportSucceeds();
+}
+
+TEST_F(ReliabilityTest, DatabaseDownAtStartupThenServesWhenItAppears) {
+  PrivatePostgres::Down();
+  StartServer();
+  EXPECT_EQ(HealthStatus(channel_), "NOT_SERVING");
+  grpc::ClientContext context;
+  ExportOutcome outcome = ReadExport(stub_.get(), &context, SmallRequest());
+  EXPECT_EQ(outcome.status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_NE(outcome.status.error_message().find("cannot connect to PostgreSQL"), std::string::npos)
+      << outcome.status.error_message();
+  PrivatePostgres::Up();
+  EXPECT_TRUE(WaitFor([&] { return HealthStatus(channel_) == "SERVING"; }, seconds(30)));
+  ExpectNextExportSucceeds();
+}
+
+TEST_F(ReliabilityTest, HealthTurnsNotServingWhileDatabaseIsDown) {
+  StartServer();
+  EXPECT_EQ(HealthStatus(channel_), "SERVING");
+  PrivatePostgres::Down();
+  EXPECT_TRUE(WaitFor([&] { return HealthStatus(channel_) == "NOT_SERVING"; }, seconds(30)));
+  PrivatePostgres::Up();
+  EXPECT_TRUE(WaitFor([&] { return HealthStatus(channel_) == "SERVING"; }, seconds(30)));
+  ExpectNextExportSucceeds();
+}
+
+TEST_F(ReliabilityTest, ExportsBeyondTheLimitAreRefusedAtOnce) {
+  server::ServerOptions options;
+  options.service.max_concurrent_exports = 2;
+  StartServer(options);
+  DataValueLock lock;
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
+  std::vector<std::thread> running;
+  for (int i = 0; i < 2; ++i) {
+    contexts.push_back(std::make_unique<grpc::ClientContext>());
+    grpc::ClientContext* context = contexts.back().get();
+    running.emplace_back([this, context] {
+      ExportOutcome outcome = ReadExport(stub_.get(), context, SmallRequest());
+      EXPECT_TRUE(CompleteAndConsistent(outcome)) << outcome.status.error_message();
+    });
+  }
+  EXPECT_TRUE(WaitFor([] { return ActiveCopies() == 2; }, seconds(30)));
+  grpc::ClientContext context;
+  auto start = Clock::now();
+  ExportOutcome refused = ReadExport(stub_.get(), &context, SmallRequest());
+  EXPECT_EQ(refused.status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_LT(Clock::now() - start, seconds(2));
+  lock.Release();
+  for (std::thread& t : running) t.join();
+}
+
+// 200 clients at once against 4 export slots and 4 connections: each retries
+// on RESOURCE_EXHAUSTED with a jittered backoff, all complete, and the
+// server never holds more than pool_size database connections.
+TEST_F(ReliabilityTest, TwoHundredConcurrentExportsCompleteWithRetries) {
+  server::ServerOptions options;
+  options.pool_size = 4;
+  options.service.max_concurrent_exports = 4;
+  StartServer(options);
+  v1::ExportFileRequest request = SmallRequest();
+  std::atomic<int> completed{0}, refusals{0}, max_connections{0};
+  std::atomic<bool> done{false};
+  std::thread watcher([&] {
+    while (!done) {
+      int n = std::atoi(
+          AdminQuery("SELECT count(*) FROM pg_stat_activity WHERE usename = 'dvexport_reader'")
+              .c_str());
+      if (n > max_connections) max_connections = n;
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+  });
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 200; ++i) {
+    clients.emplace_back([&, i] {
+      std::minstd_rand random(i);
+      auto give_up = Clock::now() + seconds(120);
+      while (Clock::now() < give_up) {
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + seconds(60));
+        ExportOutcome outcome = ReadExport(stub_.get(), &context, request);
+        if (outcome.status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+          ++refusals;
+          std::this_thread::sleep_for(milliseconds(5 + random() % 50));
+          continue;
+        }
+        EXPECT_TRUE(CompleteAndConsistent(outcome)) << outcome.status.error_message();
+        ++completed;
+        return;
+      }
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  done = true;
+  watcher.join();
+  std::printf("200 exports: %d refusals retried, at most %d database connections\n",
+              refusals.load(), max_connections.load());
+  EXPECT_EQ(completed, 200);
+  EXPECT_LE(max_connections, 4);
+}
+
+TEST_F(ReliabilityTest, ReadOnlyTransactionRefusesWritesEvenForASuperuser) {
+  auto conn = db::PgConnection::Connect(PrivatePostgres::admin_conninfo());
+  ASSERT_TRUE(conn.ok()) << conn.status();
+  // The statement the service begins every export with.
+  ASSERT_TRUE((*conn)->Exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").ok());
+  auto result = (*conn)->Query(
+      "INSERT INTO periodtype (periodtypeid, name) VALUES (999999, 'Nope') RETURNING 1");
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.status().message().find("read-only transaction"), std::string::npos)
+      << result.status();
+  (*conn)->Exec("ROLLBACK").IgnoreError();
+}
+
+TEST_F(ReliabilityTest, ReaderRoleCannotWriteEvenOutsideTheService) {
+  auto conn = db::PgConnection::Connect(PrivatePostgres::reader_conninfo());
+  ASSERT_TRUE(conn.ok()) << conn.status();
+  // default_transaction_read_only: 25006.
+  absl::Status status = (*conn)->Exec("DELETE FROM datavalue");
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("read-only transaction"), std::string::npos) << status;
+  // And with a read-write transaction: SELECT is all it was granted (42501).
+  ASSERT_TRUE((*conn)->Exec("BEGIN READ WRITE").ok());
+  status = (*conn)->Exec("DELETE FROM datavalue");
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("permission denied"), std::string::npos) << status;
+  (*conn)->Exec("ROLLBACK").IgnoreError();
+  EXPECT_NE(AdminQuery("SELECT count(*) FROM datavalue"), "0");
+}
+
+class PrivatePostgresEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override { ASSERT_TRUE(PrivatePostgres::Start()); }
+  void TearDown() override { PrivatePostgres::Stop(); }
+};
+
+// --export-child PORT REQUEST_FILE: starts the export and reads nothing more
+// until it is killed.
+int RunExportChild(int port, const std::string& request_file) {
+  v1::ExportFileRequest request;
+  std::ifstream in(request_file, std::ios::binary);
+  if (!request.ParseFromIstream(&in)) return 2;
+  auto stub = v1::DataValueExport::NewStub(PlaintextChannel(port));
+  grpc::ClientContext context;
+  auto reader = stub->ExportFile(&context, request);
+  v1::FileChunk chunk;
+  reader->Read(&chunk);
+  pause();
+  return 0;
+}
+
+}  // namespace
+}  // namespace dvexport::reliability
+
+int main(int argc, char** argv) {
+  if (argc == 4 && std::string(argv[1]) == "--export-child") {
+    return dvexport::reliability::RunExportChild(std::atoi(argv[2]), argv[3]);
+  }
+  ::testing::InitGoogleTest(&argc, argv);
+  ::testing::AddGlobalTestEnvironment(new dvexport::reliability::PrivatePostgresEnvironment);
+  return RUN_ALL_TESTS();
+}
