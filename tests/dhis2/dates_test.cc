@@ -101,6 +101,34 @@ TEST(ParseDateTest, ErrorNamesTheValue) {
             "\"2024-13-01\" is not a valid date (yyyy-MM-dd)");
 }
 
+TEST(ParseDateTimeMicrosTest, ReadsInstantsInUtc) {
+  constexpr int64_t kDay = int64_t{86400} * 1000000;
+  // 2024-03-01 is day 19783 since 1970-01-01.
+  const int64_t midnight = 19783 * kDay;
+  struct Case {
+    const char* text;
+    int64_t micros;
+  } cases[] = {
+      {"2024-03-01", midnight},
+      {"20240301", midnight},
+      {"2024-03", midnight},
+      {"2024-03-01T10:00:00", midnight + int64_t{36000} * 1000000},
+      {"2024-03-01 10:00:00Z", midnight + int64_t{36000} * 1000000},
+      {"2024-03-01T10:00:00.1239", midnight + int64_t{36000} * 1000000 + 123000},
+      {"2024-03-01T11:00:00.5+01:00", midnight + int64_t{36000} * 1000000 + 500000},
+      {"2024-03-01T04:30:00-0530", midnight + int64_t{36000} * 1000000},
+      {"2024-03-01T00:00:00+02", midnight - int64_t{7200} * 1000000},
+      {"1969-12-31T23:59:59.999Z", -1000},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<int64_t> micros = ParseDateTimeMicros(c.text);
+    ASSERT_TRUE(micros.ok()) << c.text << ": " << micros.status();
+    EXPECT_EQ(*micros, c.micros) << c.text;
+  }
+  EXPECT_EQ(ParseDateTimeMicros("2024-03-01T24:00:00").status().message(),
+            "\"2024-03-01T24:00:00\" is not a valid date (yyyy-MM-dd)");
+}
+
 TEST(FormatDateTest, WritesIsoCalendarDate) {
   EXPECT_EQ(FormatDate(Date(2024, 1, 5)), "2024-01-05");
   EXPECT_EQ(FormatDate(Date(2024, 12, 31)), "2024-12-31");

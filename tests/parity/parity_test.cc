@@ -30,6 +30,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "dvexport/v1/export.grpc.pb.h"
+#include "service/db/export_scope.h"
+#include "service/db/pg_connection.h"
+#include "service/dhis2/export_request_validator.h"
 #include "service/server/export_server.h"
 #include "tests/parity/fixture_database.h"
 
@@ -101,6 +104,8 @@ class Fixture {
     result.status = reader->Finish();
     return result;
   }
+
+ const std::string& conninfo() const { return database_.reader_conninfo(); }
 
  private:
   testing::FixtureDatabase database_;
@@ -685,6 +690,32 @@ TEST_F(ParityTest, ReadsPeriodIsoColumnWhenPresent) {
   // Ordinary periods read from the column too, and the rest is as in 2.42.
   EXPECT_EQ(Values(Everything(), dhis2_243_), (Ints{1, 2, 3, 4, 5, 6, 7, 9, 10, 11}));
   EXPECT_EQ(Values(Everything()), (Ints{1, 2, 3, 4, 5, 6, 7, 9, 10}));
+}
+
+TEST_F(ParityTest, DetectsPeriodIsoOncePerConnection) {
+  absl::StatusOr<dhis2::ExportParams> params = dhis2::ValidateExportRequest(Everything());
+  ASSERT_TRUE(params.ok()) << params.status();
+  for (const auto& [fixture, has_iso] :
+       {std::pair{dhis2_242_, false}, std::pair{dhis2_243_, true}}) {
+    absl::StatusOr<std::unique_ptr<db::PgConnection>> conn =
+        db::PgConnection::Connect(fixture->conninfo());
+    ASSERT_TRUE(conn.ok()) << conn.status();
+    EXPECT_FALSE((*conn)->schema_facts().period_has_iso.has_value());
+    absl::StatusOr<db::ExportScope> scope = db::ResolveExportScope(**conn, *params);
+    ASSERT_TRUE(scope.ok()) << scope.status();
+    EXPECT_EQ((*conn)->schema_facts().period_has_iso, std::optional<bool>(has_iso));
+  }
+  // The answer is not asked again: told that 2.43's database has no
+  // period.iso, the connection computes ids and cannot name WeeklyFriday.
+  absl::StatusOr<std::unique_ptr<db::PgConnection>> conn =
+      db::PgConnection::Connect(dhis2_243_->conninfo());
+  ASSERT_TRUE(conn.ok()) << conn.status();
+  (*conn)->schema_facts().period_has_iso = false;
+  absl::StatusOr<db::ExportScope> scope = db::ResolveExportScope(**conn, *params);
+  EXPECT_EQ(scope.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(scope.status().message(),
+            "period 604 has period type \"WeeklyFriday\", which has no ISO identifier in DHIS2 "
+            "2.42");
 }
 
 }  // namespace
