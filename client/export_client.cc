@@ -71,9 +71,9 @@ absl::StatusOr<int64_t> ExportClient::StreamDataValues(const ExportRequest& requ
     }
     values += batch.data_values_size();
     if (batch.values_so_far() != values) {
-      failure = absl::DataLossError(absl::StrCat("received ", values,
-                                                 " values but the batch says values_so_far = ",
-                                                 batch.values_so_far()));
+      failure = absl::DataLossError(
+          absl::StrCat("received ", values,
+                       " values but the batch says values_so_far = ", batch.values_so_far()));
       break;
     }
     ended = batch.last();

@@ -33,7 +33,18 @@ enum class Arity {
   kList,    // --period 202401,202402 --period 202403
 };
 
+// The commands a flag belongs to, as a bit mask.
+enum CommandMask : unsigned {
+  kExportCommand = 1,
+  kStreamCommand = 2,
+  kCountCommand = 4,
+  kHealthCommand = 8,
+  kQueryCommands = kExportCommand | kStreamCommand | kCountCommand,
+  kAllCommands = kQueryCommands | kHealthCommand,
+};
+
 struct FlagSpec {
+  unsigned commands;  // CommandMask bits
   absl::string_view section;
   absl::string_view name;
   absl::string_view short_name;  // Empty if none.
@@ -50,13 +61,14 @@ dvexport::v1::ExportRequest& Query(ExportFlags& flags) {
   return *flags.command.request.mutable_query();
 }
 
-const FlagSpec kExportFlags[] = {
-    {"Connection", "--server", "", "HOST:PORT", "Required. The dvexport server.", Arity::kValue,
+const FlagSpec kFlags[] = {
+    {kAllCommands, "Connection", "--server", "", "HOST:PORT", "Required. The dvexport server.",
+     Arity::kValue,
      [](absl::string_view value, ExportFlags& flags) {
        flags.command.server = std::string(value);
        return absl::OkStatus();
      }},
-    {"Connection", "--timeout", "", "SECONDS",
+    {kAllCommands, "Connection", "--timeout", "", "SECONDS",
      "Fail if the export takes longer. Default: no limit.", Arity::kValue,
      [](absl::string_view value, ExportFlags& flags) {
        double seconds;
@@ -67,51 +79,55 @@ const FlagSpec kExportFlags[] = {
        flags.command.timeout = std::chrono::milliseconds(std::llround(std::ceil(seconds * 1000)));
        return absl::OkStatus();
      }},
-    {"Filters", "--data-set", "", "UID", "Export the data elements of these data sets.",
-     Arity::kList,
+    {kQueryCommands, "Filters", "--data-set", "", "UID",
+     "Export the data elements of these data sets.", Arity::kList,
      [](absl::string_view value, ExportFlags& flags) {
        Query(flags).add_data_set(std::string(value));
        return absl::OkStatus();
      }},
-    {"Filters", "--data-element", "", "UID", "Export these data elements (as well).", Arity::kList,
+    {kQueryCommands, "Filters", "--data-element", "", "UID",
+     "Export these data elements (as well).", Arity::kList,
      [](absl::string_view value, ExportFlags& flags) {
        Query(flags).add_data_element(std::string(value));
        return absl::OkStatus();
      }},
-    {"Filters", "--period", "", "ISO", "Export these ISO periods: 202401, 2024Q1, 2024W5, 2024...",
-     Arity::kList,
+    {kQueryCommands, "Filters", "--period", "", "ISO",
+     "Export these ISO periods: 202401, 2024Q1, 2024W5, 2024...", Arity::kList,
      [](absl::string_view value, ExportFlags& flags) {
        Query(flags).add_period(std::string(value));
        return absl::OkStatus();
      }},
-    {"Filters", "--start-date", "", "DATE",
+    {kQueryCommands, "Filters", "--start-date", "", "DATE",
      "Export the periods within [--start-date, --end-date] (yyyy-MM-dd).", Arity::kValue,
      [](absl::string_view value, ExportFlags& flags) {
        Query(flags).set_start_date(std::string(value));
        return absl::OkStatus();
      }},
-    {"Filters", "--end-date", "", "DATE", "See --start-date; give both or neither.", Arity::kValue,
+    {kQueryCommands, "Filters", "--end-date", "", "DATE", "See --start-date; give both or neither.",
+     Arity::kValue,
      [](absl::string_view value, ExportFlags& flags) {
        Query(flags).set_end_date(std::string(value));
        return absl::OkStatus();
      }},
-    {"Filters", "--org-unit", "", "UID", "Export these organisation units.", Arity::kList,
+    {kQueryCommands, "Filters", "--org-unit", "", "UID", "Export these organisation units.",
+     Arity::kList,
      [](absl::string_view value, ExportFlags& flags) {
        Query(flags).add_org_unit(std::string(value));
        return absl::OkStatus();
      }},
-    {"Filters", "--children", "", "", "Also export the descendants of the org units.",
-     Arity::kSwitch,
+    {kQueryCommands, "Filters", "--children", "", "",
+     "Also export the descendants of the org units.", Arity::kSwitch,
      [](absl::string_view, ExportFlags& flags) {
        Query(flags).set_children(true);
        return absl::OkStatus();
      }},
-    {"Filters", "--include-deleted", "", "", "Also export values marked deleted.", Arity::kSwitch,
+    {kQueryCommands, "Filters", "--include-deleted", "", "", "Also export values marked deleted.",
+     Arity::kSwitch,
      [](absl::string_view, ExportFlags& flags) {
        Query(flags).set_include_deleted(true);
        return absl::OkStatus();
      }},
-    {"Filters", "--limit", "", "N", "Export at most N values.", Arity::kValue,
+    {kQueryCommands, "Filters", "--limit", "", "N", "Export at most N values.", Arity::kValue,
      [](absl::string_view value, ExportFlags& flags) {
        int32_t limit;
        if (!absl::SimpleAtoi(value, &limit) || limit < 0) {
@@ -121,28 +137,144 @@ const FlagSpec kExportFlags[] = {
        Query(flags).set_limit(limit);
        return absl::OkStatus();
      }},
-    {"Output", "--output", "-o", "FILE",
-     "Required. The file to write, replaced only once the export is complete and verified; "
-     "'-' for standard output.",
+    {kQueryCommands, "Filters", "--data-element-group", "", "UID",
+     "Also export the members of these data element groups.", Arity::kList,
+     [](absl::string_view value, ExportFlags& flags) {
+       Query(flags).add_data_element_group(std::string(value));
+       return absl::OkStatus();
+     }},
+    {kQueryCommands, "Filters", "--org-unit-group", "", "UID",
+     "Export the members of these organisation unit groups.", Arity::kList,
+     [](absl::string_view value, ExportFlags& flags) {
+       Query(flags).add_org_unit_group(std::string(value));
+       return absl::OkStatus();
+     }},
+    {kQueryCommands, "Filters", "--attribute-option-combo", "", "UID",
+     "Only values with these attribute option combos.", Arity::kList,
+     [](absl::string_view value, ExportFlags& flags) {
+       Query(flags).add_attribute_option_combo(std::string(value));
+       return absl::OkStatus();
+     }},
+    {kQueryCommands, "Filters", "--attribute-combo", "", "UID",
+     "An attribute category combo; with --attribute-options, names one attribute option combo.",
+     Arity::kValue,
+     [](absl::string_view value, ExportFlags& flags) {
+       Query(flags).set_attribute_combo(std::string(value));
+       return absl::OkStatus();
+     }},
+    {kQueryCommands, "Filters", "--attribute-options", "", "UID",
+     "The category options of --attribute-combo.", Arity::kList,
+     [](absl::string_view value, ExportFlags& flags) {
+       Query(flags).add_attribute_options(std::string(value));
+       return absl::OkStatus();
+     }},
+    {kQueryCommands, "Filters", "--last-updated", "", "DATE",
+     "Only values last updated at or after DATE (yyyy-MM-dd or ISO 8601 date-time).", Arity::kValue,
+     [](absl::string_view value, ExportFlags& flags) {
+       Query(flags).set_last_updated(std::string(value));
+       return absl::OkStatus();
+     }},
+    {kQueryCommands, "Filters", "--last-updated-duration", "", "DURATION",
+     "Only values last updated within DURATION before now: <n>d|h|m|s.", Arity::kValue,
+     [](absl::string_view value, ExportFlags& flags) {
+       Query(flags).set_last_updated_duration(std::string(value));
+       return absl::OkStatus();
+     }},
+    {kQueryCommands, "Id schemes", "--input-id-scheme", "", "SCHEME",
+     "How identifiers in the filters are given: UID (default), CODE, NAME or ATTRIBUTE:<uid>.",
+     Arity::kValue,
+     [](absl::string_view value, ExportFlags& flags) {
+       Query(flags).set_input_id_scheme(std::string(value));
+       return absl::OkStatus();
+     }},
+    {kQueryCommands, "Id schemes", "--input-org-unit-id-scheme", "", "SCHEME",
+     "For --org-unit; default: --input-id-scheme.", Arity::kValue,
+     [](absl::string_view value, ExportFlags& flags) {
+       Query(flags).set_input_org_unit_id_scheme(std::string(value));
+       return absl::OkStatus();
+     }},
+    {kQueryCommands, "Id schemes", "--input-data-element-id-scheme", "", "SCHEME",
+     "For --data-element; default: --input-id-scheme.", Arity::kValue,
+     [](absl::string_view value, ExportFlags& flags) {
+       Query(flags).set_input_data_element_id_scheme(std::string(value));
+       return absl::OkStatus();
+     }},
+    {kQueryCommands, "Id schemes", "--input-data-set-id-scheme", "", "SCHEME",
+     "For --data-set; default: --input-id-scheme.", Arity::kValue,
+     [](absl::string_view value, ExportFlags& flags) {
+       Query(flags).set_input_data_set_id_scheme(std::string(value));
+       return absl::OkStatus();
+     }},
+    {kQueryCommands, "Id schemes", "--input-data-element-group-id-scheme", "", "SCHEME",
+     "For --data-element-group; default: --input-id-scheme.", Arity::kValue,
+     [](absl::string_view value, ExportFlags& flags) {
+       Query(flags).set_input_data_element_group_id_scheme(std::string(value));
+       return absl::OkStatus();
+     }},
+    {kQueryCommands, "Id schemes", "--id-scheme", "", "SCHEME",
+     "How identifiers are written: UID (default), CODE, NAME or ATTRIBUTE:<uid>; missing ones as "
+     "null.",
+     Arity::kValue,
+     [](absl::string_view value, ExportFlags& flags) {
+       Query(flags).set_id_scheme(std::string(value));
+       return absl::OkStatus();
+     }},
+    {kQueryCommands, "Id schemes", "--data-element-id-scheme", "", "SCHEME",
+     "For data elements; default: --id-scheme.", Arity::kValue,
+     [](absl::string_view value, ExportFlags& flags) {
+       Query(flags).set_data_element_id_scheme(std::string(value));
+       return absl::OkStatus();
+     }},
+    {kQueryCommands, "Id schemes", "--org-unit-id-scheme", "", "SCHEME",
+     "For organisation units; default: --id-scheme.", Arity::kValue,
+     [](absl::string_view value, ExportFlags& flags) {
+       Query(flags).set_org_unit_id_scheme(std::string(value));
+       return absl::OkStatus();
+     }},
+    {kQueryCommands, "Id schemes", "--category-option-combo-id-scheme", "", "SCHEME",
+     "For category option combos; default: --id-scheme.", Arity::kValue,
+     [](absl::string_view value, ExportFlags& flags) {
+       Query(flags).set_category_option_combo_id_scheme(std::string(value));
+       return absl::OkStatus();
+     }},
+    {kQueryCommands, "Id schemes", "--attribute-option-combo-id-scheme", "", "SCHEME",
+     "For attribute option combos; default: --id-scheme.", Arity::kValue,
+     [](absl::string_view value, ExportFlags& flags) {
+       Query(flags).set_attribute_option_combo_id_scheme(std::string(value));
+       return absl::OkStatus();
+     }},
+    {kQueryCommands, "Id schemes", "--data-set-id-scheme", "", "SCHEME",
+     "For the data set of the single data value set header; default: --id-scheme.", Arity::kValue,
+     [](absl::string_view value, ExportFlags& flags) {
+       Query(flags).set_data_set_id_scheme(std::string(value));
+       return absl::OkStatus();
+     }},
+    {kExportCommand | kStreamCommand, "Output", "--output", "-o", "FILE",
+     "The file to write (export: required; stream: default '-'), replaced only once the "
+     "export is complete and verified; '-' for standard output.",
      Arity::kValue,
      [](absl::string_view value, ExportFlags& flags) {
        flags.command.output = std::string(value);
        return absl::OkStatus();
      }},
-    {"Output", "--format", "", "json|csv",
-     "Default: from FILE's name (.json, .csv, .json.gz, .csv.gz); json for '-'.", Arity::kValue,
+    {kExportCommand, "Output", "--format", "", "json|csv|json-pretty",
+     "Default: from FILE's name (.json, .csv, .json.gz, .csv.gz); json for '-'. json-pretty is "
+     "JSON indented by two spaces (a .json name allows it).",
+     Arity::kValue,
      [](absl::string_view value, ExportFlags& flags) {
        if (value == "json") {
          flags.format = dvexport::v1::FORMAT_JSON;
        } else if (value == "csv") {
          flags.format = dvexport::v1::FORMAT_CSV;
+       } else if (value == "json-pretty") {
+         flags.format = dvexport::v1::FORMAT_JSON_PRETTY;
        } else {
-         return UsageError(absl::StrCat("--format: '", value, "' is not json or csv"));
+         return UsageError(absl::StrCat("--format: '", value, "' is not json, csv or json-pretty"));
        }
        return absl::OkStatus();
      }},
-    {"Output", "--compression", "", "gzip|none", "Default: gzip when FILE ends in .gz, else none.",
-     Arity::kValue,
+    {kExportCommand, "Output", "--compression", "", "gzip|none",
+     "Default: gzip when FILE ends in .gz, else none.", Arity::kValue,
      [](absl::string_view value, ExportFlags& flags) {
        if (value == "gzip") {
          flags.compression = dvexport::v1::COMPRESSION_GZIP;
@@ -153,8 +285,8 @@ const FlagSpec kExportFlags[] = {
        }
        return absl::OkStatus();
      }},
-    {"Output", "--compression-level", "", "N", "gzip level: 1 (fastest, default) to 9 (smallest).",
-     Arity::kValue,
+    {kExportCommand, "Output", "--compression-level", "", "N",
+     "gzip level: 1 (fastest, default) to 9 (smallest).", Arity::kValue,
      [](absl::string_view value, ExportFlags& flags) {
        int level;
        if (!absl::SimpleAtoi(value, &level) || level < 1 || level > 9) {
@@ -163,19 +295,85 @@ const FlagSpec kExportFlags[] = {
        flags.compression_level = level;
        return absl::OkStatus();
      }},
+    {kHealthCommand, "Health", "--service", "", "NAME",
+     "Ask about this service (dvexport.v1.DataValueExport); default: the server as a whole.",
+     Arity::kValue,
+     [](absl::string_view value, ExportFlags& flags) {
+       flags.command.health_service = std::string(value);
+       return absl::OkStatus();
+     }},
 };
 
 bool IsHelp(absl::string_view arg) { return arg == "-h" || arg == "--help"; }
 
-const FlagSpec* FindFlag(absl::string_view name) {
-  for (const FlagSpec& flag : kExportFlags) {
+// A command: its name, its bit in FlagSpec::commands and its actions.
+struct CommandSpec {
+  absl::string_view name;
+  unsigned mask;
+  CommandLine::Action run;
+  CommandLine::Action help;
+  absl::string_view synopsis;
+};
+
+const CommandSpec kCommands[] = {
+    {"export", kExportCommand, CommandLine::Action::kExport, CommandLine::Action::kShowExportHelp,
+     "Usage: dvexport export --server HOST:PORT [filters] [output flags] -o FILE\n"
+     "\n"
+     "Exports data values, filtered as by DHIS2's /api/dataValueSets, to a JSON or\n"
+     "CSV file (optionally gzip). Identifiers are UIDs unless an --input-*id-scheme\n"
+     "says otherwise. Repeatable flags also take comma-separated lists:\n"
+     "--period 202401,202402 --period 202403. On a terminal, a progress bar shows\n"
+     "how far the export has come (the server counts the values first).\n"},
+    {"stream", kStreamCommand, CommandLine::Action::kStream, CommandLine::Action::kShowStreamHelp,
+     "Usage: dvexport stream --server HOST:PORT [filters] [-o FILE]\n"
+     "\n"
+     "Streams data values as typed messages (StreamDataValues) and writes them as\n"
+     "newline-delimited JSON, one object per value, keys as in the protobuf JSON\n"
+     "mapping (dataElement, period, ..., created as RFC 3339 UTC). Same filters\n"
+     "as export.\n"},
+    {"count", kCountCommand, CommandLine::Action::kCount, CommandLine::Action::kShowCountHelp,
+     "Usage: dvexport count --server HOST:PORT [filters]\n"
+     "\n"
+     "Prints the number of data values that export would write with the same\n"
+     "filters, without exporting them.\n"},
+    {"health", kHealthCommand, CommandLine::Action::kHealth, CommandLine::Action::kShowHealthHelp,
+     "Usage: dvexport health --server HOST:PORT [--service NAME]\n"
+     "\n"
+     "Asks the server's grpc.health.v1.Health service and prints SERVING,\n"
+     "NOT_SERVING, UNKNOWN or SERVICE_UNKNOWN.\n"},
+};
+
+const CommandSpec* FindCommand(absl::string_view name) {
+  for (const CommandSpec& command : kCommands) {
+    if (command.name == name) return &command;
+  }
+  return nullptr;
+}
+
+// The flag "name" if "command" takes it.
+const FlagSpec* FindFlag(absl::string_view name, const CommandSpec& command) {
+  for (const FlagSpec& flag : kFlags) {
+    if ((flag.commands & command.mask) == 0) continue;
     if (name == flag.name || (!flag.short_name.empty() && name == flag.short_name)) return &flag;
   }
   return nullptr;
 }
 
 absl::string_view FormatName(Format format) {
-  return format == dvexport::v1::FORMAT_CSV ? "csv" : "json";
+  switch (format) {
+    case dvexport::v1::FORMAT_CSV:
+      return "csv";
+    case dvexport::v1::FORMAT_JSON_PRETTY:
+      return "json-pretty";
+    default:
+      return "json";
+  }
+}
+
+// A .json name holds compact or pretty JSON.
+bool SameFileFormat(Format a, Format b) {
+  auto family = [](Format f) { return f == dvexport::v1::FORMAT_CSV ? 1 : 0; };
+  return family(a) == family(b);
 }
 
 absl::string_view CompressionName(Compression compression) {
@@ -198,7 +396,8 @@ absl::StatusOr<CommandLine> Complete(ExportFlags flags) {
                                      "' (not .json, .csv, .json.gz, .csv.gz); give --format"));
     }
   }
-  if (named.has_value() && flags.format.has_value() && *flags.format != named->format) {
+  if (named.has_value() && flags.format.has_value() &&
+      !SameFileFormat(*flags.format, named->format)) {
     return UsageError(absl::StrCat("--format ", FormatName(*flags.format),
                                    " contradicts the file name '", command.output, "'"));
   }
@@ -219,10 +418,21 @@ absl::StatusOr<CommandLine> Complete(ExportFlags flags) {
   return std::move(command);
 }
 
-// Parses "export [flags]".
-absl::StatusOr<CommandLine> ParseExport(const std::vector<std::string>& args) {
+// Checks what stream, count and health require.
+absl::StatusOr<CommandLine> CompleteOther(ExportFlags flags) {
+  CommandLine& command = flags.command;
+  if (command.server.empty()) return UsageError("--server HOST:PORT is required");
+  if (command.action == CommandLine::Action::kStream && command.output.empty()) {
+    command.output = std::string(kStandardOutput);
+  }
+  return std::move(command);
+}
+
+// Parses "COMMAND [flags]".
+absl::StatusOr<CommandLine> ParseCommand(const CommandSpec& command,
+                                         const std::vector<std::string>& args) {
   ExportFlags flags;
-  flags.command.action = CommandLine::Action::kExport;
+  flags.command.action = command.run;
   std::set<absl::string_view> given;
   for (size_t i = 1; i < args.size(); ++i) {
     const absl::string_view arg = args[i];
@@ -238,8 +448,13 @@ absl::StatusOr<CommandLine> ParseExport(const std::vector<std::string>& args) {
         attached = arg.substr(equals + 1);
       }
     }
-    const FlagSpec* flag = FindFlag(name);
-    if (flag == nullptr) return UsageError(absl::StrCat("unknown flag ", name));
+    const FlagSpec* flag = FindFlag(name, command);
+    if (flag == nullptr) {
+      bool elsewhere = false;
+      for (const CommandSpec& other : kCommands) elsewhere |= FindFlag(name, other) != nullptr;
+      return UsageError(absl::StrCat("unknown flag ", name,
+                                     elsewhere ? absl::StrCat(" for ", command.name) : ""));
+    }
 
     if (flag->arity == Arity::kSwitch) {
       if (attached.has_value()) {
@@ -278,7 +493,8 @@ absl::StatusOr<CommandLine> ParseExport(const std::vector<std::string>& args) {
       if (!status.ok()) return status;
     }
   }
-  return Complete(std::move(flags));
+  return command.mask == kExportCommand ? Complete(std::move(flags))
+                                        : CompleteOther(std::move(flags));
 }
 
 constexpr size_t kHelpColumn = 28;
@@ -306,9 +522,10 @@ void AppendWrapped(std::string& text, absl::string_view words) {
   text += '\n';
 }
 
-void AppendFlagHelp(std::string& text) {
+void AppendFlagHelp(const CommandSpec& command, std::string& text) {
   absl::string_view section;
-  for (const FlagSpec& flag : kExportFlags) {
+  for (const FlagSpec& flag : kFlags) {
+    if ((flag.commands & command.mask) == 0) continue;
     if (flag.section != section) {
       section = flag.section;
       absl::StrAppend(&text, "\n", section, ":\n");
@@ -318,7 +535,12 @@ void AppendFlagHelp(std::string& text) {
     absl::StrAppend(&synopsis, flag.name);
     if (!flag.value_name.empty()) absl::StrAppend(&synopsis, " ", flag.value_name);
     if (flag.arity == Arity::kList) absl::StrAppend(&synopsis, ",...");
-    synopsis.resize(std::max(synopsis.size() + 1, kHelpColumn), ' ');
+    if (synopsis.size() + 1 > kHelpColumn) {
+      // Too long for the column: the help goes on the next line.
+      absl::StrAppend(&synopsis, "\n", std::string(kHelpColumn, ' '));
+    } else {
+      synopsis.resize(kHelpColumn, ' ');
+    }
     text += synopsis;
     AppendWrapped(text, flag.help);
   }
@@ -328,17 +550,43 @@ void AppendFlagHelp(std::string& text) {
   AppendWrapped(text, "Show this help.");
 }
 
-constexpr absl::string_view kExportSynopsis =
-    "Usage: dvexport export --server HOST:PORT [filters] [output flags] -o FILE\n"
-    "\n"
-    "Exports data values, filtered as by DHIS2's /api/dataValueSets, to a JSON or\n"
-    "CSV file (optionally gzip). Identifiers are UIDs. Repeatable flags also take\n"
-    "comma-separated lists: --period 202401,202402 --period 202403.\n";
-
-constexpr absl::string_view kExitStatus =
+constexpr absl::string_view kExportExitStatus =
     "\n"
     "Exit status: 0 written and verified, 1 export failed, 2 usage error. Interrupted\n"
     "(SIGINT, SIGTERM, SIGHUP), it leaves FILE as it was and dies of the signal.\n";
+
+constexpr absl::string_view kStreamExitStatus =
+    "\n"
+    "Exit status: 0 every value written, 1 the stream failed (FILE is left as it\n"
+    "was; stdout may hold part of the values), 2 usage error.\n";
+
+constexpr absl::string_view kCountExitStatus =
+    "\n"
+    "Exit status: 0 counted, 1 the call failed, 2 usage error.\n";
+
+constexpr absl::string_view kHealthExitStatus =
+    "\n"
+    "Exit status: 0 SERVING, 1 anything else or the call failed, 2 usage error.\n";
+
+std::string UsageOf(const CommandSpec& command) {
+  std::string text(command.synopsis);
+  AppendFlagHelp(command, text);
+  switch (command.mask) {
+    case kExportCommand:
+      absl::StrAppend(&text, kExportExitStatus);
+      break;
+    case kStreamCommand:
+      absl::StrAppend(&text, kStreamExitStatus);
+      break;
+    case kCountCommand:
+      absl::StrAppend(&text, kCountExitStatus);
+      break;
+    default:
+      absl::StrAppend(&text, kHealthExitStatus);
+      break;
+  }
+  return text;
+}
 
 }  // namespace
 
@@ -346,7 +594,8 @@ absl::StatusOr<CommandLine> ParseCommandLine(const std::vector<std::string>& arg
   CommandLine help;
   if (args.empty()) return UsageError("no command given");
   if (IsHelp(args[0])) return help;
-  if (args[0] != "export") {
+  const CommandSpec* command = FindCommand(args[0]);
+  if (command == nullptr) {
     if (absl::StartsWith(args[0], "-")) {
       return UsageError(absl::StrCat("unknown flag ", args[0], " (the command comes first)"));
     }
@@ -354,11 +603,11 @@ absl::StatusOr<CommandLine> ParseCommandLine(const std::vector<std::string>& arg
   }
   for (size_t i = 1; i < args.size(); ++i) {
     if (IsHelp(args[i])) {
-      help.action = CommandLine::Action::kShowExportHelp;
+      help.action = command->help;
       return help;
     }
   }
-  return ParseExport(args);
+  return ParseCommand(*command, args);
 }
 
 std::string Usage() {
@@ -369,15 +618,20 @@ std::string Usage() {
       "\n"
       "Commands:\n"
       "  export                    Write data values to a JSON or CSV file.\n"
+      "  stream                    Write typed data values as JSON lines.\n"
+      "  count                     Print how many data values export would write.\n"
+      "  health                    Print whether the server is serving.\n"
+      "\n"
+      "'dvexport COMMAND --help' shows the flags of COMMAND; those of export:\n"
       "\n",
       ExportUsage());
 }
 
-std::string ExportUsage() {
-  std::string text(kExportSynopsis);
-  AppendFlagHelp(text);
-  absl::StrAppend(&text, kExitStatus);
-  return text;
+std::string ExportUsage() { return UsageOf(kCommands[0]); }
+
+std::string CommandUsage(absl::string_view name) {
+  const CommandSpec* command = FindCommand(name);
+  return command == nullptr ? std::string() : UsageOf(*command);
 }
 
 }  // namespace dvexport::cli

@@ -20,26 +20,39 @@ struct CommandLine {
     kShowHelp,        // dvexport --help
     kShowExportHelp,  // dvexport export --help
     kExport,          // dvexport export ...
+    kShowStreamHelp,  // dvexport stream --help
+    kStream,          // dvexport stream ...
+    kShowCountHelp,   // dvexport count --help
+    kCount,           // dvexport count ...
+    kShowHealthHelp,  // dvexport health --help
+    kHealth,          // dvexport health ...
   };
   Action action = Action::kShowHelp;
 
-  // The rest is set for kExport only.
+  // The rest is set for kExport, kStream, kCount and kHealth only.
   std::string server;
-  // A file path, or kStandardOutput.
+  // A file path, or kStandardOutput (kExport, kStream).
   std::string output;
-  // Filters, format and compression, complete: the format and compression
-  // follow the flags, else the output file's extension.
+  // Filters, id schemes, format and compression, complete: the format and
+  // compression follow the flags, else the output file's extension. kStream
+  // and kCount use the query only.
   dvexport::v1::ExportFileRequest request;
+  // kHealth: the service asked about; empty for the server as a whole.
+  std::string health_service;
   // Zero: no deadline.
   std::chrono::milliseconds timeout{0};
 };
+
+// The commands, as typed: "export", "stream", "count", "health".
+inline constexpr absl::string_view kCommandNames[] = {"export", "stream", "count", "health"};
 
 // Parses the arguments that follow the program name. A command line that
 // makes no valid command is INVALID_ARGUMENT with a message for the user.
 //
 // Flags are "--name value" or "--name=value"; repeatable filters also take
 // comma-separated lists; switches (--children, --include-deleted) take no
-// value; -h or --help anywhere asks for help.
+// value; -h or --help anywhere asks for help with the command. Each command
+// accepts only its own flags.
 absl::StatusOr<CommandLine> ParseCommandLine(const std::vector<std::string>& args);
 
 // The text of "dvexport --help": the commands and every flag.
@@ -47,6 +60,10 @@ std::string Usage();
 
 // The text of "dvexport export --help": every flag of the export command.
 std::string ExportUsage();
+
+// The text of "dvexport COMMAND --help" for any of kCommandNames; empty for
+// an unknown command.
+std::string CommandUsage(absl::string_view command);
 
 }  // namespace dvexport::cli
 

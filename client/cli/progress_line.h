@@ -1,11 +1,15 @@
 #ifndef DVEXPORT_CLIENT_CLI_PROGRESS_LINE_H_
 #define DVEXPORT_CLIENT_CLI_PROGRESS_LINE_H_
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <string>
+#include <thread>
 
 #include "absl/strings/string_view.h"
+#include "client/cli/command_line.h"
 #include "client/export_client.h"
 
 namespace dvexport::cli {
@@ -13,12 +17,19 @@ namespace dvexport::cli {
 // "123456 values, 12.3 MB, 45.6 MB/s, 0.27 s" (MB = 10^6 bytes).
 std::string FormatProgress(const client::ExportProgress& progress, double seconds);
 
+// With the total known: "[########------------]  40% 123456/308640 values,
+// 61728 values/s, 12.3 MB, 6.2 MB/s, ETA 3 s" (the ETA from the rate so far;
+// "ETA ?" before any value).
+std::string FormatProgressBar(const client::ExportProgress& progress, int64_t total,
+                              double seconds);
+
 // The summary line that scripts parse, without a newline:
 // "dvexport: wrote 123456 values, 37012345 bytes to out.json in 1.23 s".
 std::string FormatSummary(const client::ExportSummary& summary, absl::string_view output);
 
 // Shows the progress of an export on a terminal as one line, rewritten in
-// place at most five times a second.
+// place at most five times a second: FormatProgress, or FormatProgressBar once
+// the total is known.
 class ProgressLine {
  public:
   // "terminal" must remain open while this ProgressLine is in use.
@@ -26,6 +37,10 @@ class ProgressLine {
 
   // Shows "progress" unless the line was rewritten less than 200 ms ago.
   void Update(const client::ExportProgress& progress);
+
+  // Sets the number of values expected (a CountDataValues answer). Safe to
+  // call from any thread.
+  void SetTotal(int64_t total) { total_.store(total); }
 
   // Erases the line, if one is shown.
   void Clear();
@@ -37,7 +52,15 @@ class ProgressLine {
   const std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_shown_;
   bool shown_ = false;
+  std::atomic<int64_t> total_{-1};  // -1: unknown
 };
+
+// Calls CountDataValues for "command"'s query on a thread of its own and
+// hands the answer to "progress_line"'s SetTotal; a failed count leaves the
+// total unknown. "client" and "progress_line" must outlive the thread, which
+// the caller joins.
+std::thread StartCounting(client::ExportClient& client, const CommandLine& command,
+                          ProgressLine* progress_line);
 
 }  // namespace dvexport::cli
 

@@ -186,7 +186,7 @@ TEST(ParseCommandLineTest, RejectsBadFlagsAndValues) {
       {Export({"--limit", "3000000000"}), "--limit: '3000000000' is not a whole number"},
       {Export({"--timeout", "0"}), "--timeout: '0' is not a number of seconds > 0"},
       {Export({"--timeout", "soon"}), "--timeout: 'soon' is not a number of seconds > 0"},
-      {Export({"--format", "xml"}), "--format: 'xml' is not json or csv"},
+      {Export({"--format", "xml"}), "--format: 'xml' is not json, csv or json-pretty"},
       {Export({"--compression", "zstd"}), "--compression: 'zstd' is not gzip or none"},
       {Export({"--compression-level", "10"}), "--compression-level: '10' is not 1 to 9"},
       {Export({"stray"}), "unexpected argument 'stray'"},

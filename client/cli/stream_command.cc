@@ -1,0 +1,169 @@
+#include "client/cli/stream_command.h"
+
+#include <google/protobuf/util/time_util.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "absl/strings/str_format.h"
+#include "client/buffered_fd_writer.h"
+#include "client/cli/export_command.h"
+#include "client/cli/interrupt_watcher.h"
+#include "client/cli/progress_line.h"
+#include "client/export_client.h"
+#include "client/replacement_file.h"
+
+namespace dvexport::cli {
+
+namespace {
+
+// Appends "text" (UTF-8) as a JSON string.
+void AppendJsonString(std::string_view text, std::string* out) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out->push_back('"');
+  for (const char c : text) {
+    switch (c) {
+      case '"':
+        out->append("\\\"");
+        break;
+      case '\\':
+        out->append("\\\\");
+        break;
+      case '\n':
+        out->append("\\n");
+        break;
+      case '\r':
+        out->append("\\r");
+        break;
+      case '\t':
+        out->append("\\t");
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out->append("\\u00");
+          out->push_back(kHex[(c >> 4) & 15]);
+          out->push_back(kHex[c & 15]);
+        } else {
+          out->push_back(c);
+        }
+    }
+  }
+  out->push_back('"');
+}
+
+// Appends `"key":"value"`, preceded by a comma.
+void AppendMember(std::string_view key, const std::string& value, std::string* out) {
+  out->push_back(',');
+  AppendJsonString(key, out);
+  out->push_back(':');
+  AppendJsonString(value, out);
+}
+
+}  // namespace
+
+void AppendDataValueJsonLine(const dvexport::v1::DataValue& v, std::string* out) {
+  using google::protobuf::util::TimeUtil;
+  // "period" is always there, so every other member follows a comma.
+  out->append("{\"period\":");
+  AppendJsonString(v.period(), out);
+  if (v.has_data_element()) AppendMember("dataElement", v.data_element(), out);
+  if (v.has_org_unit()) AppendMember("orgUnit", v.org_unit(), out);
+  if (v.has_category_option_combo()) {
+    AppendMember("categoryOptionCombo", v.category_option_combo(), out);
+  }
+  if (v.has_attribute_option_combo()) {
+    AppendMember("attributeOptionCombo", v.attribute_option_combo(), out);
+  }
+  if (v.has_value()) AppendMember("value", v.value(), out);
+  if (v.has_stored_by()) AppendMember("storedBy", v.stored_by(), out);
+  AppendMember("created", TimeUtil::ToString(v.created()), out);
+  AppendMember("lastUpdated", TimeUtil::ToString(v.last_updated()), out);
+  if (v.has_comment()) AppendMember("comment", v.comment(), out);
+  out->append(v.followup() ? ",\"followup\":true" : ",\"followup\":false");
+  out->append(v.deleted() ? ",\"deleted\":true}\n" : ",\"deleted\":false}\n");
+}
+
+int RunStream(const CommandLine& command) {
+  ::signal(SIGPIPE, SIG_IGN);
+  ::signal(SIGXFSZ, SIG_IGN);
+  InterruptWatcher interrupts;
+
+  client::ExportClient client(client::CreateChannel(command.server));
+  interrupts.Start(&client);
+
+  const bool to_stdout = command.output == kStandardOutput;
+  std::optional<client::ReplacementFile> file;
+  if (!to_stdout) {
+    file.emplace(command.output);
+    absl::Status created = file->Create();
+    if (!created.ok()) {
+      std::fprintf(stderr, "dvexport: error: %s\n", std::string(created.message()).c_str());
+      return kExitExportFailed;
+    }
+  }
+  client::BufferedFdWriter writer(to_stdout ? STDOUT_FILENO : file->fd(),
+                                  to_stdout ? "stdout" : command.output);
+
+  std::optional<ProgressLine> progress_line;
+  std::thread counter;
+  if (isatty(STDERR_FILENO)) {
+    progress_line.emplace(stderr);
+    counter = StartCounting(client, command, &*progress_line);
+  }
+
+  const auto start = std::chrono::steady_clock::now();
+  client::ExportProgress progress;
+  absl::Status write_status;
+  std::string lines;  // one batch's
+  client::CallOptions options;
+  options.timeout = command.timeout;
+  absl::StatusOr<int64_t> values = client.StreamDataValues(
+      command.request.query(),
+      [&](const dvexport::v1::DataValueBatch& batch) {
+        lines.clear();
+        for (const dvexport::v1::DataValue& value : batch.data_values()) {
+          AppendDataValueJsonLine(value, &lines);
+        }
+        progress.file_bytes += static_cast<int64_t>(lines.size());
+        write_status = writer.Append(lines);
+        if (!write_status.ok()) return false;
+        progress.values = batch.values_so_far();
+        if (progress_line.has_value()) progress_line->Update(progress);
+        return true;
+      },
+      options);
+  absl::Status status = !write_status.ok() ? write_status : values.status();
+  if (status.ok()) status = writer.Flush();
+  if (status.ok() && file.has_value()) status = file->Commit();
+  if (counter.joinable()) counter.join();
+  interrupts.Stop();
+  if (progress_line.has_value()) progress_line->Clear();
+
+  if (!status.ok()) {
+    if (interrupts.received() != 0) {
+      std::fprintf(stderr, "dvexport: interrupted by SIG%s; %s\n",
+                   sigabbrev_np(interrupts.received()),
+                   to_stdout ? "the output is incomplete" : "the file is left as it was");
+      file.reset();  // removes the temporary file before dying
+      interrupts.DieOf(interrupts.received());
+    }
+    std::fprintf(stderr, "dvexport: error: %s: %s\n",
+                 absl::StatusCodeToString(status.code()).c_str(),
+                 std::string(status.message()).c_str());
+    return kExitExportFailed;
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::fprintf(stderr, "%s\n",
+               absl::StrFormat("dvexport: streamed %d values, %d bytes to %s in %.2f s", *values,
+                               progress.file_bytes, to_stdout ? "stdout" : command.output, seconds)
+                   .c_str());
+  return kExitOk;
+}
+
+}  // namespace dvexport::cli
