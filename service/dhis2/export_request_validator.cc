@@ -202,27 +202,32 @@ struct RequestIdSchemes {
 
 absl::StatusOr<RequestIdSchemes> ParseIdSchemes(const dvexport::v1::ExportRequest& request) {
   RequestIdSchemes schemes;
-  const std::pair<const char*, std::pair<const std::string*, std::optional<IdScheme>*>> fields[] = {
-      {"input_id_scheme", {&request.input_id_scheme(), &schemes.input}},
-      {"input_org_unit_id_scheme", {&request.input_org_unit_id_scheme(), &schemes.input_org_unit}},
-      {"input_data_element_id_scheme",
-       {&request.input_data_element_id_scheme(), &schemes.input_data_element}},
-      {"input_data_set_id_scheme", {&request.input_data_set_id_scheme(), &schemes.input_data_set}},
-      {"input_data_element_group_id_scheme",
-       {&request.input_data_element_group_id_scheme(), &schemes.input_data_element_group}},
-      {"id_scheme", {&request.id_scheme(), &schemes.output}},
-      {"data_element_id_scheme", {&request.data_element_id_scheme(), &schemes.data_element}},
-      {"org_unit_id_scheme", {&request.org_unit_id_scheme(), &schemes.org_unit}},
-      {"category_option_combo_id_scheme",
-       {&request.category_option_combo_id_scheme(), &schemes.category_option_combo}},
-      {"attribute_option_combo_id_scheme",
-       {&request.attribute_option_combo_id_scheme(), &schemes.attribute_option_combo}},
-      {"data_set_id_scheme", {&request.data_set_id_scheme(), &schemes.data_set}},
+  struct Field {
+    const char* name;
+    const std::string& text;
+    std::optional<IdScheme>* scheme;
   };
-  for (const auto& [field, target] : fields) {
-    absl::StatusOr<std::optional<IdScheme>> parsed = ParseIdScheme(field, *target.first);
+  const Field fields[] = {
+      {"input_id_scheme", request.input_id_scheme(), &schemes.input},
+      {"input_org_unit_id_scheme", request.input_org_unit_id_scheme(), &schemes.input_org_unit},
+      {"input_data_element_id_scheme", request.input_data_element_id_scheme(),
+       &schemes.input_data_element},
+      {"input_data_set_id_scheme", request.input_data_set_id_scheme(), &schemes.input_data_set},
+      {"input_data_element_group_id_scheme", request.input_data_element_group_id_scheme(),
+       &schemes.input_data_element_group},
+      {"id_scheme", request.id_scheme(), &schemes.output},
+      {"data_element_id_scheme", request.data_element_id_scheme(), &schemes.data_element},
+      {"org_unit_id_scheme", request.org_unit_id_scheme(), &schemes.org_unit},
+      {"category_option_combo_id_scheme", request.category_option_combo_id_scheme(),
+       &schemes.category_option_combo},
+      {"attribute_option_combo_id_scheme", request.attribute_option_combo_id_scheme(),
+       &schemes.attribute_option_combo},
+      {"data_set_id_scheme", request.data_set_id_scheme(), &schemes.data_set},
+  };
+  for (const Field& field : fields) {
+    absl::StatusOr<std::optional<IdScheme>> parsed = ParseIdScheme(field.name, field.text);
     if (!parsed.ok()) return parsed.status();
-    *target.second = *parsed;
+    *field.scheme = *parsed;
   }
   return schemes;
 }

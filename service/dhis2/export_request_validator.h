@@ -76,9 +76,10 @@ struct ExportParams {
 
 // Checks `request` and returns its normalised parameters, or InvalidArgument
 // describing the first problem found:
-// 1. Malformed values, field by field in proto order, naming the field and the
-//    value: an id scheme that is not UID, CODE, NAME or ATTRIBUTE:<uid>
-//    (`input_id_scheme: "ID" is not a valid id scheme (...)`); an identifier
+// 1. Malformed values, naming the field and the value: first the id schemes
+//    (identifiers are checked in theirs), an id scheme that is not UID, CODE,
+//    NAME or ATTRIBUTE:<uid> (`input_id_scheme: "ID" is not a valid id scheme
+//    (...)`); then field by field in proto order: an identifier
 //    that is not a UID under the UID scheme (`data_set: "abc" is not a valid
 //    UID (11 characters, a letter then letters or digits)`), or that is empty,
 //    holds a NUL byte or is not UTF-8 under any scheme; a period that
