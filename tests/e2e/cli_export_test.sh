@@ -64,6 +64,26 @@ PY
 "$cli_bin" "${args[@]}" --format json -o - >"$work/stdout.json" 2>/dev/null
 cmp -s "$work/stdout.json" "$work/values.json" || fail "stdout export differs from file export"
 
+# count prints the number of values; stream writes one JSON line per value;
+# health says SERVING and exits 0.
+filters=("${args[@]:1}")
+counted=$("$cli_bin" count "${filters[@]}")
+[[ "$counted" == "$expected" ]] || fail "count printed '$counted', expected $expected"
+"$cli_bin" stream "${filters[@]}" -o "$work/values.ndjson" 2>"$work/cli.log" ||
+  { cat "$work/cli.log" >&2; fail "stream"; }
+[[ "$(wc -l <"$work/values.ndjson")" == "$expected" ]] || fail "stream line count"
+python3 - "$work/values.ndjson" <<'PY'
+import json, sys
+for line in open(sys.argv[1], encoding="utf-8"):
+    v = json.loads(line)
+    assert "period" in v and "created" in v and v["deleted"] is False, v
+PY
+[[ "$("$cli_bin" health --server "$server")" == "SERVING" ]] || fail "health"
+"$cli_bin" export "${filters[@]}" --format json-pretty -o "$work/pretty.json" 2>/dev/null ||
+  fail "json-pretty export"
+python3 -c 'import json, sys; assert json.load(open(sys.argv[1])) == json.load(open(sys.argv[2]))' \
+  "$work/pretty.json" "$work/values.json" || fail "json-pretty differs from json once parsed"
+
 # A failing export exits 1, says why, and leaves the target untouched.
 echo "keep me" >"$work/existing.json"
 if "$cli_bin" export --server "$server" --org-unit "$root" --data-set aaaaaaaaaaa \
@@ -78,5 +98,10 @@ grep -q "NOT_FOUND" "$work/err.log" || { cat "$work/err.log" >&2; fail "error me
 set +e
 "$cli_bin" export --no-such-flag >/dev/null 2>&1
 [[ $? == 2 ]] || fail "usage errors should exit 2"
+"$cli_bin" count --server "$server" -o x.json >/dev/null 2>&1
+[[ $? == 2 ]] || fail "count -o should be a usage error"
+# health exits 1 when the server cannot be reached.
+"$cli_bin" health --server 127.0.0.1:1 --timeout 5 >/dev/null 2>&1
+[[ $? == 1 ]] || fail "health of an unreachable server should exit 1"
 set -e
 echo "cli_export_test: $expected values in every format"
