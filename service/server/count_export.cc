@@ -14,8 +14,7 @@ absl::StatusOr<int64_t> CountDataValues(db::PgConnection& conn, const db::Export
       absl::StrCat("SELECT count(*) FROM datavalue dv WHERE ", db::BuildDataValueWhereSql(scope)));
   if (!result.ok()) return result.status();
   int64_t count = 0;
-  if (PQntuples(result->get()) != 1 ||
-      !absl::SimpleAtoi(PQgetvalue(result->get(), 0, 0), &count)) {
+  if (PQntuples(result->get()) != 1 || !absl::SimpleAtoi(PQgetvalue(result->get(), 0, 0), &count)) {
     return absl::InternalError("count(*) did not return one number");
   }
   if (scope.limit.has_value()) count = std::min<int64_t>(count, *scope.limit);

@@ -1,9 +1,9 @@
 #include "service/server/stream_export.h"
 
+#include <google/protobuf/io/coded_stream.h>
+
 #include <cstring>
 #include <utility>
-
-#include <google/protobuf/io/coded_stream.h>
 
 #include "service/db/data_value_reader.h"
 #include "service/encode/utf8_sequence.h"
@@ -116,23 +116,26 @@ absl::Status StreamDataValueBatches(db::PgConnection& conn, const db::ExportScop
   };
 
   bool client_gone = false;
-  absl::Status status = db::ReadDataValues(conn, scope, [&](const encode::DataValueRow& row) {
-    next.Clear();
-    ToDataValue(row, &next);
-    const size_t value_size = next.ByteSizeLong();
-    const size_t framed_size =  // field tag, length, value
-        1 + google::protobuf::io::CodedOutputStream::VarintSize64(value_size) + value_size;
-    if (batch.data_values_size() > 0 && batch_size + framed_size > batch_bytes) {
-      if (!send(false)) {
-        client_gone = true;
-        return false;
-      }
-    }
-    batch.add_data_values()->Swap(&next);
-    batch_size += framed_size;
-    ++stats->values;
-    return true;
-  }, [context] { return context->IsCancelled(); });
+  absl::Status status = db::ReadDataValues(
+      conn, scope,
+      [&](const encode::DataValueRow& row) {
+        next.Clear();
+        ToDataValue(row, &next);
+        const size_t value_size = next.ByteSizeLong();
+        const size_t framed_size =  // field tag, length, value
+            1 + google::protobuf::io::CodedOutputStream::VarintSize64(value_size) + value_size;
+        if (batch.data_values_size() > 0 && batch_size + framed_size > batch_bytes) {
+          if (!send(false)) {
+            client_gone = true;
+            return false;
+          }
+        }
+        batch.add_data_values()->Swap(&next);
+        batch_size += framed_size;
+        ++stats->values;
+        return true;
+      },
+      [context] { return context->IsCancelled(); });
   if (client_gone || context->IsCancelled()) {
     return absl::CancelledError("the client went away; the export was stopped");
   }

@@ -212,10 +212,9 @@ TEST(PrettyJsonDataValueEncoderTest, RandomRowsParseToTheCompactDocument) {
     size_t fields[8];
     for (size_t& f : fields) f = random_text(storage);
     DataValueRow row;
-    Text* texts[8] = {&row.data_element,          &row.period, &row.org_unit,
-                      &row.category_option_combo, &row.attribute_option_combo,
-                      &row.value,                 &row.stored_by,
-                      &row.comment};
+    Text* texts[8] = {
+        &row.data_element,           &row.period, &row.org_unit,  &row.category_option_combo,
+        &row.attribute_option_combo, &row.value,  &row.stored_by, &row.comment};
     for (int i = 0; i < 8; ++i) {
       *texts[i] = Text{storage[fields[i]], rng() % 7 == 0};
     }

@@ -46,8 +46,7 @@ std::string LongGmtDate(const google::protobuf::Timestamp& t) {
   gmtime_r(&seconds, &tm);
   char text[64];
   std::snprintf(text, sizeof(text), "%04d-%02d-%02dT%02d:%02d:%02d.%03d+0000", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                t.nanos() / 1000000);
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, t.nanos() / 1000000);
   return text;
 }
 
@@ -71,9 +70,9 @@ ValueRow TypedValueToRow(const DataValue& v) {
 
 ValueRow JsonValueToRow(const nlohmann::json& v) {
   ValueRow row;
-  for (const char* key : {"dataElement", "period", "orgUnit", "categoryOptionCombo",
-                          "attributeOptionCombo", "value", "storedBy", "created", "lastUpdated",
-                          "comment"}) {
+  for (const char* key :
+       {"dataElement", "period", "orgUnit", "categoryOptionCombo", "attributeOptionCombo", "value",
+        "storedBy", "created", "lastUpdated", "comment"}) {
     const nlohmann::json& field = v.at(key);
     row.push_back(field.is_null() ? std::nullopt
                                   : std::optional<std::string>(field.get<std::string>()));
@@ -204,7 +203,8 @@ TEST_F(StreamExportTest, StreamAgreesWithJsonExportValueForValue) {
     file_request.set_format(v1::FORMAT_JSON);
     const nlohmann::json document = nlohmann::json::parse(ExportFile(file_request));
     std::vector<ValueRow> from_json;
-    for (const nlohmann::json& v : document.at("dataValues")) from_json.push_back(JsonValueToRow(v));
+    for (const nlohmann::json& v : document.at("dataValues"))
+      from_json.push_back(JsonValueToRow(v));
     std::vector<ValueRow> from_stream = StreamRows(query);
     ASSERT_GT(from_json.size(), 1000u) << "the demo database looks empty";
     std::sort(from_json.begin(), from_json.end());
@@ -380,8 +380,8 @@ TEST_F(ExportClientStreamTest, StreamsCountsAndChecksHealth) {
   client::ExportClient client(client::CreateChannel(*target_));
   int64_t received = 0;
   int batches = 0;
-  absl::StatusOr<int64_t> values = client.StreamDataValues(
-      WholeDatabase(), [&](const DataValueBatch& batch) {
+  absl::StatusOr<int64_t> values =
+      client.StreamDataValues(WholeDatabase(), [&](const DataValueBatch& batch) {
         received += batch.data_values_size();
         ++batches;
         return true;
@@ -420,8 +420,8 @@ TEST_F(ExportClientStreamTest, ConsumerThatStopsCancelsTheStreamAndFreesTheServe
   ASSERT_TRUE(server.ok()) << server.status();
   client::ExportClient client(client::CreateChannel(absl::StrCat("127.0.0.1:", (*server)->port())));
   int batches = 0;
-  absl::StatusOr<int64_t> values =
-      client.StreamDataValues(WholeDatabase(), [&](const DataValueBatch&) { return ++batches < 2; });
+  absl::StatusOr<int64_t> values = client.StreamDataValues(
+      WholeDatabase(), [&](const DataValueBatch&) { return ++batches < 2; });
   EXPECT_EQ(values.status().code(), absl::StatusCode::kCancelled) << values.status();
   EXPECT_EQ(batches, 2);
   absl::StatusOr<int64_t> count = absl::UnknownError("not called");
