@@ -100,13 +100,13 @@ absl::StatusOr<std::vector<int64_t>> ResolveIdentifiers(PgConnection& conn,
   for (const std::string& value : ids.values) {
     auto it = found.find(value);
     if (it == found.end()) {
-      return absl::NotFoundError(absl::StrCat(field, ": ", dhis2::QuoteForMessage(value),
-                                              " does not exist", scheme_note));
+      return absl::NotFoundError(
+          absl::StrCat(field, ": ", dhis2::QuoteForMessage(value), " does not exist", scheme_note));
     }
     if (it->second.size() > 1) {
       return absl::InvalidArgumentError(absl::StrCat(
-          field, ": ", dhis2::QuoteForMessage(value), " names ", it->second.size(), " ",
-          table.noun, "s", scheme_note, "; use an id scheme that is unique, such as UID"));
+          field, ": ", dhis2::QuoteForMessage(value), " names ", it->second.size(), " ", table.noun,
+          "s", scheme_note, "; use an id scheme that is unique, such as UID"));
     }
     resolved.push_back(it->second.front());
   }
@@ -121,9 +121,9 @@ absl::Status LoadIdentifiers(PgConnection& conn, const ObjectTable& table, const
   if (ids != nullptr) params.push_back(ToArrayLiteral(*ids));
   const int attribute_param = static_cast<int>(params.size()) + 1;
   if (scheme.property == IdScheme::Property::kAttribute) params.push_back(scheme.attribute);
-  std::string sql = absl::StrCat("SELECT o.", table.id_column, ", ",
-                                 SchemeExpression(scheme, attribute_param), " FROM ", table.table,
-                                 " o");
+  std::string sql =
+      absl::StrCat("SELECT o.", table.id_column, ", ", SchemeExpression(scheme, attribute_param),
+                   " FROM ", table.table, " o");
   if (ids != nullptr) absl::StrAppend(&sql, " WHERE o.", table.id_column, " = ANY($1::bigint[])");
   absl::StatusOr<PgResult> result = conn.Query(sql, params);
   if (!result.ok()) return result.status();
@@ -186,14 +186,15 @@ absl::Status ResolvePeriods(PgConnection& conn, const dhis2::ExportParams& param
                             ExportScope* scope) {
   absl::StatusOr<bool> has_iso = PeriodHasIsoColumn(conn);
   if (!has_iso.ok()) return has_iso.status();
-  const std::string columns = absl::StrCat(
-      "SELECT p.periodid, pt.name, (p.startdate - DATE '1970-01-01'), ",
-      *has_iso ? "p.iso::text" : "NULL::text",
-      " FROM period p JOIN periodtype pt ON pt.periodtypeid = p.periodtypeid ");
+  const std::string columns =
+      absl::StrCat("SELECT p.periodid, pt.name, (p.startdate - DATE '1970-01-01'), ",
+                   *has_iso ? "p.iso::text" : "NULL::text",
+                   " FROM period p JOIN periodtype pt ON pt.periodtypeid = p.periodtypeid ");
   absl::StatusOr<PgResult> result;
   if (params.start_date && params.end_date) {
-    result = conn.Query(absl::StrCat(columns, "WHERE p.startdate >= $1 AND p.enddate <= $2"),
-                        {dhis2::FormatDate(*params.start_date), dhis2::FormatDate(*params.end_date)});
+    result =
+        conn.Query(absl::StrCat(columns, "WHERE p.startdate >= $1 AND p.enddate <= $2"),
+                   {dhis2::FormatDate(*params.start_date), dhis2::FormatDate(*params.end_date)});
   } else if (!params.periods.empty()) {
     std::vector<std::string> names, starts, ends;
     for (const dhis2::Period& p : params.periods) {
@@ -224,9 +225,8 @@ absl::Status ResolveDataElements(PgConnection& conn, const dhis2::ExportParams& 
       ResolveIdentifiers(conn, kDataSets, params.data_sets, "data_set");
   if (!sets.ok()) return sets.status();
   *data_set_ids = *sets;
-  absl::StatusOr<std::vector<int64_t>> groups =
-      ResolveIdentifiers(conn, kDataElementGroups, params.data_element_groups,
-                         "data_element_group");
+  absl::StatusOr<std::vector<int64_t>> groups = ResolveIdentifiers(
+      conn, kDataElementGroups, params.data_element_groups, "data_element_group");
   if (!groups.ok()) return groups.status();
   absl::StatusOr<std::vector<int64_t>> elements =
       ResolveIdentifiers(conn, kDataElements, params.data_elements, "data_element");
@@ -246,8 +246,8 @@ absl::Status ResolveDataElements(PgConnection& conn, const dhis2::ExportParams& 
     scope->data_element_ids.push_back(ToInt64(result->get(), i, 0));
   }
   SortUnique(&scope->data_element_ids);
-  return LoadIdentifiers(conn, kDataElements, params.output.data_element,
-                         &scope->data_element_ids, &scope->data_elements);
+  return LoadIdentifiers(conn, kDataElements, params.output.data_element, &scope->data_element_ids,
+                         &scope->data_elements);
 }
 
 absl::Status ResolveOrgUnits(PgConnection& conn, const dhis2::ExportParams& params,
@@ -320,9 +320,8 @@ absl::StatusOr<int64_t> ResolveAttributeCombo(PgConnection& conn,
 absl::Status ResolveAttributeOptionCombos(PgConnection& conn, const dhis2::ExportParams& params,
                                           ExportScope* scope) {
   if (!params.attribute_option_combos.empty()) {
-    absl::StatusOr<std::vector<int64_t>> ids =
-        ResolveIdentifiers(conn, kCategoryOptionCombos, params.attribute_option_combos,
-                           "attribute_option_combo");
+    absl::StatusOr<std::vector<int64_t>> ids = ResolveIdentifiers(
+        conn, kCategoryOptionCombos, params.attribute_option_combos, "attribute_option_combo");
     if (!ids.ok()) return ids.status();
     SortUnique(&*ids);
     scope->attribute_option_combo_ids = *std::move(ids);
@@ -331,16 +330,16 @@ absl::Status ResolveAttributeOptionCombos(PgConnection& conn, const dhis2::Expor
     if (!id.ok()) return id.status();
     scope->attribute_option_combo_ids = std::vector<int64_t>{*id};
   }
-  absl::Status status = LoadIdentifiers(conn, kCategoryOptionCombos,
-                                        params.output.category_option_combo, nullptr,
-                                        &scope->category_option_combos);
+  absl::Status status =
+      LoadIdentifiers(conn, kCategoryOptionCombos, params.output.category_option_combo, nullptr,
+                      &scope->category_option_combos);
   if (!status.ok()) return status;
   if (params.output.attribute_option_combo == params.output.category_option_combo) {
     scope->attribute_option_combos = scope->category_option_combos;
     return absl::OkStatus();
   }
-  return LoadIdentifiers(conn, kCategoryOptionCombos, params.output.attribute_option_combo,
-                         nullptr, &scope->attribute_option_combos);
+  return LoadIdentifiers(conn, kCategoryOptionCombos, params.output.attribute_option_combo, nullptr,
+                         &scope->attribute_option_combos);
 }
 
 // DHIS2 2.42 writes the completion date of (data set, period, org unit,
@@ -409,8 +408,8 @@ absl::StatusOr<ExportScope> ResolveExportScope(PgConnection& conn,
 }
 
 std::string BuildDataValueWhereSql(const ExportScope& scope) {
-  std::string sql = absl::StrCat("dv.dataelementid = ANY('",
-                                 ToArrayLiteral(scope.data_element_ids), "'::bigint[])");
+  std::string sql = absl::StrCat("dv.dataelementid = ANY('", ToArrayLiteral(scope.data_element_ids),
+                                 "'::bigint[])");
   if (scope.filter_periods) {
     absl::StrAppend(&sql, " AND dv.periodid = ANY('", ToArrayLiteral(scope.period_ids),
                     "'::bigint[])");

@@ -20,7 +20,7 @@ using IdentifierMap = absl::flat_hash_map<int64_t, std::optional<std::string>>;
 
 // DHIS2's single data value set header, resolved.
 struct SingleDataValueSetHeader {
-  std::optional<std::string> data_set;        // in data_set_id_scheme
+  std::optional<std::string> data_set;          // in data_set_id_scheme
   std::optional<int64_t> complete_date_micros;  // completedatasetregistration.date
   std::string period;
   std::optional<std::string> org_unit;  // in org_unit_id_scheme
@@ -33,7 +33,7 @@ struct ExportScope {
   // False when the request has no period and no start/end dates (only
   // last_updated or last_updated_duration): every period then matches.
   bool filter_periods = true;
-  std::vector<int64_t> period_ids;  // sorted, unique; used if filter_periods
+  std::vector<int64_t> period_ids;    // sorted, unique; used if filter_periods
   std::vector<int64_t> org_unit_ids;  // sorted, unique
   // Set when the request filters on attribute option combos; sorted, unique.
   std::optional<std::vector<int64_t>> attribute_option_combo_ids;

@@ -67,8 +67,7 @@ absl::Status CheckIdentifier(std::string_view field, const IdScheme& scheme,
   if (value.empty() || value.find('\0') != std::string_view::npos || !IsValidUtf8(value)) {
     return absl::InvalidArgumentError(
         absl::StrCat(std::string(field), ": ", QuoteForMessage(value), " is not a valid ",
-                     IdSchemeName(scheme),
-                     " identifier (not empty, UTF-8, no NUL character)"));
+                     IdSchemeName(scheme), " identifier (not empty, UTF-8, no NUL character)"));
   }
   return absl::OkStatus();
 }
@@ -254,16 +253,15 @@ absl::StatusOr<ExportParams> ValidateExportRequest(const dvexport::v1::ExportReq
   params.output.data_element = FirstOf(schemes->data_element, schemes->output);
   params.output.org_unit = FirstOf(schemes->org_unit, schemes->output);
   params.output.category_option_combo = FirstOf(schemes->category_option_combo, schemes->output);
-  params.output.attribute_option_combo =
-      FirstOf(schemes->attribute_option_combo, schemes->output);
+  params.output.attribute_option_combo = FirstOf(schemes->attribute_option_combo, schemes->output);
   params.output.data_set = FirstOf(schemes->data_set, schemes->output);
 
-  absl::Status status = CollectIdentifiers(
-      "data_set", FirstOf(schemes->input_data_set, input), request.data_set(), &params.data_sets);
+  absl::Status status = CollectIdentifiers("data_set", FirstOf(schemes->input_data_set, input),
+                                           request.data_set(), &params.data_sets);
   if (!status.ok()) return status;
-  status = CollectIdentifiers("data_element_group",
-                              FirstOf(schemes->input_data_element_group, input),
-                              request.data_element_group(), &params.data_element_groups);
+  status =
+      CollectIdentifiers("data_element_group", FirstOf(schemes->input_data_element_group, input),
+                         request.data_element_group(), &params.data_element_groups);
   if (!status.ok()) return status;
   status = CollectIdentifiers("data_element", FirstOf(schemes->input_data_element, input),
                               request.data_element(), &params.data_elements);
@@ -289,8 +287,7 @@ absl::StatusOr<ExportParams> ValidateExportRequest(const dvexport::v1::ExportReq
   if (!request.last_updated().empty()) {
     absl::StatusOr<int64_t> micros = ParseDateTimeMicros(request.last_updated());
     if (!micros.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("last_updated: ", micros.status().message()));
+      return absl::InvalidArgumentError(absl::StrCat("last_updated: ", micros.status().message()));
     }
     params.last_updated_micros = *micros;
   }

@@ -31,8 +31,8 @@ absl::StatusOr<std::optional<IdScheme>> ParseIdScheme(std::string_view field,
   }
   // IdScheme.isAttribute: the prefix, then exactly one UID (length 21).
   if (text.size() == kAttributePrefix.size() + 11 &&
-      absl::StartsWithIgnoreCase(view, absl::string_view(kAttributePrefix.data(),
-                                                         kAttributePrefix.size())) &&
+      absl::StartsWithIgnoreCase(
+          view, absl::string_view(kAttributePrefix.data(), kAttributePrefix.size())) &&
       IsValidUid(text.substr(kAttributePrefix.size()))) {
     scheme.property = IdScheme::Property::kAttribute;
     scheme.attribute = std::string(text.substr(kAttributePrefix.size()));

@@ -20,7 +20,9 @@ std::string Int32(int32_t v) {
   return std::string(reinterpret_cast<const char*>(&be), 4);
 }
 std::string Header() { return std::string("PGCOPY\n\377\r\n\0", 11) + Int32(0) + Int32(0); }
-std::string Field(const std::string& bytes) { return Int32(static_cast<int32_t>(bytes.size())) + bytes; }
+std::string Field(const std::string& bytes) {
+  return Int32(static_cast<int32_t>(bytes.size())) + bytes;
+}
 std::string NullField() { return Int32(-1); }
 
 using Rows = std::vector<std::vector<std::string>>;
@@ -59,7 +61,8 @@ TEST(BinaryCopyParserTest, SkipsHeaderExtension) {
   BinaryCopyParser<2> parser;
   Rows rows;
   std::string header = std::string("PGCOPY\n\377\r\n\0", 11) + Int32(0) + Int32(3) + "ext";
-  ASSERT_TRUE(ParseAll(parser, {header + Int16(2) + Field("a") + Field("b"), Int16(-1)}, &rows).ok());
+  ASSERT_TRUE(
+      ParseAll(parser, {header + Int16(2) + Field("a") + Field("b"), Int16(-1)}, &rows).ok());
   ASSERT_EQ(rows.size(), 1u);
 }
 
@@ -82,9 +85,9 @@ TEST(BinaryCopyParserTest, RejectsTruncatedTuple) {
 TEST(BinaryCopyParserTest, RejectsWrongFieldCount) {
   BinaryCopyParser<2> parser;
   Rows rows;
-  EXPECT_EQ(ParseAll(parser, {Header() + Int16(3) + Field("a") + Field("b") + Field("c")}, &rows)
-                .code(),
-            absl::StatusCode::kDataLoss);
+  EXPECT_EQ(
+      ParseAll(parser, {Header() + Int16(3) + Field("a") + Field("b") + Field("c")}, &rows).code(),
+      absl::StatusCode::kDataLoss);
 }
 
 TEST(BinaryCopyParserTest, RejectsDataAfterTrailer) {
@@ -98,10 +101,13 @@ TEST(BinaryCopyParserTest, StopsWhenTheConsumerSaysSo) {
   BinaryCopyParser<2> parser;
   int seen = 0;
   std::string tuple = Int16(2) + Field("a") + Field("b");
-  ASSERT_TRUE(parser.Parse(Header() + tuple + tuple, [&](const CopyField(&)[2]) {
-                ++seen;
-                return false;
-              }).ok());
+  ASSERT_TRUE(parser
+                  .Parse(Header() + tuple + tuple,
+                         [&](const CopyField(&)[2]) {
+                           ++seen;
+                           return false;
+                         })
+                  .ok());
   EXPECT_EQ(seen, 1);
 }
 
@@ -143,7 +149,6 @@ TEST(DataValueCopySqlTest, EmptyFilterMatchesNothing) {
   scope.limit = 0;
   EXPECT_TRUE(scope.MatchesNothing());
 }
-
 
 TEST(DataValueCopySqlTest, OptionalFiltersHoldOnlyIntegers) {
   ExportScope scope;

@@ -26,7 +26,8 @@ std::string ReadSourceFile(const std::string& path) {
 bool Execute(const std::string& conninfo, const std::string& sql) {
   PGconn* conn = PQconnectdb(conninfo.c_str());
   // DROP DATABASE IF EXISTS notices are expected; keep them out of the log.
-  PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
+  PQsetNoticeProcessor(
+      conn, [](void*, const char*) {}, nullptr);
   bool ok = PQstatus(conn) == CONNECTION_OK;
   if (!ok) {
     ADD_FAILURE() << "cannot connect: " << PQerrorMessage(conn);

@@ -105,7 +105,7 @@ class Fixture {
     return result;
   }
 
- const std::string& conninfo() const { return database_.reader_conninfo(); }
+  const std::string& conninfo() const { return database_.reader_conninfo(); }
 
  private:
   testing::FixtureDatabase database_;
@@ -488,8 +488,8 @@ TEST_F(ParityTest, UnknownIdSchemesNameTheirField) {
   query = Everything();
   query.set_input_org_unit_id_scheme("ATTRIBUTE:short");
   status = Error(query);
-  EXPECT_EQ(status.error_message(), std::string("input_org_unit_id_scheme: \"ATTRIBUTE:short\"") +
-                                        kRule);
+  EXPECT_EQ(status.error_message(),
+            std::string("input_org_unit_id_scheme: \"ATTRIBUTE:short\"") + kRule);
 
   query = Everything();
   query.set_category_option_combo_id_scheme("UUID");
@@ -524,14 +524,13 @@ TEST_F(ParityTest, NameScheme) {
   query.add_org_unit("ouClinB0002");
   query.add_period("202402");
   query.set_id_scheme("NAME");
-  EXPECT_EQ(CsvRows(query),
-            (std::vector<std::string>{
-                "Alpha,202402,Clinic,default,\"Partner A, Project 1\",5,admin,"
-                "2024-03-01T10:00:00.000+0000,,false,null",
-                "Alpha,202402,Clinic,default,\"Partner A, Project 2\",7,admin,"
-                "2024-03-01T10:00:00.000+0000,,false,null",
-                "Alpha,202402,Clinic,default,\"Partner B, Project 1\",6,admin,"
-                "2024-03-01T10:00:00.000+0000,,false,null"}));
+  EXPECT_EQ(CsvRows(query), (std::vector<std::string>{
+                                "Alpha,202402,Clinic,default,\"Partner A, Project 1\",5,admin,"
+                                "2024-03-01T10:00:00.000+0000,,false,null",
+                                "Alpha,202402,Clinic,default,\"Partner A, Project 2\",7,admin,"
+                                "2024-03-01T10:00:00.000+0000,,false,null",
+                                "Alpha,202402,Clinic,default,\"Partner B, Project 1\",6,admin,"
+                                "2024-03-01T10:00:00.000+0000,,false,null"}));
 }
 
 TEST_F(ParityTest, AttributeSchemeWritesAttributeValuesOrNull) {
@@ -683,10 +682,10 @@ TEST_F(ParityTest, ReadsPeriodIsoColumnWhenPresent) {
   query.add_org_unit("ouClinA0001");
   query.set_start_date("2024-01-05");
   query.set_end_date("2024-01-11");
-  EXPECT_EQ(CsvRows(query, dhis2_243_),
-            std::vector<std::string>{
-                "deAlpha0001,2024FriW1,ouClinA0001,HllvX50cXC0,HllvX50cXC0,11,admin,"
-                "2024-01-12T10:00:00.000+0000,,false,null"});
+  EXPECT_EQ(
+      CsvRows(query, dhis2_243_),
+      std::vector<std::string>{"deAlpha0001,2024FriW1,ouClinA0001,HllvX50cXC0,HllvX50cXC0,11,admin,"
+                               "2024-01-12T10:00:00.000+0000,,false,null"});
   // Ordinary periods read from the column too, and the rest is as in 2.42.
   EXPECT_EQ(Values(Everything(), dhis2_243_), (Ints{1, 2, 3, 4, 5, 6, 7, 9, 10, 11}));
   EXPECT_EQ(Values(Everything()), (Ints{1, 2, 3, 4, 5, 6, 7, 9, 10}));
