@@ -35,6 +35,24 @@ class ScriptedExportServer::Service final : public dvexport::v1::DataValueExport
     return script.status;
   }
 
+  grpc::Status StreamDataValues(grpc::ServerContext*, const dvexport::v1::ExportRequest*,
+                                grpc::ServerWriter<dvexport::v1::DataValueBatch>* writer) override {
+    StreamScript script;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      script = stream_script_;
+    }
+    for (const dvexport::v1::DataValueBatch& batch : script.batches) {
+      if (!writer->Write(batch)) return grpc::Status(grpc::StatusCode::CANCELLED, "gone");
+    }
+    return script.status;
+  }
+
+  void SetStreamScript(StreamScript script) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stream_script_ = std::move(script);
+  }
+
   void SetScript(ExportScript script) {
     std::lock_guard<std::mutex> lock(mutex_);
     script_ = std::move(script);
@@ -48,8 +66,17 @@ class ScriptedExportServer::Service final : public dvexport::v1::DataValueExport
  private:
   mutable std::mutex mutex_;
   ExportScript script_;
+  StreamScript stream_script_;
   std::vector<ExportFileRequest> requests_;
 };
+
+dvexport::v1::DataValueBatch ValueBatch(int values, int64_t before, bool last) {
+  dvexport::v1::DataValueBatch batch;
+  for (int i = 0; i < values; ++i) batch.add_data_values()->set_period("202401");
+  batch.set_last(last);
+  batch.set_values_so_far(before + values);
+  return batch;
+}
 
 FileChunk DataChunk(std::string bytes, int64_t values_so_far) {
   FileChunk chunk;
@@ -111,6 +138,10 @@ ScriptedExportServer::~ScriptedExportServer() {
 
 void ScriptedExportServer::SetScript(ExportScript script) {
   service_->SetScript(std::move(script));
+}
+
+void ScriptedExportServer::SetStreamScript(StreamScript script) {
+  service_->SetStreamScript(std::move(script));
 }
 
 std::vector<ExportFileRequest> ScriptedExportServer::requests() const {

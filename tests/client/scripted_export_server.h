@@ -23,6 +23,16 @@ struct ExportScript {
   bool wait_for_cancel = false;
 };
 
+// What the server does on each StreamDataValues call: sends "batches", then
+// ends the call with "status".
+struct StreamScript {
+  std::vector<dvexport::v1::DataValueBatch> batches;
+  grpc::Status status;
+};
+
+// A batch of "values" minimal values after "before" earlier ones.
+dvexport::v1::DataValueBatch ValueBatch(int values, int64_t before, bool last);
+
 dvexport::v1::FileChunk DataChunk(std::string bytes, int64_t values_so_far);
 
 // The correct trailer for a file "file" of "values" values, uncompressed.
@@ -49,6 +59,9 @@ class ScriptedExportServer {
 
   // The script of the calls from now on.
   void SetScript(ExportScript script);
+
+  // The script of the StreamDataValues calls from now on.
+  void SetStreamScript(StreamScript script);
 
   // The requests of all calls so far, oldest first.
   std::vector<dvexport::v1::ExportFileRequest> requests() const;
