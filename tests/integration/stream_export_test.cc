@@ -216,6 +216,25 @@ TEST_F(StreamExportTest, StreamAgreesWithJsonExportValueForValue) {
   }
 }
 
+TEST_F(StreamExportTest, StreamAgreesWithJsonExportInEveryOutputIdScheme) {
+  // Objects without a code are null in JSON and absent in the stream.
+  for (const char* scheme : {"CODE", "NAME"}) {
+    ExportRequest query = WholeDatabase();
+    query.set_id_scheme(scheme);
+    ExportFileRequest file_request;
+    *file_request.mutable_query() = query;
+    const nlohmann::json document = nlohmann::json::parse(ExportFile(file_request));
+    std::vector<ValueRow> from_json;
+    for (const nlohmann::json& v : document.at("dataValues"))
+      from_json.push_back(JsonValueToRow(v));
+    std::vector<ValueRow> from_stream = StreamRows(query);
+    ASSERT_FALSE(from_json.empty());
+    std::sort(from_json.begin(), from_json.end());
+    std::sort(from_stream.begin(), from_stream.end());
+    EXPECT_TRUE(from_stream == from_json) << "id scheme " << scheme;
+  }
+}
+
 TEST_F(StreamExportTest, IncludeDeletedStreamsDeletedValues) {
   ExportRequest query = WholeDatabase();
   query.set_include_deleted(true);
