@@ -5,7 +5,9 @@
 #include <grpcpp/support/channel_arguments.h>
 #include <zlib.h>
 
+#include <fstream>
 #include <optional>
+#include <sstream>
 #include <string_view>
 #include <utility>
 
@@ -44,6 +46,33 @@ std::shared_ptr<grpc::Channel> CreateChannel(const std::string& target) {
   grpc::ChannelArguments arguments;
   arguments.SetMaxReceiveMessageSize(kMaxReceiveMessageBytes);
   return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), arguments);
+}
+
+absl::StatusOr<std::shared_ptr<grpc::Channel>> CreateChannel(const std::string& target,
+                                                             const ChannelOptions& options) {
+  if (options.tls_ca_file.empty() && options.tls_cert_file.empty() &&
+      options.tls_key_file.empty()) {
+    return CreateChannel(target);
+  }
+  if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
+    return absl::InvalidArgumentError("a TLS client certificate and its key go together");
+  }
+  grpc::SslCredentialsOptions ssl;
+  for (auto [path, pem] : {std::pair{&options.tls_ca_file, &ssl.pem_root_certs},
+                           std::pair{&options.tls_cert_file, &ssl.pem_cert_chain},
+                           std::pair{&options.tls_key_file, &ssl.pem_private_key}}) {
+    if (path->empty()) continue;
+    std::ifstream in(*path, std::ios::binary);
+    std::stringstream contents;
+    contents << in.rdbuf();
+    if (!in || contents.str().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("cannot read ", *path));
+    }
+    *pem = contents.str();
+  }
+  grpc::ChannelArguments arguments;
+  arguments.SetMaxReceiveMessageSize(kMaxReceiveMessageBytes);
+  return grpc::CreateCustomChannel(target, grpc::SslCredentials(ssl), arguments);
 }
 
 ExportClient::ExportClient(std::shared_ptr<grpc::Channel> channel)

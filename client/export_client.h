@@ -64,6 +64,22 @@ struct ExportSummary {
 // accepts messages of up to 64 MiB.
 std::shared_ptr<grpc::Channel> CreateChannel(const std::string& target);
 
+// How CreateChannel secures the connection. All empty: plaintext.
+struct ChannelOptions {
+  // PEM file of the CA certificates that sign the server's certificate;
+  // turns TLS on. Empty with a client certificate: the system's roots.
+  std::string tls_ca_file;
+  // PEM files of a client certificate and its key, for servers that require
+  // mutual TLS; they turn TLS on too.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+};
+
+// As above, over TLS when "options" asks for it. InvalidArgument if a file
+// cannot be read or only one of certificate and key is given.
+absl::StatusOr<std::shared_ptr<grpc::Channel>> CreateChannel(const std::string& target,
+                                                             const ChannelOptions& options);
+
 // Calls DataValueExport.ExportFile and writes the file it streams. A file is
 // only reported written when the stream ended with its trailer and the bytes
 // received match the trailer's length and CRC-32.

@@ -1,0 +1,159 @@
+// SIGTERM and SIGINT against the real dvexport-server binary: health turns
+// NOT_SERVING, new calls are refused, a running export finishes within
+// --shutdown_grace_s (or is cancelled when it does not), then exit 0.
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "tests/reliability/reliability_support.h"
+
+extern char** environ;
+
+namespace dvexport::reliability {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using Clock = std::chrono::steady_clock;
+
+class ServerProcess {
+ public:
+  // Starts dvexport-server on a free port; fails the test if it does not come up.
+  void Start(int grace_s) {
+    port_file_ = absl::StrCat(::testing::TempDir(), "dvexport-shutdown-port-", getpid());
+    std::remove(port_file_.c_str());
+    std::vector<std::string> args = {DVEXPORT_SERVER_BINARY,
+                                     "--listen=127.0.0.1:0",
+                                     "--port_file=" + port_file_,
+                                     "--pg=" + PrivatePostgres::reader_conninfo(),
+                                     "--chunk_kib=16",
+                                     "--health_probe_interval_ms=200",
+                                     absl::StrCat("--shutdown_grace_s=", grace_s)};
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ASSERT_EQ(posix_spawn(&pid_, argv[0], nullptr, nullptr, argv.data(), environ), 0);
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          std::ifstream in(port_file_);
+          return static_cast<bool>(in >> port_);
+        },
+        seconds(60)))
+        << "the server did not write its port";
+  }
+
+  ~ServerProcess() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    std::remove(port_file_.c_str());
+  }
+
+  // Waits up to "timeout" for the process to exit; its wait status, or -1.
+  int WaitExit(std::chrono::milliseconds timeout) {
+    int wstatus = -1;
+    bool exited = WaitFor(
+        [&] { return waitpid(pid_, &wstatus, WNOHANG) == pid_; }, timeout);
+    if (!exited) return -1;
+    pid_ = 0;
+    return wstatus;
+  }
+
+  pid_t pid() const { return pid_; }
+  int port() const { return port_; }
+
+ private:
+  pid_t pid_ = 0;
+  int port_ = 0;
+  std::string port_file_;
+};
+
+class ShutdownTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(ShutdownTest, RunningExportFinishesThenServerExitsZero) {
+  ServerProcess server;
+  ASSERT_NO_FATAL_FAILURE(server.Start(60));
+  auto channel = PlaintextChannel(server.port());
+  ASSERT_TRUE(WaitFor([&] { return HealthStatus(channel) == "SERVING"; }, seconds(30)));
+
+  // A health watch opened before the signal sees NOT_SERVING.
+  auto health = grpc::health::v1::Health::NewStub(channel);
+  grpc::ClientContext watch_context;
+  grpc::health::v1::HealthCheckRequest watch_request;
+  auto watch = health->Watch(&watch_context, watch_request);
+  grpc::health::v1::HealthCheckResponse update;
+  ASSERT_TRUE(watch->Read(&update));
+  ASSERT_EQ(update.status(), grpc::health::v1::HealthCheckResponse::SERVING);
+
+  auto stub = v1::DataValueExport::NewStub(channel);
+  grpc::ClientContext context;
+  ExportOutcome outcome = ReadExport(stub.get(), &context, WholeDatabaseRequest(), [&](int n) {
+    if (n != 2) return;
+    // The export is mid-stream, the client paused: now the signal.
+    ASSERT_EQ(kill(server.pid(), GetParam()), 0);
+    bool not_serving = false;
+    while (watch->Read(&update)) {
+      if (update.status() == grpc::health::v1::HealthCheckResponse::NOT_SERVING) {
+        not_serving = true;
+        break;
+      }
+    }
+    EXPECT_TRUE(not_serving);
+    watch_context.TryCancel();
+    // A new call is refused (UNAVAILABLE, or CANCELLED if it raced the listener's close).
+    std::string refused = HealthStatus(PlaintextChannel(server.port()));
+    EXPECT_TRUE(refused == "error: 14" || refused == "error: 1") << refused;
+  });
+  watch->Finish().IgnoreError();
+  EXPECT_TRUE(CompleteAndConsistent(outcome)) << outcome.status.error_message();
+  EXPECT_GT(outcome.data_bytes, 50 << 20);
+  int wstatus = server.WaitExit(seconds(60));
+  ASSERT_TRUE(WIFEXITED(wstatus)) << wstatus;
+  EXPECT_EQ(WEXITSTATUS(wstatus), 0);
+}
+
+TEST_P(ShutdownTest, ExportStillRunningAfterGraceIsCancelledThenServerExitsZero) {
+  ServerProcess server;
+  ASSERT_NO_FATAL_FAILURE(server.Start(2));
+  auto channel = PlaintextChannel(server.port());
+  ASSERT_TRUE(WaitFor([&] { return HealthStatus(channel) == "SERVING"; }, seconds(30)));
+  auto stub = v1::DataValueExport::NewStub(channel);
+  grpc::ClientContext context;
+  int wstatus = -1;
+  Clock::duration exit_after{};
+  ExportOutcome outcome = ReadExport(stub.get(), &context, WholeDatabaseRequest(), [&](int n) {
+    if (n != 2) return;
+    auto signalled = Clock::now();
+    ASSERT_EQ(kill(server.pid(), GetParam()), 0);
+    // The client never resumes within the grace period.
+    wstatus = server.WaitExit(seconds(60));
+    exit_after = Clock::now() - signalled;
+  });
+  EXPECT_FALSE(outcome.has_trailer);
+  EXPECT_FALSE(outcome.status.ok());
+  ASSERT_TRUE(WIFEXITED(wstatus)) << wstatus;
+  EXPECT_EQ(WEXITSTATUS(wstatus), 0);
+  EXPECT_GE(exit_after, seconds(2) - milliseconds(100));
+  EXPECT_LT(exit_after, seconds(30));
+  EXPECT_TRUE(WaitFor([] { return ActiveCopies() == 0; }, seconds(10)));
+}
+
+INSTANTIATE_TEST_SUITE_P(Signals, ShutdownTest, ::testing::Values(SIGTERM, SIGINT),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return std::string(info.param == SIGTERM ? "SIGTERM" : "SIGINT");
+                         });
+
+}  // namespace
+}  // namespace dvexport::reliability
