@@ -112,9 +112,14 @@ TEST_P(ShutdownTest, RunningExportFinishesThenServerExitsZero) {
     }
     EXPECT_TRUE(not_serving);
     watch_context.TryCancel();
-    // A new call is refused (UNAVAILABLE, or CANCELLED if it raced the listener's close).
-    std::string refused = HealthStatus(PlaintextChannel(server.port()));
-    EXPECT_TRUE(refused == "error: 14" || refused == "error: 1") << refused;
+    // New calls are refused (UNAVAILABLE, or CANCELLED if one races the listener's close)
+    // once Shutdown has started, just after health turned NOT_SERVING.
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          std::string status = HealthStatus(PlaintextChannel(server.port()), milliseconds(1000));
+          return status == "error: 14" || status == "error: 1";
+        },
+        seconds(10)));
   });
   watch->Finish().IgnoreError();
   EXPECT_TRUE(CompleteAndConsistent(outcome)) << outcome.status.error_message();
