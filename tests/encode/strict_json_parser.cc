@@ -230,6 +230,13 @@ class Parser {
 
 }  // namespace
 
+JsonValue::JsonValue() = default;
+JsonValue::JsonValue(const JsonValue&) = default;
+JsonValue::JsonValue(JsonValue&&) noexcept = default;
+JsonValue& JsonValue::operator=(const JsonValue&) = default;
+JsonValue& JsonValue::operator=(JsonValue&&) noexcept = default;
+JsonValue::~JsonValue() = default;
+
 absl::StatusOr<JsonValue> ParseJsonStrictly(std::string_view document) {
   return Parser(document).ParseDocument();
 }

@@ -18,6 +18,14 @@ struct JsonValue {
   std::string text;  // kString: the decoded UTF-8 contents; kNumber: the literal.
   std::vector<JsonValue> elements;
   std::vector<std::pair<std::string, JsonValue>> members;
+
+  // Out of line: clang with libstdc++ cannot instantiate them while JsonValue is incomplete.
+  JsonValue();
+  JsonValue(const JsonValue&);
+  JsonValue(JsonValue&&) noexcept;
+  JsonValue& operator=(const JsonValue&);
+  JsonValue& operator=(JsonValue&&) noexcept;
+  ~JsonValue();
 };
 
 // Parses "document" as exactly one JSON text (RFC 8259) and fails on anything the RFC does not
