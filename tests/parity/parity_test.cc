@@ -86,6 +86,16 @@ class Fixture {
         absl::StrCat("127.0.0.1:", server_->port()), grpc::InsecureChannelCredentials()));
   }
 
+  // CountDataValues for "query"; -1 if it failed (the failure is reported).
+  int64_t Count(const ExportRequest& query) const {
+    if (stub_ == nullptr) return -1;
+    grpc::ClientContext context;
+    v1::CountResponse response;
+    grpc::Status status = stub_->CountDataValues(&context, query, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return status.ok() ? response.count() : -1;
+  }
+
   ExportResult Export(const ExportRequest& query, v1::Format format) const {
     ExportResult result;
     if (stub_ == nullptr) {
@@ -359,6 +369,26 @@ TEST_F(ParityTest, LastUpdatedDurationCountsBackFromNow) {
   EXPECT_EQ(Values(query), (Ints{1, 2, 3, 4, 5, 6, 7, 9, 10}));
   query.set_last_updated_duration("99999999999999999d");  // beyond int64 microseconds
   EXPECT_EQ(Values(query), (Ints{1, 2, 3, 4, 5, 6, 7, 9, 10}));
+}
+
+TEST_F(ParityTest, CountAppliesTheSameFilters) {
+  ExportRequest query = Everything();
+  query.clear_org_unit();
+  query.set_children(false);
+  query.add_org_unit_group("ougGroup001");
+  query.add_org_unit_group("ougGroup002");
+  EXPECT_EQ(dhis2_242_->Count(query), 7);  // 1, 2, 3, 5, 6, 7, 9: each once
+  query.add_attribute_option_combo("aocAP1x0022");
+  EXPECT_EQ(dhis2_242_->Count(query), 1);  // 5
+
+  query = Everything();
+  query.clear_start_date();
+  query.clear_end_date();
+  query.set_last_updated("2024-03-15");
+  EXPECT_EQ(dhis2_242_->Count(query), 3);  // 2, 3, 9
+  query.set_include_deleted(true);
+  query.set_last_updated("2024-03-02T10:00:00Z");
+  EXPECT_EQ(dhis2_242_->Count(query), 4);  // 2, 3, 8, 9
 }
 
 TEST_F(ParityTest, LimitCutsTheExport) {
