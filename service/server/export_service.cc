@@ -1,6 +1,5 @@
 #include "service/server/export_service.h"
 
-#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
@@ -53,6 +52,8 @@ class ReadOnlyTransaction {
     absl::Status status = conn_->Exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
     if (!status.ok()) return status;
     open_ = true;
+    // 0 keeps the role's or database's statement_timeout (e.g. ALTER ROLE ... SET).
+    if (statement_timeout.count() == 0) return absl::OkStatus();
     return conn_->Exec(absl::StrCat("SET LOCAL statement_timeout = ", statement_timeout.count()));
   }
   absl::Status Commit() {
@@ -78,19 +79,6 @@ absl::Status ValidateFileOptions(const dvexport::v1::ExportFileRequest& request)
         "compression_level: ", request.compression_level(), " is not between 1 and 9 (0: default)"));
   }
   return absl::OkStatus();
-}
-
-// One line of JSON per call on stderr, for the operator.
-void LogCall(const char* event, grpc::ServerContext* context, int64_t values, int64_t bytes,
-             std::chrono::steady_clock::time_point started, const absl::Status& status) {
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  std::fprintf(stderr,
-               "{\"event\":\"%s\",\"peer\":\"%s\",\"values\":%lld,\"bytes\":%lld,"
-               "\"seconds\":%.3f,\"status\":\"%s\"}\n",
-               event, context->peer().c_str(), static_cast<long long>(values),
-               static_cast<long long>(bytes), seconds,
-               absl::StatusCodeToString(status.code()).c_str());
 }
 
 }  // namespace
@@ -143,7 +131,6 @@ absl::StatusOr<std::unique_ptr<ExportSession>> DataValueExportService::StartExpo
 grpc::Status DataValueExportService::ExportFile(grpc::ServerContext* context,
                                                 const dvexport::v1::ExportFileRequest* request,
                                                 grpc::ServerWriter<FileChunk>* writer) {
-  auto started = std::chrono::steady_clock::now();
   absl::Status status = ValidateFileOptions(*request);
   if (!status.ok()) return ToGrpc(status);
   absl::StatusOr<std::unique_ptr<ExportSession>> session = StartExport(request->query());
@@ -165,28 +152,24 @@ grpc::Status DataValueExportService::ExportFile(grpc::ServerContext* context,
   // The trailer is only sent after a successful COPY; commit is a formality
   // for a read-only transaction.
   if (status.ok()) status = (*session)->transaction().Commit();
-  LogCall("export", context, stats.values, stats.file_bytes, started, status);
   return ToGrpc(status);
 }
 
 grpc::Status DataValueExportService::StreamDataValues(grpc::ServerContext* context,
                                                       const dvexport::v1::ExportRequest* request,
                                                       grpc::ServerWriter<DataValueBatch>* writer) {
-  auto started = std::chrono::steady_clock::now();
   absl::StatusOr<std::unique_ptr<ExportSession>> session = StartExport(*request);
   if (!session.ok()) return ToGrpc(session.status());
   StreamExportStats stats;
   absl::Status status = StreamDataValueBatches((*session)->conn(), (*session)->scope(),
                                                options_.batch_bytes, context, writer, &stats);
   if (status.ok()) status = (*session)->transaction().Commit();
-  LogCall("stream", context, stats.values, stats.bytes, started, status);
   return ToGrpc(status);
 }
 
 grpc::Status DataValueExportService::CountDataValues(grpc::ServerContext* context,
                                                      const dvexport::v1::ExportRequest* request,
                                                      dvexport::v1::CountResponse* response) {
-  auto started = std::chrono::steady_clock::now();
   absl::StatusOr<std::unique_ptr<ExportSession>> session = StartExport(*request);
   if (!session.ok()) return ToGrpc(session.status());
   absl::StatusOr<int64_t> count =
@@ -194,7 +177,6 @@ grpc::Status DataValueExportService::CountDataValues(grpc::ServerContext* contex
   absl::Status status = count.status();
   if (status.ok()) status = (*session)->transaction().Commit();
   if (status.ok()) response->set_count(*count);
-  LogCall("count", context, count.value_or(0), 0, started, status);
   return ToGrpc(status);
 }
 

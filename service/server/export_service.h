@@ -24,7 +24,8 @@ struct ServiceOptions {
   int max_concurrent_exports = 4;
   // How long an export waits for a pooled database connection.
   std::chrono::milliseconds connection_wait{10000};
-  // PostgreSQL statement_timeout for an export's statements; 0: none.
+  // PostgreSQL statement_timeout for an export's statements; 0: the role's or
+  // database's setting.
   std::chrono::milliseconds statement_timeout{0};
 };
 

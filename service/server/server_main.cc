@@ -23,7 +23,8 @@ ABSL_FLAG(int, pool_size, 8, "database connections at most");
 ABSL_FLAG(int, max_concurrent_exports, 4,
           "exports running at once; more are refused with RESOURCE_EXHAUSTED");
 ABSL_FLAG(int, chunk_kib, 256, "KiB of rendered output per streamed chunk (16..4096)");
-ABSL_FLAG(int, statement_timeout_s, 0, "PostgreSQL statement_timeout for exports; 0: none");
+ABSL_FLAG(int, statement_timeout_s, 0,
+          "PostgreSQL statement_timeout for exports; 0: the role's or database's setting");
 ABSL_FLAG(int, connection_wait_ms, 10000, "how long an export waits for a database connection");
 ABSL_FLAG(int, shutdown_grace_s, 30,
           "on SIGTERM/SIGINT, seconds running exports get to finish before they are cancelled");
