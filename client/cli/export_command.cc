@@ -40,7 +40,11 @@ int RunExport(const CommandLine& command) {
   absl::StatusOr<client::ExportSummary> summary =
       to_stdout ? client.ExportToFd(command.request, STDOUT_FILENO, options)
                 : client.ExportToFile(command.request, command.output, options);
-  if (counter.joinable()) counter.join();
+  if (counter.joinable()) {
+    // The count only feeds the bar: a count still running is of no use now.
+    client.Cancel();
+    counter.join();
+  }
   interrupts.Stop();
   if (progress_line.has_value()) progress_line->Clear();
 

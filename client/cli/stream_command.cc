@@ -140,7 +140,11 @@ int RunStream(const CommandLine& command) {
   absl::Status status = !write_status.ok() ? write_status : values.status();
   if (status.ok()) status = writer.Flush();
   if (status.ok() && file.has_value()) status = file->Commit();
-  if (counter.joinable()) counter.join();
+  if (counter.joinable()) {
+    // The count only feeds the bar: a count still running is of no use now.
+    client.Cancel();
+    counter.join();
+  }
   interrupts.Stop();
   if (progress_line.has_value()) progress_line->Clear();
 
