@@ -167,7 +167,7 @@ grpc::Status DataValueExportService::StreamDataValues(grpc::ServerContext* conte
   return ToGrpc(status);
 }
 
-grpc::Status DataValueExportService::CountDataValues(grpc::ServerContext* context,
+grpc::Status DataValueExportService::CountDataValues(grpc::ServerContext* /*context*/,
                                                      const dvexport::v1::ExportRequest* request,
                                                      dvexport::v1::CountResponse* response) {
   absl::StatusOr<std::unique_ptr<ExportSession>> session = StartExport(*request);
