@@ -39,6 +39,15 @@ def server_flags():
 FLAGS = server_flags()
 
 
+def check_cli_command(command, where):
+    """A healthcheck that runs the dvexport CLI must name one of its commands."""
+    if not command or command[0] != "dvexport":
+        return
+    sources = "".join(p.read_text() for p in (ROOT / "client" / "cli").glob("*.cc"))
+    check(len(command) > 1 and f'{{"{command[1]}",' in sources,
+          f"{where}: dvexport has no command {command[1:2]}")
+
+
 def check_server_args(args, where):
     for arg in args:
         match = re.match(r"--([a-z_]+)(=|$)", arg)
@@ -258,7 +267,9 @@ def check_compose(documents):
     check(server.get("depends_on", {}).get("loader", {}).get("condition")
           == "service_completed_successfully",
           "compose: server must wait for the loader to complete successfully")
-    check("healthcheck" in server, "compose: server needs a healthcheck")
+    if check("healthcheck" in server, "compose: server needs a healthcheck"):
+        test = server["healthcheck"].get("test", [])
+        check_cli_command(test[1:] if test[:1] == ["CMD"] else [], "compose: server healthcheck")
     build = server.get("build", {})
     dockerfile = (path.parent / build.get("context", ".") / build.get("dockerfile", "Dockerfile"))
     check(dockerfile.resolve().is_file(), f"compose: server's Dockerfile {dockerfile} missing")
@@ -299,7 +310,11 @@ def check_dockerfile():
     cmds = [i for i in runtime if i.upper().startswith("CMD ")]
     if cmds:
         check_server_args(json.loads(cmds[-1].split(None, 1)[1]), "Dockerfile CMD")
-    check(any(i.upper().startswith("HEALTHCHECK ") for i in runtime), "Dockerfile: HEALTHCHECK")
+    healthchecks = [i for i in runtime if i.upper().startswith("HEALTHCHECK ")]
+    if check(healthchecks, "Dockerfile: HEALTHCHECK"):
+        command = re.search(r"\bCMD\s+(\[.*\])\s*$", healthchecks[-1])
+        if check(command, "Dockerfile: HEALTHCHECK CMD in exec (JSON) form"):
+            check_cli_command(json.loads(command.group(1)), "Dockerfile HEALTHCHECK")
     exposed = set()
     for i in runtime:
         if i.upper().startswith("EXPOSE "):
