@@ -7,6 +7,7 @@
 #include <grpcpp/server_builder.h>
 #include <libpq-fe.h>
 
+#include <climits>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -101,6 +102,13 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
   quota.SetMaxThreads(options.max_threads > 0 ? options.max_threads
                                               : options.service.max_concurrent_exports + 16);
   builder.SetResourceQuota(quota);
+  if (options.max_connection_age.count() > 0) {
+    builder.AddChannelArgument(
+        GRPC_ARG_MAX_CONNECTION_AGE_MS,
+        static_cast<int>(std::chrono::milliseconds(options.max_connection_age).count()));
+    // Calls in flight on an aged connection run to their end, however long.
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS, INT_MAX);
+  }
   builder.RegisterService(server->service_.get());
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> observers;
   observers.push_back(std::make_unique<ExportCallObserverFactory>(server->metrics_.get(), stderr));

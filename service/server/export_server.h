@@ -38,6 +38,10 @@ struct ServerOptions {
   int max_threads = 0;
   // host:port serving Prometheus metrics at /metrics; empty: no metrics.
   std::string metrics_listen;
+  // Connections older than this are asked to go away (HTTP/2 GOAWAY) once
+  // their running calls end, so that clients resolve the name again and find
+  // new replicas; 0: never.
+  std::chrono::seconds max_connection_age{0};
   ServiceOptions service;
 };
 

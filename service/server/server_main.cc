@@ -38,6 +38,9 @@ ABSL_FLAG(std::string, tls_client_ca, "",
           "present one (mutual TLS)");
 ABSL_FLAG(int, health_probe_interval_ms, 2000,
           "how often the database is probed; grpc.health.v1 says NOT_SERVING while it is down");
+ABSL_FLAG(int, max_connection_age_s, 0,
+          "seconds after which a client connection is asked to go away (its calls finish), so "
+          "that clients re-resolve DNS and find new replicas; 0: never");
 ABSL_FLAG(std::string, metrics_listen, "",
           "host:port serving Prometheus metrics at /metrics (e.g. 0.0.0.0:9464); empty: none");
 
@@ -70,6 +73,7 @@ int main(int argc, char** argv) {
   options.health_probe_interval =
       std::chrono::milliseconds(std::max(100, absl::GetFlag(FLAGS_health_probe_interval_ms)));
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  options.max_connection_age = std::chrono::seconds(absl::GetFlag(FLAGS_max_connection_age_s));
   options.service.max_concurrent_exports = absl::GetFlag(FLAGS_max_concurrent_exports);
   options.service.chunk_size = static_cast<size_t>(chunk_kib) * 1024;
   options.service.statement_timeout =
