@@ -64,10 +64,73 @@ void AppendMember(std::string_view key, const std::string& value, std::string* o
   AppendJsonString(value, out);
 }
 
+// Appends "n" as "width" decimal digits (0 <= n < 10^width).
+void AppendDigits(int64_t n, int width, std::string* out) {
+  char digits[10];
+  for (int i = width - 1; i >= 0; --i, n /= 10) digits[i] = static_cast<char>('0' + n % 10);
+  out->append(digits, static_cast<size_t>(width));
+}
+
+// Appends `,"key":"<RFC 3339>"` exactly as google::protobuf::util::TimeUtil::ToString writes
+// "t" (0, 3, 6 or 9 fractional digits, "Z"), several times faster: a stream has two per value.
+void AppendTimestampMember(std::string_view key, const google::protobuf::Timestamp& t,
+                           std::string* out) {
+  const int64_t seconds = t.seconds();
+  if (seconds < -62135596800 || seconds > 253402300799 || t.nanos() < 0 || t.nanos() > 999999999) {
+    AppendMember(key, google::protobuf::util::TimeUtil::ToString(t), out);  // out of 0001..9999
+    return;
+  }
+  // Days since 1970-01-01 to civil date (H. Hinnant, "chrono-Compatible Low-Level Date
+  // Algorithms").
+  int64_t days = seconds / 86400;
+  int64_t second_of_day = seconds % 86400;
+  if (second_of_day < 0) {
+    second_of_day += 86400;
+    --days;
+  }
+  days += 719468;
+  const int64_t era = (days >= 0 ? days : days - 146096) / 146097;
+  const int64_t day_of_era = days - era * 146097;
+  const int64_t year_of_era =
+      (day_of_era - day_of_era / 1460 + day_of_era / 36524 - day_of_era / 146096) / 365;
+  const int64_t day_of_year =
+      day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+  const int64_t mp = (5 * day_of_year + 2) / 153;
+  const int64_t day = day_of_year - (153 * mp + 2) / 5 + 1;
+  const int64_t month = mp < 10 ? mp + 3 : mp - 9;
+  const int64_t year = year_of_era + era * 400 + (month <= 2 ? 1 : 0);
+
+  out->push_back(',');
+  AppendJsonString(key, out);
+  out->append(":\"");
+  AppendDigits(year, 4, out);
+  out->push_back('-');
+  AppendDigits(month, 2, out);
+  out->push_back('-');
+  AppendDigits(day, 2, out);
+  out->push_back('T');
+  AppendDigits(second_of_day / 3600, 2, out);
+  out->push_back(':');
+  AppendDigits(second_of_day / 60 % 60, 2, out);
+  out->push_back(':');
+  AppendDigits(second_of_day % 60, 2, out);
+  const int32_t nanos = t.nanos();
+  if (nanos != 0) {
+    out->push_back('.');
+    if (nanos % 1000000 == 0) {
+      AppendDigits(nanos / 1000000, 3, out);
+    } else if (nanos % 1000 == 0) {
+      AppendDigits(nanos / 1000, 6, out);
+    } else {
+      AppendDigits(nanos, 9, out);
+    }
+  }
+  out->append("Z\"");
+}
+
 }  // namespace
 
 void AppendDataValueJsonLine(const dvexport::v1::DataValue& v, std::string* out) {
-  using google::protobuf::util::TimeUtil;
   // "period" is always there, so every other member follows a comma.
   out->append("{\"period\":");
   AppendJsonString(v.period(), out);
@@ -81,8 +144,8 @@ void AppendDataValueJsonLine(const dvexport::v1::DataValue& v, std::string* out)
   }
   if (v.has_value()) AppendMember("value", v.value(), out);
   if (v.has_stored_by()) AppendMember("storedBy", v.stored_by(), out);
-  AppendMember("created", TimeUtil::ToString(v.created()), out);
-  AppendMember("lastUpdated", TimeUtil::ToString(v.last_updated()), out);
+  AppendTimestampMember("created", v.created(), out);
+  AppendTimestampMember("lastUpdated", v.last_updated(), out);
   if (v.has_comment()) AppendMember("comment", v.comment(), out);
   out->append(v.followup() ? ",\"followup\":true" : ",\"followup\":false");
   out->append(v.deleted() ? ",\"deleted\":true}\n" : ",\"deleted\":false}\n");

@@ -1,6 +1,10 @@
 #include "client/cli/stream_command.h"
 
+#include <google/protobuf/util/time_util.h>
+
+#include <random>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -59,6 +63,37 @@ TEST(DataValueJsonLineTest, EscapesStringsAndKeepsOneLinePerValue) {
             std::string::npos)
       << line;
   EXPECT_EQ(line.find('\n'), line.size() - 1);
+}
+
+TEST(DataValueJsonLineTest, WritesTimestampsAsTheProtobufJsonMappingDoes) {
+  std::mt19937_64 rng(7);
+  const int64_t seconds[] = {
+      0, -1, 86399, 86400, 951782400 /* 2000-02-29 */, 4102444800, -62135596800, 253402300799};
+  std::vector<google::protobuf::Timestamp> times;
+  for (int64_t s : seconds) {
+    for (int32_t nanos : {0, 1, 999999999, 123000000, 123456000, 123456789}) {
+      times.push_back(google::protobuf::util::TimeUtil::NanosecondsToTimestamp(0));
+      times.back().set_seconds(s);
+      times.back().set_nanos(nanos);
+    }
+  }
+  for (int i = 0; i < 10000; ++i) {
+    google::protobuf::Timestamp t;
+    t.set_seconds(std::uniform_int_distribution<int64_t>(-62135596800, 253402300799)(rng));
+    t.set_nanos(std::uniform_int_distribution<int32_t>(0, 999)(rng) * 1000000 *
+                    (i % 3 == 0 ? 1 : 0) +
+                (i % 3 == 1 ? std::uniform_int_distribution<int32_t>(0, 999999)(rng) * 1000 : 0));
+    times.push_back(t);
+  }
+  for (const google::protobuf::Timestamp& t : times) {
+    dvexport::v1::DataValue v;
+    v.set_period("2024");
+    *v.mutable_created() = t;
+    const std::string line = Line(v);
+    const std::string expected =
+        "\"created\":\"" + google::protobuf::util::TimeUtil::ToString(t) + "\"";
+    ASSERT_NE(line.find(expected), std::string::npos) << line << " should hold " << expected;
+  }
 }
 
 TEST(DataValueJsonLineTest, AppendsToWhatIsThere) {
