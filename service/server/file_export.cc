@@ -1,6 +1,8 @@
 #include "service/server/file_export.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -33,9 +35,9 @@ constexpr size_t kQueuedChunks = 3;
 // asked, keeps the lengths and CRC-32s for the trailer.
 class ChunkSender {
  public:
-  ChunkSender(grpc::ServerContext* context, grpc::ServerWriter<FileChunk>* writer,
+  ChunkSender(grpc::ServerWriter<FileChunk>* writer,
               std::unique_ptr<encode::ParallelGzipCompressor> gzip)
-      : context_(context), writer_(writer), gzip_(std::move(gzip)) {}
+      : writer_(writer), gzip_(std::move(gzip)) {}
 
   // Sends "rendered" (possibly empty); "last" finishes the compressed
   // stream. False if the client has gone.
@@ -59,7 +61,9 @@ class ChunkSender {
     if (data->empty()) return true;
     file_bytes_ += static_cast<int64_t>(data->size());
     chunk.set_values_so_far(values_so_far);
-    return !context_->IsCancelled() && writer_->Write(chunk);
+    // Write fails on a cancelled call; ServerContext::IsCancelled() would cost a completion
+    // queue poll per chunk.
+    return writer_->Write(chunk);
   }
 
   bool SendTrailer(int64_t values) {
@@ -77,7 +81,6 @@ class ChunkSender {
   int64_t file_bytes() const { return file_bytes_; }
 
  private:
-  grpc::ServerContext* context_;
   grpc::ServerWriter<FileChunk>* writer_;
   std::unique_ptr<encode::ParallelGzipCompressor> gzip_;
   int64_t uncompressed_bytes_ = 0;
@@ -123,15 +126,19 @@ class ChunkQueue {
     changed_.notify_all();
   }
 
-  // Sender: waits for the next chunk; false once the reader has closed the queue and every
-  // chunk was taken.
-  bool Pop(Chunk* chunk) {
+  enum class PopResult { kChunk, kClosed, kTimedOut };
+
+  // Sender: waits up to "timeout" for the next chunk; kClosed once the reader has closed the
+  // queue and every chunk was taken.
+  PopResult Pop(Chunk* chunk, std::chrono::milliseconds timeout) {
     std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [this] { return closed_ || !filled_.empty(); });
-    if (filled_.empty()) return false;
+    if (!changed_.wait_for(lock, timeout, [this] { return closed_ || !filled_.empty(); })) {
+      return PopResult::kTimedOut;
+    }
+    if (filled_.empty()) return PopResult::kClosed;
     *chunk = std::move(filled_.front());
     filled_.pop_front();
-    return true;
+    return PopResult::kChunk;
   }
 
   // Sender: gives an emptied buffer back.
@@ -142,17 +149,15 @@ class ChunkQueue {
     changed_.notify_all();
   }
 
-  // Sender: the client has gone; the reader stops at its next Push.
+  // Sender: the client has gone; the reader stops at its next Push or database wait.
   void Stop() {
     std::lock_guard<std::mutex> lock(mutex_);
     stopped_ = true;
     changed_.notify_all();
   }
 
-  bool stopped() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return stopped_;
-  }
+  // Cheap enough for every database wait of the reader.
+  bool stopped() const { return stopped_.load(std::memory_order_relaxed); }
 
   absl::Status status() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -165,7 +170,7 @@ class ChunkQueue {
   std::vector<std::unique_ptr<encode::ChunkBuffer>> free_;
   std::deque<Chunk> filled_;
   bool closed_ = false;
-  bool stopped_ = false;
+  std::atomic<bool> stopped_{false};
   absl::Status status_;
 };
 
@@ -173,7 +178,7 @@ class ChunkQueue {
 // runs on its own thread while the RPC thread compresses and sends. Returns the values read.
 template <typename Encoder>
 int64_t Render(db::PgConnection& conn, const db::ExportScope& scope, size_t chunk_size,
-               grpc::ServerContext* context, ChunkQueue* queue) {
+               ChunkQueue* queue) {
   int64_t values = 0;
   encode::ChunkBuffer buffer(chunk_size + chunk_size / 4);
   Encoder encoder(&buffer);
@@ -209,7 +214,7 @@ int64_t Render(db::PgConnection& conn, const db::ExportScope& scope, size_t chun
       return false;
     }
     return true;
-  }, [queue, context] { return queue->stopped() || context->IsCancelled(); });
+  }, [queue] { return queue->stopped(); });
   if (stopped) {
     status = absl::CancelledError("the client went away; the export was stopped");
   } else if (status.ok()) {
@@ -227,23 +232,33 @@ absl::Status StreamFile(db::PgConnection& conn, const db::ExportScope& scope,
                         std::unique_ptr<encode::ParallelGzipCompressor> gzip, size_t chunk_size,
                         grpc::ServerContext* context, grpc::ServerWriter<FileChunk>* writer,
                         FileExportStats* stats) {
-  ChunkSender sender(context, writer, std::move(gzip));
+  ChunkSender sender(writer, std::move(gzip));
   ChunkQueue queue(chunk_size + chunk_size / 4);
   int64_t values = 0;
   // The database read and the encoding run on their own thread, overlapping with compression
   // and sending here; "conn" is used by that thread only until it is joined.
   std::thread reader([&] {
     values = format == dvexport::v1::FORMAT_CSV
-                 ? Render<encode::CsvDataValueEncoder>(conn, scope, chunk_size, context, &queue)
+                 ? Render<encode::CsvDataValueEncoder>(conn, scope, chunk_size, &queue)
              : format == dvexport::v1::FORMAT_JSON_PRETTY
-                 ? Render<encode::PrettyJsonDataValueEncoder>(conn, scope, chunk_size, context,
-                                                              &queue)
-                 : Render<encode::JsonDataValueEncoder>(conn, scope, chunk_size, context, &queue);
+                 ? Render<encode::PrettyJsonDataValueEncoder>(conn, scope, chunk_size, &queue)
+                 : Render<encode::JsonDataValueEncoder>(conn, scope, chunk_size, &queue);
   });
   bool client_gone = false;
   bool finished = false;
   ChunkQueue::Chunk chunk;
-  while (queue.Pop(&chunk)) {
+  for (;;) {
+    // Only this thread asks gRPC whether the call was cancelled (a completion queue poll, too
+    // costly for every database wait), while it waits for the reader.
+    const ChunkQueue::PopResult popped =
+        queue.Pop(&chunk, std::chrono::milliseconds(db::PgConnection::kCancelPollMs));
+    if (popped == ChunkQueue::PopResult::kClosed) break;
+    if (popped == ChunkQueue::PopResult::kTimedOut) {
+      if (!context->IsCancelled()) continue;
+      client_gone = true;
+      queue.Stop();
+      break;
+    }
     if (!sender.Send(chunk.buffer->view(), chunk.values_so_far, chunk.last)) {
       client_gone = true;
       queue.Stop();
