@@ -3,9 +3,13 @@
 # backends and stop and restart the server: they must not share the one
 # scripts/test starts.
 #
-#   private_pg.sh start ENV_FILE   initdb + start + small demo data with 6 KB comments
+#   private_pg.sh start ENV_FILE [OWNER_PID]
+#                                  initdb + start + small demo data with 6 KB comments
 #                                  (exports of ~60 MB that stay mid-stream while a
-#                                  client pauses); writes KEY=VALUE lines to ENV_FILE
+#                                  client pauses); writes KEY=VALUE lines to ENV_FILE.
+#                                  With OWNER_PID, a watchdog stops the instance once
+#                                  that process is gone (a test aborted by a sanitizer
+#                                  never runs its teardown)
 #   private_pg.sh down DIR         fast shutdown (clients are disconnected)
 #   private_pg.sh up DIR PORT      start again on the same port
 #   private_pg.sh restart DIR      fast shutdown, then start again
@@ -31,6 +35,10 @@ case "$command" in
       echo "READER=$DVEXPORT_PG"
       echo "ADMIN=$DVEXPORT_PG_ADMIN"
     } >"$env_file"
+    if [[ -n "${3:-}" ]]; then
+      nohup bash -c "while kill -0 $3 2>/dev/null; do sleep 1; done; '$0' stop '$DVEXPORT_PG_DIR'" \
+        </dev/null >/dev/null 2>&1 &
+    fi
     ;;
   down)
     _pg_as_owner "$PG_BINDIR/pg_ctl" -D "$2/data" -m fast -w -t 60 stop >/dev/null

@@ -60,7 +60,7 @@ bool PrivatePostgres::Start() {
   if (fd < 0) return false;
   close(fd);
   // pg.sh chowns its directory to postgres when run as root; the env file is ours.
-  bool ok = RunScript(absl::StrCat("start ", env_file));
+  bool ok = RunScript(absl::StrCat("start ", env_file, " ", getpid()));
   std::map<std::string, std::string> values;
   std::ifstream in(env_file);
   for (std::string line; std::getline(in, line);) {
