@@ -79,6 +79,26 @@ const FlagSpec kFlags[] = {
        flags.command.timeout = std::chrono::milliseconds(std::llround(std::ceil(seconds * 1000)));
        return absl::OkStatus();
      }},
+    {kAllCommands, "Connection", "--tls-ca", "", "FILE",
+     "Use TLS; trust the server certificates this PEM CA file signs. Default: plaintext.",
+     Arity::kValue,
+     [](absl::string_view value, ExportFlags& flags) {
+       flags.command.channel.tls_ca_file = std::string(value);
+       return absl::OkStatus();
+     }},
+    {kAllCommands, "Connection", "--tls-cert", "", "FILE",
+     "Use TLS with this PEM client certificate (for mutual TLS; needs --tls-key).",
+     Arity::kValue,
+     [](absl::string_view value, ExportFlags& flags) {
+       flags.command.channel.tls_cert_file = std::string(value);
+       return absl::OkStatus();
+     }},
+    {kAllCommands, "Connection", "--tls-key", "", "FILE",
+     "The PEM private key of --tls-cert.", Arity::kValue,
+     [](absl::string_view value, ExportFlags& flags) {
+       flags.command.channel.tls_key_file = std::string(value);
+       return absl::OkStatus();
+     }},
     {kQueryCommands, "Filters", "--data-set", "", "UID",
      "Export the data elements of these data sets.", Arity::kList,
      [](absl::string_view value, ExportFlags& flags) {

@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "client/export_client.h"
 #include "dvexport/v1/export.pb.h"
 
 namespace dvexport::cli {
@@ -41,6 +42,8 @@ struct CommandLine {
   std::string health_service;
   // Zero: no deadline.
   std::chrono::milliseconds timeout{0};
+  // TLS files (--tls-ca, --tls-cert, --tls-key); all empty: plaintext.
+  client::ChannelOptions channel;
 };
 
 // The commands, as typed: "export", "stream", "count", "health".

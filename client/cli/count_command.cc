@@ -3,22 +3,16 @@
 #include <cstdio>
 #include <string>
 
+#include "client/cli/connection.h"
 #include "client/cli/export_command.h"
 #include "client/export_client.h"
 
 namespace dvexport::cli {
-namespace {
-
-int PrintError(const absl::Status& status) {
-  std::fprintf(stderr, "dvexport: error: %s: %s\n", absl::StatusCodeToString(status.code()).c_str(),
-               std::string(status.message()).c_str());
-  return kExitExportFailed;
-}
-
-}  // namespace
 
 int RunCount(const CommandLine& command) {
-  client::ExportClient client(client::CreateChannel(command.server));
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = OpenChannel(command);
+  if (!channel.ok()) return PrintError(channel.status());
+  client::ExportClient client(*channel);
   client::CallOptions options;
   options.timeout = command.timeout;
   absl::StatusOr<int64_t> count = client.CountDataValues(command.request.query(), options);
@@ -28,7 +22,9 @@ int RunCount(const CommandLine& command) {
 }
 
 int RunHealth(const CommandLine& command) {
-  client::ExportClient client(client::CreateChannel(command.server));
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = OpenChannel(command);
+  if (!channel.ok()) return PrintError(channel.status());
+  client::ExportClient client(*channel);
   client::CallOptions options;
   options.timeout = command.timeout;
   absl::StatusOr<client::ServingStatus> status = client.Health(command.health_service, options);

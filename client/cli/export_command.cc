@@ -9,6 +9,7 @@
 #include <optional>
 #include <thread>
 
+#include "client/cli/connection.h"
 #include "client/cli/interrupt_watcher.h"
 #include "client/cli/progress_line.h"
 #include "client/export_client.h"
@@ -20,7 +21,9 @@ int RunExport(const CommandLine& command) {
   ::signal(SIGXFSZ, SIG_IGN);
   InterruptWatcher interrupts;
 
-  client::ExportClient client(client::CreateChannel(command.server));
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = OpenChannel(command);
+  if (!channel.ok()) return PrintError(channel.status());
+  client::ExportClient client(*channel);
   interrupts.Start(&client);
 
   std::optional<ProgressLine> progress_line;

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_format.h"
 #include "client/buffered_fd_writer.h"
+#include "client/cli/connection.h"
 #include "client/cli/export_command.h"
 #include "client/cli/interrupt_watcher.h"
 #include "client/cli/progress_line.h"
@@ -156,7 +157,9 @@ int RunStream(const CommandLine& command) {
   ::signal(SIGXFSZ, SIG_IGN);
   InterruptWatcher interrupts;
 
-  client::ExportClient client(client::CreateChannel(command.server));
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = OpenChannel(command);
+  if (!channel.ok()) return PrintError(channel.status());
+  client::ExportClient client(*channel);
   interrupts.Start(&client);
 
   const bool to_stdout = command.output == kStandardOutput;

@@ -232,3 +232,34 @@ TEST(UsageTest, FitsInEightyColumns) {
 
 }  // namespace
 }  // namespace dvexport::cli
+
+namespace dvexport::cli {
+namespace {
+
+TEST(ParseCommandLineTest, TlsFlagsFillTheChannelOptionsOfEveryCommand) {
+  for (const char* command_name : {"export", "stream", "count", "health"}) {
+    std::vector<std::string> args = {command_name, "--server", "h:1", "--tls-ca", "ca.pem",
+                                      "--tls-cert", "c.pem", "--tls-key", "k.pem"};
+    if (std::string(command_name) == "export") {
+      args.insert(args.end(), {"-o", "-", "--format", "json"});
+    } else if (std::string(command_name) == "stream") {
+      args.insert(args.end(), {"-o", "-"});
+    }
+    absl::StatusOr<CommandLine> command = ParseCommandLine(args);
+    ASSERT_TRUE(command.ok()) << command_name << ": " << command.status();
+    EXPECT_EQ(command->channel.tls_ca_file, "ca.pem") << command_name;
+    EXPECT_EQ(command->channel.tls_cert_file, "c.pem") << command_name;
+    EXPECT_EQ(command->channel.tls_key_file, "k.pem") << command_name;
+  }
+}
+
+TEST(ParseCommandLineTest, WithoutTlsFlagsTheChannelIsPlaintext) {
+  absl::StatusOr<CommandLine> command = ParseCommandLine({"health", "--server", "h:1"});
+  ASSERT_TRUE(command.ok()) << command.status();
+  EXPECT_TRUE(command->channel.tls_ca_file.empty());
+  EXPECT_TRUE(command->channel.tls_cert_file.empty());
+  EXPECT_TRUE(command->channel.tls_key_file.empty());
+}
+
+}  // namespace
+}  // namespace dvexport::cli

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# TLS end to end through the real binaries: certificates made by openssl now,
+# dvexport-server with --tls_cert/--tls_key/--tls_client_ca, the dvexport CLI
+# with --tls-ca/--tls-cert/--tls-key. Plaintext and certificate-less clients
+# must be refused.
+# Usage: cli_tls_test.sh SERVER_BINARY CLI_BINARY   (DVEXPORT_TEST_PG set)
+set -euo pipefail
+server_bin=$(realpath "$1")
+cli_bin=$(realpath "$2")
+: "${DVEXPORT_TEST_PG:?run through scripts/test, which starts PostgreSQL}"
+
+work=$(mktemp -d)
+server_pid=
+cleanup() {
+  [[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+cd "$work"
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=dvexport test CA" \
+  -keyout ca.key -out ca.pem 2>/dev/null
+make_cert() {  # name subject-alt-names
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=$1" -keyout "$1.key" -out "$1.csr" 2>/dev/null
+  printf 'subjectAltName=%s\n' "$2" >"$1.ext"
+  openssl x509 -req -in "$1.csr" -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
+    -extfile "$1.ext" -out "$1.pem" 2>/dev/null
+}
+make_cert server "IP:127.0.0.1,DNS:localhost"
+make_cert client "DNS:client"
+
+"$server_bin" --listen 127.0.0.1:0 --pg "$DVEXPORT_TEST_PG" --port_file port \
+  --tls_cert server.pem --tls_key server.key --tls_client_ca ca.pem 2>server.log &
+server_pid=$!
+for _ in $(seq 1 100); do [[ -s port ]] && break; sleep 0.1; done
+[[ -s port ]] || { cat server.log >&2; fail "server did not start"; }
+server="127.0.0.1:$(cat port)"
+tls=(--tls-ca ca.pem --tls-cert client.pem --tls-key client.key)
+
+"$cli_bin" health --server "$server" "${tls[@]}" --timeout 20 >health.out 2>&1 ||
+  { cat health.out >&2; fail "health over mutual TLS"; }
+grep -qx SERVING health.out || fail "health says $(cat health.out)"
+
+psql_q() { psql "$DVEXPORT_TEST_PG" -XAtq -c "$1"; }
+data_set=$(psql_q "SELECT uid FROM dataset ORDER BY uid LIMIT 1")
+root=$(psql_q "SELECT o.uid FROM organisationunit o WHERE o.parentid IS NULL ORDER BY
+  (SELECT count(*) FROM organisationunit c WHERE c.path LIKE o.path || '%') DESC, o.uid LIMIT 1")
+args=(export --server "$server" --data-set "$data_set" --org-unit "$root" --children
+  --start-date 2000-01-01 --end-date 2030-12-31)
+"$cli_bin" "${args[@]}" "${tls[@]}" -o values.json 2>cli.log || { cat cli.log >&2; fail "export over mutual TLS"; }
+count=$("$cli_bin" count --server "$server" "${args[@]:3}" "${tls[@]}")
+(( count > 0 )) || fail "nothing to export: is the demo database loaded?"
+python3 -c 'import json, sys; n = len(json.load(open("values.json"))["dataValues"]); assert n == int(sys.argv[1]), (n, sys.argv[1])' "$count"
+
+# Refused: a plaintext client, and a TLS client without a certificate.
+if "$cli_bin" health --server "$server" --timeout 5 >/dev/null 2>plain.err; then
+  fail "a plaintext client was served"
+fi
+if "$cli_bin" "${args[@]}" --tls-ca ca.pem --timeout 5 -o nocert.json 2>nocert.err; then
+  fail "a client without a certificate was served"
+fi
+[[ ! -e nocert.json ]] || fail "a refused export left a file"
+echo "cli_tls_test: $count values over mutual TLS; plaintext and certificate-less clients refused"
