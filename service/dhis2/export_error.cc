@@ -7,8 +7,8 @@ std::string ExportErrorMessage(ExportError error, std::string_view argument) {
   std::string message(info.code);
   message.append(": ");
   message.append(info.message);
-  const std::size_t placeholder = message.find("{0}");
-  if (placeholder != std::string::npos) message.replace(placeholder, 3, argument);
+  const std::size_t argument_at = message.find("{0}");
+  if (argument_at != std::string::npos) message.replace(argument_at, 3, argument);
   return message;
 }
 
