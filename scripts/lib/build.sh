@@ -7,6 +7,11 @@
 
 DVEXPORT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
+# ccache (used when installed): paths inside the checkout are hashed relative
+# to it, so that clones in other directories (CI's) reuse the same entries.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$DVEXPORT_ROOT}"
+export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"
+
 build_project() {
   local type="${BUILD_TYPE:-RelWithDebInfo}"
   local dir="${BUILD_DIR:-$DVEXPORT_ROOT/build}"
