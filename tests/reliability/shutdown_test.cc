@@ -2,19 +2,24 @@
 // NOT_SERVING, new calls are refused, a running export finishes within
 // --shutdown_grace_s (or is cancelled when it does not), then exit 0.
 
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <fstream>
+#include <iterator>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "client/export_client.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "tests/reliability/reliability_support.h"
 
@@ -64,8 +69,7 @@ class ServerProcess {
   // Waits up to "timeout" for the process to exit; its wait status, or -1.
   int WaitExit(std::chrono::milliseconds timeout) {
     int wstatus = -1;
-    bool exited = WaitFor(
-        [&] { return waitpid(pid_, &wstatus, WNOHANG) == pid_; }, timeout);
+    bool exited = WaitFor([&] { return waitpid(pid_, &wstatus, WNOHANG) == pid_; }, timeout);
     if (!exited) return -1;
     pid_ = 0;
     return wstatus;
@@ -153,6 +157,59 @@ TEST_P(ShutdownTest, ExportStillRunningAfterGraceIsCancelledThenServerExitsZero)
   EXPECT_GE(exit_after, seconds(2) - milliseconds(100));
   EXPECT_LT(exit_after, seconds(30));
   EXPECT_TRUE(WaitFor([] { return ActiveCopies() == 0; }, seconds(10)));
+}
+
+// The server process dies (SIGKILL) mid-export: the client library reports
+// the broken stream and leaves neither a partial file at the target nor its
+// temporary file; a file that was at the target stays as it was.
+TEST(KilledServerTest, ClientLeavesTheTargetAsItWas) {
+  ServerProcess server;
+  ASSERT_NO_FATAL_FAILURE(server.Start(60));
+  auto channel = PlaintextChannel(server.port());
+  ASSERT_TRUE(WaitFor([&] { return HealthStatus(channel) == "SERVING"; }, seconds(30)));
+
+  const std::string dir = absl::StrCat(::testing::TempDir(), "dvexport-killed-", getpid());
+  ASSERT_EQ(mkdir(dir.c_str(), 0700), 0);
+  const std::string fresh = dir + "/fresh.json";
+  const std::string existing = dir + "/existing.json";
+  std::ofstream(existing) << "an earlier export";
+
+  std::optional<client::ExportClient> client(std::in_place, channel);
+  for (const std::string& target : {fresh, existing}) {
+    client::ExportOptions options;
+    bool killed = false;
+    options.on_progress = [&](const client::ExportProgress&) {
+      if (killed) return;
+      killed = true;
+      ASSERT_EQ(kill(server.pid(), SIGKILL), 0);
+      server.WaitExit(seconds(30));
+    };
+    absl::StatusOr<client::ExportSummary> summary =
+        client->ExportToFile(WholeDatabaseRequest(), target, options);
+    EXPECT_TRUE(killed) << "the export ended before the server could be killed";
+    EXPECT_FALSE(summary.ok()) << target;
+    if (target == fresh) {
+      ASSERT_NO_FATAL_FAILURE(server.Start(60));
+      channel = PlaintextChannel(server.port());
+      client.emplace(channel);
+    }
+  }
+  EXPECT_NE(access(fresh.c_str(), F_OK), 0) << "a partial file at the target";
+  std::ifstream in(existing);
+  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(content, "an earlier export");
+  // Only the file that was there before remains: no temporary file.
+  int entries = 0;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      const std::string name = e->d_name;
+      if (name != "." && name != "..") ++entries;
+    }
+    closedir(d);
+  }
+  EXPECT_EQ(entries, 1) << "files left in " << dir;
+  std::remove(existing.c_str());
+  rmdir(dir.c_str());
 }
 
 INSTANTIATE_TEST_SUITE_P(Signals, ShutdownTest, ::testing::Values(SIGTERM, SIGINT),
