@@ -8,7 +8,7 @@ DVEXPORT_APT_PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libpqxx-dev libpq-dev libabsl-dev zlib1g-dev libdeflate-dev prometheus-cpp-dev
   libgtest-dev libbenchmark-dev nlohmann-json3-dev
-  postgresql python3 python3-yaml
+  postgresql python3 python3-yaml openssl
 )
 
 deps_install() {
