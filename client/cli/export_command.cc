@@ -58,10 +58,7 @@ int RunExport(const CommandLine& command) {
                    to_stdout ? "the output is incomplete" : "the file is left as it was");
       interrupts.DieOf(interrupts.received());
     }
-    std::fprintf(stderr, "dvexport: error: %s: %s\n",
-                 absl::StatusCodeToString(summary.status().code()).c_str(),
-                 std::string(summary.status().message()).c_str());
-    return kExitExportFailed;
+    return PrintError(summary.status());
   }
   std::fprintf(stderr, "%s\n",
                FormatSummary(*summary, to_stdout ? "stdout" : command.output).c_str());

@@ -222,10 +222,7 @@ int RunStream(const CommandLine& command) {
       file.reset();  // removes the temporary file before dying
       interrupts.DieOf(interrupts.received());
     }
-    std::fprintf(stderr, "dvexport: error: %s: %s\n",
-                 absl::StatusCodeToString(status.code()).c_str(),
-                 std::string(status.message()).c_str());
-    return kExitExportFailed;
+    return PrintError(status);
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -17,6 +17,7 @@
 #include "service/encode/csv_data_value_encoder.h"
 #include "service/encode/json_data_value_encoder.h"
 #include "service/encode/pretty_json_data_value_encoder.h"
+#include "service/server/cancellation_check.h"
 
 namespace dvexport::server {
 namespace {
@@ -190,8 +191,7 @@ int64_t Render(db::PgConnection& conn, const db::ExportScope& scope, size_t chun
   // them. False if the sender has stopped.
   auto push = [&](bool last) {
     auto filled = std::make_unique<encode::ChunkBuffer>(std::move(buffer));
-    std::unique_ptr<encode::ChunkBuffer> free =
-        queue->Push({std::move(filled), values, last});
+    std::unique_ptr<encode::ChunkBuffer> free = queue->Push({std::move(filled), values, last});
     if (free == nullptr) return false;
     buffer = std::move(*free);
     return true;
@@ -199,25 +199,22 @@ int64_t Render(db::PgConnection& conn, const db::ExportScope& scope, size_t chun
   encoder.Begin(scope.header ? &header : nullptr);
   size_t flush_at = std::min(kFirstChunkSize, chunk_size);
   bool stopped = false;
-  absl::Status status = db::ReadDataValues(conn, scope, [&](const encode::DataValueRow& row) {
-    encoder.Add(row);
-    ++values;
-    if (buffer.size() < flush_at) return true;
-    flush_at = chunk_size;
-    if (!push(false)) {
-      stopped = true;
-      return false;
-    }
-    return true;
-  }, [queue, context, next_check = std::chrono::steady_clock::time_point()]() mutable {
-    if (queue->stopped()) return true;
-    // ServerContext::IsCancelled() polls the call's completion queue (futex waits): asked at
-    // every database wait it took 42% of this thread's samples. Ask every 50 ms at most.
-    const auto now = std::chrono::steady_clock::now();
-    if (now < next_check) return false;
-    next_check = now + std::chrono::milliseconds(db::PgConnection::kCancelPollMs);
-    return context->IsCancelled();
-  });
+  absl::Status status = db::ReadDataValues(
+      conn, scope,
+      [&](const encode::DataValueRow& row) {
+        encoder.Add(row);
+        ++values;
+        if (buffer.size() < flush_at) return true;
+        flush_at = chunk_size;
+        if (!push(false)) {
+          stopped = true;
+          return false;
+        }
+        return true;
+      },
+      [queue, cancelled = CancellationCheck(context)]() mutable {
+        return queue->stopped() || cancelled();
+      });
   if (stopped) {
     status = absl::CancelledError("the client went away; the export was stopped");
   } else if (status.ok()) {
@@ -241,12 +238,12 @@ absl::Status StreamFile(db::PgConnection& conn, const db::ExportScope& scope,
   // The database read and the encoding run on their own thread, overlapping with compression
   // and sending here; "conn" is used by that thread only until it is joined.
   std::thread reader([&] {
-    values = format == dvexport::v1::FORMAT_CSV
-                 ? Render<encode::CsvDataValueEncoder>(conn, scope, chunk_size, context, &queue)
-             : format == dvexport::v1::FORMAT_JSON_PRETTY
-                 ? Render<encode::PrettyJsonDataValueEncoder>(conn, scope, chunk_size, context,
-                                                              &queue)
-                 : Render<encode::JsonDataValueEncoder>(conn, scope, chunk_size, context, &queue);
+    values =
+        format == dvexport::v1::FORMAT_CSV
+            ? Render<encode::CsvDataValueEncoder>(conn, scope, chunk_size, context, &queue)
+        : format == dvexport::v1::FORMAT_JSON_PRETTY
+            ? Render<encode::PrettyJsonDataValueEncoder>(conn, scope, chunk_size, context, &queue)
+            : Render<encode::JsonDataValueEncoder>(conn, scope, chunk_size, context, &queue);
   });
   bool client_gone = false;
   bool finished = false;

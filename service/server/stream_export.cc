@@ -7,6 +7,7 @@
 
 #include "service/db/data_value_reader.h"
 #include "service/encode/utf8_sequence.h"
+#include "service/server/cancellation_check.h"
 
 namespace dvexport::server {
 namespace {
@@ -135,7 +136,7 @@ absl::Status StreamDataValueBatches(db::PgConnection& conn, const db::ExportScop
         ++stats->values;
         return true;
       },
-      [context] { return context->IsCancelled(); });
+      CancellationCheck(context));
   if (client_gone || context->IsCancelled()) {
     return absl::CancelledError("the client went away; the export was stopped");
   }
