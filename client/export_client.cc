@@ -3,7 +3,6 @@
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/support/channel_arguments.h>
-#include <zlib.h>
 
 #include <fstream>
 #include <optional>
@@ -15,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "client/buffered_fd_writer.h"
 #include "client/replacement_file.h"
+#include "service/encode/crc32.h"
 
 namespace dvexport::client {
 namespace {
@@ -212,7 +212,7 @@ absl::StatusOr<ExportSummary> ExportClient::Receive(const ExportFileRequest& req
 
   // progress.file_bytes counts the bytes received, and file_crc32 sums them.
   ExportProgress progress;
-  uint32_t file_crc32 = crc32_z(0, nullptr, 0);
+  uint32_t file_crc32 = 0;
   std::optional<ExportTrailer> trailer;
   // A failure on our side, which ends the call early.
   absl::Status failure;
@@ -224,7 +224,7 @@ absl::StatusOr<ExportSummary> ExportClient::Receive(const ExportFileRequest& req
     }
     if (chunk.has_data()) {
       const std::string& data = chunk.data();
-      file_crc32 = crc32_z(file_crc32, reinterpret_cast<const Bytef*>(data.data()), data.size());
+      file_crc32 = encode::Crc32(file_crc32, data);
       progress.file_bytes += static_cast<int64_t>(data.size());
       failure = writer.Append(data);
       if (!failure.ok()) break;
