@@ -67,6 +67,39 @@ TEST_F(BufferedFdWriterTest, KeepsTheOrderOfAppendsOfAllSizes) {
   EXPECT_TRUE(ReadFile(path_) == expected) << "the file differs from the appends";
 }
 
+// Past kWriteBackSize the writer starts write-backs (sync_file_range on Linux):
+// hints that must leave the file as written, from any starting offset.
+TEST_F(BufferedFdWriterTest, KeepsLargeFilesIntactPastTheWriteBackSize) {
+  ASSERT_EQ(::write(fd_, "abc", 3), 3);
+  BufferedFdWriter writer(fd_, "out");
+  std::string expected = "abc";
+  char fill = 'a';
+  for (size_t size : {BufferedFdWriter::kWriteBackSize - 7, BufferedFdWriter::kBufferSize / 3,
+                      2 * BufferedFdWriter::kWriteBackSize + 11, size_t{5}}) {
+    const std::string data(size, fill++);
+    ASSERT_TRUE(writer.Append(data).ok());
+    expected += data;
+  }
+  ASSERT_TRUE(writer.Flush().ok());
+
+  EXPECT_TRUE(ReadFile(path_) == expected) << "the file differs from the appends";
+}
+
+TEST_F(BufferedFdWriterTest, AppendsPastTheWriteBackSizeToAnAppendOnlyFile) {
+  ASSERT_EQ(::write(fd_, "head", 4), 4);
+  const int append = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  ASSERT_GE(append, 0);
+  BufferedFdWriter writer(append, "out");
+  const std::string data(BufferedFdWriter::kWriteBackSize + 3, 'x');
+  const absl::Status appended = writer.Append(data);
+  const absl::Status flushed = writer.Flush();
+  ::close(append);
+
+  ASSERT_TRUE(appended.ok()) << appended;
+  ASSERT_TRUE(flushed.ok()) << flushed;
+  EXPECT_TRUE(ReadFile(path_) == "head" + data) << "the file differs from the appends";
+}
+
 TEST_F(BufferedFdWriterTest, ReportsTheFirstWriteErrorFromThenOn) {
   const int full = ::open("/dev/full", O_WRONLY | O_CLOEXEC);
   ASSERT_GE(full, 0);
