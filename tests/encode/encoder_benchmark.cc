@@ -2,13 +2,16 @@
 // short numeric values, a 5-character storedBy, a comment on 1% of the values.
 //
 // Reported: time_per_value (CPU time per data value), bytes_per_second (output bytes for the
-// encoders, input bytes for gzip), items_per_second (values).
+// encoders and the protobuf batches, input bytes for gzip), items_per_second (values).
+
+#include <google/protobuf/io/coded_stream.h>
 
 #include <random>
 #include <string>
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "dvexport/v1/export.pb.h"
 #include "service/encode/chunk_buffer.h"
 #include "service/encode/csv_data_value_encoder.h"
 #include "service/encode/gzip_compressor.h"
@@ -16,6 +19,7 @@
 #include "service/encode/long_gmt_date.h"
 #include "service/encode/parallel_gzip_compressor.h"
 #include "service/encode/pretty_json_data_value_encoder.h"
+#include "service/server/stream_export.h"
 
 namespace dvexport::encode {
 namespace {
@@ -122,6 +126,49 @@ BENCHMARK(BM_FormatLongGmtDate);
 BENCHMARK(BM_Encode<JsonDataValueEncoder>)->Name("BM_EncodeJson");
 BENCHMARK(BM_Encode<CsvDataValueEncoder>)->Name("BM_EncodeCsv");
 BENCHMARK(BM_Encode<PrettyJsonDataValueEncoder>)->Name("BM_EncodeJsonPretty");
+
+// The typed stream's work per value, as StreamDataValueBatches does it: ToDataValue (a copy with
+// UTF-8 repair), its framed size, and a DataValueBatch of at most kChunkSize serialized bytes,
+// serialized into a reused string (gRPC's Write serializes it likewise). bytes_per_second counts
+// the serialized batches.
+void BM_EncodeProtobufBatch(benchmark::State& state) {
+  const std::vector<DataValueRow>& rows = Rows().rows();
+  constexpr size_t kBatchOverhead = 16;  // last and values_so_far, as in stream_export.cc.
+  dvexport::v1::DataValueBatch batch;
+  dvexport::v1::DataValue next;
+  std::string wire;
+  size_t batch_size = kBatchOverhead;
+  size_t bytes = 0;
+  size_t values = 0;
+  auto serialize = [&](bool last) {
+    batch.set_last(last);
+    batch.set_values_so_far(static_cast<int64_t>(values));
+    batch.SerializeToString(&wire);
+    bytes += wire.size();
+    benchmark::DoNotOptimize(wire.data());
+    batch.mutable_data_values()->Clear();
+    batch_size = kBatchOverhead;
+  };
+  for (auto _ : state) {
+    for (const DataValueRow& row : rows) {
+      next.Clear();
+      server::ToDataValue(row, &next);
+      const size_t value_size = next.ByteSizeLong();
+      const size_t framed_size =
+          1 + google::protobuf::io::CodedOutputStream::VarintSize64(value_size) + value_size;
+      if (batch.data_values_size() > 0 && batch_size + framed_size > kChunkSize) serialize(false);
+      batch.add_data_values()->Swap(&next);
+      batch_size += framed_size;
+      ++values;
+    }
+  }
+  serialize(true);
+  state.SetItemsProcessed(static_cast<int64_t>(values));
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+  state.counters["time_per_value"] = benchmark::Counter(
+      static_cast<double>(values), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_EncodeProtobufBatch);
 
 // gzip level 1 over 256 KiB chunks of the JSON output, for comparison with the encoder.
 void BM_GzipJsonLevel1(benchmark::State& state) {
