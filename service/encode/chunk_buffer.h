@@ -57,6 +57,12 @@ class ChunkBuffer {
   // Drops the content and keeps the allocation.
   void Clear() { size_ = 0; }
 
+  // Keeps the first "size" bytes of the content. REQUIRES: size <= size().
+  void Truncate(size_t size) {
+    assert(size <= size_);
+    size_ = size;
+  }
+
  private:
   // Reallocates so that at least "n" bytes fit after the content.
   void Grow(size_t n);

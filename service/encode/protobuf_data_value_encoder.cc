@@ -1,0 +1,201 @@
+#include "service/encode/protobuf_data_value_encoder.h"
+
+#include <cassert>
+#include <cstring>
+#include <string_view>
+
+#include "service/encode/utf8_sequence.h"
+
+namespace dvexport::encode {
+namespace {
+
+// Wire types: 0 varint, 2 length-delimited.
+constexpr unsigned char Tag(int field, int wire_type) {
+  return static_cast<unsigned char>(field << 3 | wire_type);
+}
+
+constexpr size_t kMaxVarint64 = 10;
+constexpr size_t kMaxVarint32 = 5;
+// Bytes a timestamp takes at most: tag, length, seconds (tag + 10), nanos (tag + 5).
+constexpr size_t kMaxTimestamp = 1 + 1 + 1 + kMaxVarint64 + 1 + kMaxVarint32;
+// Per text field at most: tag and length; the text at most triples (an ill-formed byte becomes
+// U+FFFD's three bytes).
+constexpr size_t kMaxTextOverhead = 1 + kMaxVarint32;
+constexpr size_t kTextFields = 8;
+// The entry's own tag and length, two timestamps, two flags.
+constexpr size_t kMaxFixedOverhead = 1 + kMaxVarint32 + 2 * kMaxTimestamp + 2 * 2;
+
+inline char* WriteVarint(char* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<char>(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<char>(v);
+  return p;
+}
+
+inline size_t VarintSize(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+// The length of the well-formed prefix of "s": all of it for valid UTF-8.
+size_t WellFormedPrefix(const unsigned char* s, size_t n) {
+  size_t i = 0;
+  while (true) {
+    for (; n - i >= 8; i += 8) {
+      uint64_t word;
+      std::memcpy(&word, s + i, 8);
+      if ((word & 0x8080808080808080ULL) != 0) break;
+    }
+    while (i < n && s[i] < 0x80) ++i;
+    if (i == n) return n;
+    const Utf8Sequence sequence = ScanUtf8Sequence(s + i, n - i);
+    if (!sequence.well_formed) return i;
+    i += sequence.length;
+  }
+}
+
+// Writes "s" with each ill-formed subpart replaced by U+FFFD; returns the end.
+char* WriteRepaired(char* p, const unsigned char* s, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    if (s[i] < 0x80) {
+      *p++ = static_cast<char>(s[i++]);
+      continue;
+    }
+    const Utf8Sequence sequence = ScanUtf8Sequence(s + i, n - i);
+    if (sequence.well_formed) {
+      std::memcpy(p, s + i, sequence.length);
+      p += sequence.length;
+    } else {
+      std::memcpy(p, kUtf8ReplacementCharacter, kUtf8ReplacementCharacterLength);
+      p += kUtf8ReplacementCharacterLength;
+    }
+    i += sequence.length;
+  }
+  return p;
+}
+
+size_t RepairedSize(const unsigned char* s, size_t n) {
+  size_t size = 0;
+  size_t i = 0;
+  while (i < n) {
+    if (s[i] < 0x80) {
+      ++size;
+      ++i;
+      continue;
+    }
+    const Utf8Sequence sequence = ScanUtf8Sequence(s + i, n - i);
+    size += sequence.well_formed ? sequence.length : kUtf8ReplacementCharacterLength;
+    i += sequence.length;
+  }
+  return size;
+}
+
+// A length-delimited string field; "always" writes it even when empty.
+inline char* WriteString(char* p, unsigned char tag, std::string_view bytes) {
+  const auto* s = reinterpret_cast<const unsigned char*>(bytes.data());
+  const size_t n = bytes.size();
+  *p++ = static_cast<char>(tag);
+  const size_t valid = WellFormedPrefix(s, n);
+  if (valid == n) {
+    p = WriteVarint(p, n);
+    std::memcpy(p, s, n);
+    return p + n;
+  }
+  // Rare: the well-formed prefix, then the rest repaired.
+  p = WriteVarint(p, valid + RepairedSize(s + valid, n - valid));
+  std::memcpy(p, s, valid);
+  return WriteRepaired(p + valid, s + valid, n - valid);
+}
+
+inline char* WriteText(char* p, unsigned char tag, const Text& text) {
+  return text.is_null ? p : WriteString(p, tag, text.bytes);
+}
+
+// google.protobuf.Timestamp of "micros" since the epoch: seconds floored, nanos in [0, 1e9).
+inline char* WriteTimestamp(char* p, unsigned char tag, int64_t micros) {
+  int64_t seconds = micros / 1000000;
+  int64_t rest = micros % 1000000;
+  if (rest < 0) {
+    --seconds;
+    rest += 1000000;
+  }
+  const uint64_t nanos = static_cast<uint64_t>(rest) * 1000;
+  const size_t size = (seconds != 0 ? 1 + VarintSize(static_cast<uint64_t>(seconds)) : 0) +
+                      (nanos != 0 ? 1 + VarintSize(nanos) : 0);
+  *p++ = static_cast<char>(tag);
+  *p++ = static_cast<char>(size);  // at most 17
+  if (seconds != 0) {
+    *p++ = static_cast<char>(Tag(1, 0));
+    p = WriteVarint(p, static_cast<uint64_t>(seconds));
+  }
+  if (nanos != 0) {
+    *p++ = static_cast<char>(Tag(2, 0));
+    p = WriteVarint(p, nanos);
+  }
+  return p;
+}
+
+size_t TextBytes(const Text& text) { return text.is_null ? 0 : text.bytes.size(); }
+
+}  // namespace
+
+void ProtobufDataValueEncoder::Add(const DataValueRow& row) {
+  const size_t text_bytes = TextBytes(row.data_element) + TextBytes(row.period) +
+                            TextBytes(row.org_unit) + TextBytes(row.category_option_combo) +
+                            TextBytes(row.attribute_option_combo) + TextBytes(row.value) +
+                            TextBytes(row.stored_by) + TextBytes(row.comment);
+  const size_t max_size =
+      kMaxFixedOverhead + kTextFields * kMaxTextOverhead + kUtf8ReplacementCharacterLength * text_bytes;
+  char* const start = out_->Reserve(max_size);
+  // The value's length comes before it: write the value after room for the longest length,
+  // then move it next to the length it turned out to have.
+  char* const body = start + 1 + kMaxVarint32;
+  char* p = body;
+  p = WriteText(p, Tag(1, 2), row.data_element);
+  if (!row.period.is_null && !row.period.bytes.empty()) p = WriteString(p, Tag(2, 2), row.period.bytes);
+  p = WriteText(p, Tag(3, 2), row.org_unit);
+  p = WriteText(p, Tag(4, 2), row.category_option_combo);
+  p = WriteText(p, Tag(5, 2), row.attribute_option_combo);
+  p = WriteText(p, Tag(6, 2), row.value);
+  p = WriteText(p, Tag(7, 2), row.stored_by);
+  p = WriteTimestamp(p, Tag(8, 2), row.created_micros);
+  p = WriteTimestamp(p, Tag(9, 2), row.last_updated_micros);
+  p = WriteText(p, Tag(10, 2), row.comment);
+  if (row.followup) {
+    *p++ = static_cast<char>(Tag(11, 0));
+    *p++ = 1;
+  }
+  if (row.deleted) {
+    *p++ = static_cast<char>(Tag(12, 0));
+    *p++ = 1;
+  }
+  const size_t body_size = static_cast<size_t>(p - body);
+  char* q = start;
+  *q++ = static_cast<char>(Tag(1, 2));
+  q = WriteVarint(q, body_size);
+  if (q != body) std::memmove(q, body, body_size);
+  const size_t written = static_cast<size_t>(q - start) + body_size;
+  assert(written <= max_size);
+  out_->Commit(written);
+}
+
+char* ProtobufDataValueEncoder::WriteBatchEnd(char* p, bool last, int64_t values_so_far) {
+  if (last) {
+    *p++ = static_cast<char>(Tag(2, 0));
+    *p++ = 1;
+  }
+  if (values_so_far != 0) {
+    *p++ = static_cast<char>(Tag(3, 0));
+    p = WriteVarint(p, static_cast<uint64_t>(values_so_far));
+  }
+  return p;
+}
+
+}  // namespace dvexport::encode
