@@ -18,6 +18,20 @@ absl::StatusOr<PooledConnection> ConnectionPool::Acquire(std::chrono::millisecon
     return absl::ResourceExhaustedError(
         absl::StrCat("all ", max_size_, " database connections are busy"));
   }
+  return TakeLocked(lock);
+}
+
+absl::StatusOr<PooledConnection> ConnectionPool::TryAcquire(int keep_available) {
+  std::unique_lock<std::mutex> lock(mu_);
+  const int in_use = open_ - static_cast<int>(idle_.size());
+  if (max_size_ - in_use - 1 < keep_available) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(in_use, " of ", max_size_, " database connections are busy"));
+  }
+  return TakeLocked(lock);
+}
+
+absl::StatusOr<PooledConnection> ConnectionPool::TakeLocked(std::unique_lock<std::mutex>& lock) {
   // An idle connection may have died meanwhile (backend terminated, server
   // restarted): drop those and open a fresh one instead.
   while (!idle_.empty()) {

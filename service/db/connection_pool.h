@@ -43,12 +43,20 @@ class ConnectionPool {
   // cannot be reached, ResourceExhausted if none came back in time.
   absl::StatusOr<PooledConnection> Acquire(std::chrono::milliseconds wait);
 
+  // Borrows a connection without waiting, only if "keep_available" more could
+  // still be borrowed after it (for the exports that may start meanwhile: an
+  // extra reader of one export must not make another wait). ResourceExhausted
+  // otherwise; Unavailable if a new connection cannot be opened.
+  absl::StatusOr<PooledConnection> TryAcquire(int keep_available);
+
   // Connections currently borrowed.
   int in_use() const;
 
  private:
   friend class PooledConnection;
   void Release(std::unique_ptr<PgConnection> conn);
+  // Takes an idle connection or opens one; "lock" holds mu_ and there is room.
+  absl::StatusOr<PooledConnection> TakeLocked(std::unique_lock<std::mutex>& lock);
 
   const std::string conninfo_;
   const int max_size_;

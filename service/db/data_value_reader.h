@@ -47,12 +47,14 @@ class IdentifierLookup {
 // order PostgreSQL sends them. If the sink returns false the query is
 // cancelled and Cancelled returned. Memory does not grow with the export.
 // "cancelled", if given, is asked while waiting for the database (about every
-// PgConnection::kCancelPollMs); true cancels the query the same way.
+// PgConnection::kCancelPollMs); true cancels the query the same way. With
+// "blocks", only the values stored in that slice of the table are read.
 template <typename Sink>
 absl::Status ReadDataValues(PgConnection& conn, const ExportScope& scope, Sink&& sink,
-                            const std::function<bool()>& cancelled = nullptr) {
+                            const std::function<bool()>& cancelled = nullptr,
+                            const std::optional<BlockRange>& blocks = std::nullopt) {
   if (scope.MatchesNothing()) return absl::OkStatus();
-  absl::Status status = conn.StartCopyOut(BuildDataValueCopySql(scope), cancelled);
+  absl::Status status = conn.StartCopyOut(BuildDataValueCopySql(scope, blocks), cancelled);
   if (!status.ok()) {
     if (status.code() == absl::StatusCode::kCancelled) conn.CancelAndDrain();
     return status;

@@ -437,15 +437,30 @@ std::string BuildDataValueWhereSql(const ExportScope& scope) {
   return sql;
 }
 
-std::string BuildDataValueCopySql(const ExportScope& scope) {
+std::string BuildDataValueSelectSql(const ExportScope& scope,
+                                    const std::optional<BlockRange>& blocks) {
   std::string sql = absl::StrCat(
-      "COPY (SELECT dv.dataelementid, dv.periodid, dv.sourceid, dv.categoryoptioncomboid, "
+      "SELECT dv.dataelementid, dv.periodid, dv.sourceid, dv.categoryoptioncomboid, "
       "dv.attributeoptioncomboid, dv.value, dv.storedby, dv.created, dv.lastupdated, "
       "dv.comment, dv.followup, dv.deleted FROM datavalue dv WHERE ",
       BuildDataValueWhereSql(scope));
+  if (blocks) {
+    // PostgreSQL 14+ reads such a slice with a TID Range Scan, only its own blocks.
+    if (blocks->first_block > 0) {
+      absl::StrAppend(&sql, " AND dv.ctid >= '(", blocks->first_block, ",0)'::tid");
+    }
+    if (blocks->end_block) {
+      absl::StrAppend(&sql, " AND dv.ctid < '(", *blocks->end_block, ",0)'::tid");
+    }
+  }
   if (scope.limit) absl::StrAppend(&sql, " LIMIT ", *scope.limit);
-  sql += ") TO STDOUT (FORMAT binary)";
   return sql;
+}
+
+std::string BuildDataValueCopySql(const ExportScope& scope,
+                                  const std::optional<BlockRange>& blocks) {
+  return absl::StrCat("COPY (", BuildDataValueSelectSql(scope, blocks),
+                      ") TO STDOUT (FORMAT binary)");
 }
 
 }  // namespace dvexport::db

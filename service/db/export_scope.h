@@ -76,10 +76,25 @@ absl::StatusOr<ExportScope> ResolveExportScope(PgConnection& conn,
 // scope's values, ignoring the limit. Integers from "scope" only.
 std::string BuildDataValueWhereSql(const ExportScope& scope);
 
-// The COPY statement that streams the scope's data values in binary, columns
-// as kDataValueColumns. Holds only integers taken from "scope", never text a
-// caller sent. No ORDER BY: rows come as PostgreSQL reads them.
-std::string BuildDataValueCopySql(const ExportScope& scope);
+// A slice of the datavalue table by physical position: the rows whose ctid
+// lies in blocks [first_block, end_block), or from first_block to the end of
+// the table when end_block is unset. Slices that meet end to end, the last one
+// open, cover every row whatever the table's size.
+struct BlockRange {
+  int64_t first_block = 0;
+  std::optional<int64_t> end_block;
+};
+
+// The query of the scope's data values (with its limit), columns as
+// kDataValueColumns, restricted to "blocks" if given. Holds only integers
+// taken from "scope" and "blocks", never text a caller sent. No ORDER BY: rows
+// come as PostgreSQL reads them.
+std::string BuildDataValueSelectSql(const ExportScope& scope,
+                                    const std::optional<BlockRange>& blocks = std::nullopt);
+
+// That query as a COPY that streams the rows in binary.
+std::string BuildDataValueCopySql(const ExportScope& scope,
+                                  const std::optional<BlockRange>& blocks = std::nullopt);
 
 // The columns of the data value COPY, in order.
 inline constexpr int kDataValueColumns = 12;

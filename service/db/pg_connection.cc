@@ -78,12 +78,26 @@ absl::Status PgConnection::Exec(const std::string& sql) {
 }
 
 absl::StatusOr<PgResult> PgConnection::Query(const std::string& sql,
-                                             const std::vector<std::optional<std::string>>& params) {
+                                             const std::vector<std::optional<std::string>>& params,
+                                             const std::function<bool()>& cancelled) {
   std::vector<const char*> values;
   values.reserve(params.size());
   for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
-  PgResult result(PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr,
-                               values.data(), nullptr, nullptr, 0));
+  if (PQsendQueryParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr,
+                        values.data(), nullptr, nullptr, 0) == 0) {
+    return ErrorStatus(nullptr, "query failed");
+  }
+  while (PQisBusy(conn_)) {
+    absl::Status status = AwaitInput(cancelled);
+    if (!status.ok()) {
+      Cancel();
+      while (PGresult* raw = PQgetResult(conn_)) PQclear(raw);
+      return status;
+    }
+  }
+  PgResult result(PQgetResult(conn_));
+  // Collect the rest so that the connection is ready for the next command.
+  while (PGresult* raw = PQgetResult(conn_)) PQclear(raw);
   if (PQresultStatus(result.get()) != PGRES_TUPLES_OK) {
     return ErrorStatus(result.get(), "query failed");
   }
@@ -176,10 +190,21 @@ void PgConnection::CancelAndDrain() {
     copy_buffer_ = nullptr;
   }
   // Whatever the server had sent before it saw the cancel is read and thrown
-  // away; the copy then ends with an error result.
-  char* buffer = nullptr;
-  while (PQgetCopyData(conn_, &buffer, 0) > 0) PQfreemem(buffer);
-  while (PGresult* raw = PQgetResult(conn_)) PQclear(raw);
+  // away; the copy then ends with an error result. A COPY cancelled while it
+  // was starting may still turn into one: libpq then returns a COPY_OUT result
+  // at every PQgetResult until its data are read, so read them.
+  while (true) {
+    char* buffer = nullptr;
+    while (PQgetCopyData(conn_, &buffer, 0) > 0) PQfreemem(buffer);
+    PGresult* raw = PQgetResult(conn_);
+    if (raw == nullptr) break;
+    const ExecStatusType status = PQresultStatus(raw);
+    PQclear(raw);
+    if (status == PGRES_COPY_OUT) continue;
+    // Not ours to finish, or nothing left to read: the connection is left busy or
+    // broken, and the pool drops it (ReadyForReuse).
+    if (status == PGRES_COPY_IN || status == PGRES_COPY_BOTH || !healthy()) break;
+  }
 }
 
 std::string ToArrayLiteral(const std::vector<int64_t>& values) {

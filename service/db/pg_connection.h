@@ -37,9 +37,12 @@ class PgConnection {
   absl::Status Exec(const std::string& sql);
 
   // Runs a parameterized query (text parameters, $1..$n; nullopt is NULL) and
-  // returns its tuples.
+  // returns its tuples. While waiting for the server it calls "cancelled", if
+  // given, about every kCancelPollMs; true cancels the query and returns
+  // Cancelled.
   absl::StatusOr<PgResult> Query(const std::string& sql,
-                                 const std::vector<std::optional<std::string>>& params = {});
+                                 const std::vector<std::optional<std::string>>& params = {},
+                                 const std::function<bool()>& cancelled = nullptr);
 
   // Starts "COPY (...) TO STDOUT"; read it with ReadCopyData until it
   // returns 0, then call FinishCopy. While waiting for the server (a lock, a

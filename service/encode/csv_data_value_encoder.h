@@ -1,6 +1,8 @@
 #ifndef DVEXPORT_SERVICE_ENCODE_CSV_DATA_VALUE_ENCODER_H_
 #define DVEXPORT_SERVICE_ENCODE_CSV_DATA_VALUE_ENCODER_H_
 
+#include <string_view>
+
 #include "service/encode/chunk_buffer.h"
 #include "service/encode/data_value_row.h"
 #include "service/encode/long_gmt_date.h"
@@ -46,6 +48,11 @@ class CsvDataValueEncoder {
 
   // Writes nothing; present so that both encoders are driven the same way.
   void End();
+
+  // Present so that every encoder is driven the same way: lines need no separator, so
+  // several CsvDataValueEncoders can write the lines of one file (see JsonDataValueEncoder).
+  void SetValuesWritten(bool /*values_written*/) {}
+  static constexpr std::string_view kValueSeparator = "";
 
  private:
   ChunkBuffer* const out_;

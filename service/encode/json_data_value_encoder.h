@@ -1,6 +1,8 @@
 #ifndef DVEXPORT_SERVICE_ENCODE_JSON_DATA_VALUE_ENCODER_H_
 #define DVEXPORT_SERVICE_ENCODE_JSON_DATA_VALUE_ENCODER_H_
 
+#include <string_view>
+
 #include "service/encode/chunk_buffer.h"
 #include "service/encode/data_value_row.h"
 #include "service/encode/long_gmt_date.h"
@@ -43,6 +45,14 @@ class JsonDataValueEncoder {
 
   // Appends one data value. "row" is only read during the call.
   void Add(const DataValueRow& row);
+
+  // For a document written by several encoders: tells this one whether the document already
+  // holds values that other encoders wrote, so that Add() writes kValueSeparator before each
+  // value but the document's first, and End() closes the document accordingly. One encoder
+  // writes Begin() and End(), the others only Add(), each after SetValuesWritten(true); the
+  // writer of the values chunks removes kValueSeparator from the front of the first of them.
+  void SetValuesWritten(bool values_written) { first_value_ = !values_written; }
+  static constexpr std::string_view kValueSeparator = ",";
 
   // Ends the document: `]}`.
   void End();

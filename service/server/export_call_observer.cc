@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "dvexport/v1/export.pb.h"
+#include "service/server/stream_export.h"
 
 namespace dvexport::server {
 namespace {
@@ -93,7 +94,13 @@ class ExportCallObserver final : public grpc::experimental::Interceptor {
         const auto& chunk = *static_cast<const dvexport::v1::FileChunk*>(message);
         record_.values = chunk.has_trailer() ? chunk.trailer().values() : chunk.values_so_far();
       } else if (record_.rpc == "StreamDataValues") {
-        record_.values = static_cast<const dvexport::v1::DataValueBatch*>(message)->values_so_far();
+        // The service sends these batches serialized (see DataValueExportService).
+        bool last = false;
+        int64_t values = 0;
+        if (ReadSerializedBatchEnd(*static_cast<const grpc::ByteBuffer*>(message), &last,
+                                   &values)) {
+          record_.values = values;
+        }
       }
     }
     // Serializing here rather than later costs nothing extra: gRPC sends this buffer.

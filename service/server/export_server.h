@@ -56,6 +56,8 @@ class ExportServer {
 
   // The port actually bound.
   int port() const { return port_; }
+
+  const DataValueExportService& service() const { return *service_; }
   // The metrics port actually bound; 0 without metrics.
   int metrics_port() const { return metrics_ == nullptr ? 0 : metrics_->port(); }
 

@@ -1,13 +1,18 @@
 #include "service/server/export_service.h"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "service/db/export_scope.h"
+#include "service/db/read_plan.h"
 #include "service/dhis2/export_request_validator.h"
 #include "service/encode/parallel_gzip_compressor.h"
+#include "service/server/cancellation_check.h"
 #include "service/server/count_export.h"
 #include "service/server/file_export.h"
 #include "service/server/stream_export.h"
@@ -48,10 +53,16 @@ class ReadOnlyTransaction {
   ~ReadOnlyTransaction() {
     if (open_) conn_->Exec("ROLLBACK").IgnoreError();
   }
-  absl::Status Begin(std::chrono::milliseconds statement_timeout) {
+  // "set_snapshot", if not empty, is run first (SET TRANSACTION SNAPSHOT).
+  absl::Status Begin(std::chrono::milliseconds statement_timeout,
+                     const std::string& set_snapshot = "") {
     absl::Status status = conn_->Exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
     if (!status.ok()) return status;
     open_ = true;
+    if (!set_snapshot.empty()) {
+      status = conn_->Exec(set_snapshot);
+      if (!status.ok()) return status;
+    }
     // 0 keeps the role's or database's statement_timeout (e.g. ALTER ROLE ... SET).
     if (statement_timeout.count() == 0) return absl::OkStatus();
     return conn_->Exec(absl::StrCat("SET LOCAL statement_timeout = ", statement_timeout.count()));
@@ -81,10 +92,20 @@ absl::Status ValidateFileOptions(const dvexport::v1::ExportFileRequest& request)
   return absl::OkStatus();
 }
 
+// An extra connection of one export, in a transaction that sees the export's snapshot.
+// The transaction ends before the connection goes back to the pool.
+struct SnapshotReader {
+  explicit SnapshotReader(db::PooledConnection pooled)
+      : conn(std::move(pooled)), transaction(&*conn) {}
+  db::PooledConnection conn;
+  ReadOnlyTransaction transaction;
+};
+
 }  // namespace
 
-// Members are released in reverse order: the transaction ends before the
-// connection goes back to the pool, and the slot is freed last.
+// Members are released in reverse order: the extra readers' transactions end
+// before the export's own (which exported their snapshot), the transaction
+// before the connection goes back to the pool, and the slot is freed last.
 class ExportSession {
  public:
   ExportSession(std::atomic<int>* active, int limit) : slot_(active, limit) {}
@@ -92,6 +113,7 @@ class ExportSession {
   db::PgConnection& conn() { return **conn_; }
   ReadOnlyTransaction& transaction() { return *transaction_; }
   const db::ExportScope& scope() const { return scope_; }
+  const ReadSources& sources() const { return sources_; }
 
  private:
   friend class DataValueExportService;
@@ -100,11 +122,25 @@ class ExportSession {
   std::optional<db::PooledConnection> conn_;
   std::optional<ReadOnlyTransaction> transaction_;
   db::ExportScope scope_;
+  std::vector<std::unique_ptr<SnapshotReader>> extra_readers_;
+  ReadSources sources_;
 };
 
 DataValueExportService::DataValueExportService(db::ConnectionPool* pool,
                                                const ServiceOptions& options)
-    : pool_(pool), options_(options) {}
+    : pool_(pool), options_(options) {
+  // StreamDataValues (method 1 of the service) sends batches its readers have already written
+  // in wire format: its handler takes grpc::ByteBuffer responses, which gRPC passes on as they
+  // are, instead of DataValueBatch messages it would serialize again. Clients see the same
+  // method and the same bytes. Split streaming is how gRPC lets a synchronous handler choose its
+  // message types (the generated WithSplitStreamingMethod_ does the same with typed messages).
+  MarkMethodStreamed(
+      1, new grpc::internal::SplitServerStreamingHandler<dvexport::v1::ExportRequest,
+                                                         grpc::ByteBuffer>(
+             [this](grpc::ServerContext* context,
+                    grpc::ServerSplitStreamer<dvexport::v1::ExportRequest, grpc::ByteBuffer>*
+                        stream) { return StreamSerializedBatches(context, stream); }));
+}
 
 absl::StatusOr<std::unique_ptr<ExportSession>> DataValueExportService::StartExport(
     const dvexport::v1::ExportRequest& query) {
@@ -125,7 +161,44 @@ absl::StatusOr<std::unique_ptr<ExportSession>> DataValueExportService::StartExpo
   absl::StatusOr<db::ExportScope> scope = db::ResolveExportScope(session->conn(), *params);
   if (!scope.ok()) return scope.status();
   session->scope_ = *std::move(scope);
+  session->sources_.connections = {&session->conn()};
   return session;
+}
+
+absl::Status DataValueExportService::PlanReaders(ExportSession* session,
+                                                 grpc::ServerContext* context) {
+  if (options_.read_plan.max_streams < 2) return absl::OkStatus();
+  absl::StatusOr<std::vector<std::optional<db::BlockRange>>> slices =
+      db::PlanBlockSlices(session->conn(), session->scope(), options_.read_plan,
+                          [cancelled = std::make_shared<CancellationCheck>(context)] {
+                            return (*cancelled)();
+                          });
+  if (!slices.ok()) return slices.status();
+  if (slices->size() < 2) return absl::OkStatus();
+  // Extra connections only where the pool keeps one for every export that may still start.
+  const int keep_available =
+      std::max(0, options_.max_concurrent_exports - active_exports_.load());
+  std::vector<db::PooledConnection> extra;
+  for (int i = 1; i < options_.read_plan.max_streams; ++i) {
+    absl::StatusOr<db::PooledConnection> conn = pool_->TryAcquire(keep_available);
+    if (!conn.ok()) break;
+    extra.push_back(*std::move(conn));
+  }
+  if (extra.empty()) return absl::OkStatus();
+  absl::StatusOr<std::string> snapshot = db::ExportSnapshot(session->conn());
+  if (!snapshot.ok()) return snapshot.status();
+  absl::StatusOr<std::string> set_snapshot = db::SetTransactionSnapshotSql(*snapshot);
+  if (!set_snapshot.ok()) return set_snapshot.status();
+  for (db::PooledConnection& conn : extra) {
+    auto reader = std::make_unique<SnapshotReader>(std::move(conn));
+    absl::Status status = reader->transaction.Begin(options_.statement_timeout, *set_snapshot);
+    if (!status.ok()) return status;
+    session->sources_.connections.push_back(&*reader->conn);
+    session->extra_readers_.push_back(std::move(reader));
+  }
+  session->sources_.slices = *std::move(slices);
+  sliced_exports_.fetch_add(1);
+  return absl::OkStatus();
 }
 
 grpc::Status DataValueExportService::ExportFile(grpc::ServerContext* context,
@@ -135,6 +208,8 @@ grpc::Status DataValueExportService::ExportFile(grpc::ServerContext* context,
   if (!status.ok()) return ToGrpc(status);
   absl::StatusOr<std::unique_ptr<ExportSession>> session = StartExport(request->query());
   if (!session.ok()) return ToGrpc(session.status());
+  status = PlanReaders(session->get(), context);
+  if (!status.ok()) return ToGrpc(status);
 
   std::unique_ptr<encode::ParallelGzipCompressor> gzip;
   if (request->compression() == dvexport::v1::COMPRESSION_GZIP) {
@@ -147,7 +222,7 @@ grpc::Status DataValueExportService::ExportFile(grpc::ServerContext* context,
   }
 
   FileExportStats stats;
-  status = StreamFile((*session)->conn(), (*session)->scope(), request->format(), std::move(gzip),
+  status = StreamFile((*session)->sources(), (*session)->scope(), request->format(), std::move(gzip),
                       options_.chunk_size, context, writer, &stats);
   // The trailer is only sent after a successful COPY; commit is a formality
   // for a read-only transaction.
@@ -155,14 +230,21 @@ grpc::Status DataValueExportService::ExportFile(grpc::ServerContext* context,
   return ToGrpc(status);
 }
 
-grpc::Status DataValueExportService::StreamDataValues(grpc::ServerContext* context,
-                                                      const dvexport::v1::ExportRequest* request,
-                                                      grpc::ServerWriter<DataValueBatch>* writer) {
-  absl::StatusOr<std::unique_ptr<ExportSession>> session = StartExport(*request);
+grpc::Status DataValueExportService::StreamSerializedBatches(
+    grpc::ServerContext* context,
+    grpc::ServerSplitStreamer<dvexport::v1::ExportRequest, grpc::ByteBuffer>* stream) {
+  dvexport::v1::ExportRequest request;
+  if (!stream->Read(&request)) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "the call carried no request");
+  }
+  absl::StatusOr<std::unique_ptr<ExportSession>> session = StartExport(request);
   if (!session.ok()) return ToGrpc(session.status());
+  absl::Status status = PlanReaders(session->get(), context);
+  if (!status.ok()) return ToGrpc(status);
   StreamExportStats stats;
-  absl::Status status = StreamDataValueBatches((*session)->conn(), (*session)->scope(),
-                                               options_.batch_bytes, context, writer, &stats);
+  status = StreamDataValueBatches(
+      (*session)->sources(), (*session)->scope(), options_.batch_bytes, context,
+      [stream](const grpc::ByteBuffer& batch) { return stream->Write(batch); }, &stats);
   if (status.ok()) status = (*session)->transaction().Commit();
   return ToGrpc(status);
 }

@@ -1,14 +1,19 @@
 #ifndef DVEXPORT_SERVICE_SERVER_EXPORT_SERVICE_H_
 #define DVEXPORT_SERVICE_SERVER_EXPORT_SERVICE_H_
 
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/support/method_handler.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 #include "absl/status/statusor.h"
 #include "dvexport/v1/export.grpc.pb.h"
 #include "service/db/connection_pool.h"
+#include "service/db/read_plan.h"
 
 namespace dvexport::server {
 
@@ -27,6 +32,10 @@ struct ServiceOptions {
   // PostgreSQL statement_timeout for an export's statements; 0: the role's or
   // database's setting.
   std::chrono::milliseconds statement_timeout{0};
+  // How a large export is read with several connections at once (slices of
+  // the table, one snapshot; see db::PlanBlockSlices); extra connections are
+  // taken only when the pool can spare them. max_streams 1: one COPY always.
+  db::ReadPlanOptions read_plan;
 };
 
 // The DataValueExport gRPC service. Every export runs in its own READ ONLY,
@@ -40,15 +49,15 @@ class DataValueExportService final : public dvexport::v1::DataValueExport::Servi
                           const dvexport::v1::ExportFileRequest* request,
                           grpc::ServerWriter<dvexport::v1::FileChunk>* writer) override;
 
-  grpc::Status StreamDataValues(grpc::ServerContext* context,
-                                const dvexport::v1::ExportRequest* request,
-                                grpc::ServerWriter<dvexport::v1::DataValueBatch>* writer) override;
 
   grpc::Status CountDataValues(grpc::ServerContext* context,
                                const dvexport::v1::ExportRequest* request,
                                dvexport::v1::CountResponse* response) override;
 
   int active_exports() const { return active_exports_.load(); }
+
+  // Exports that were read with more than one connection so far.
+  int64_t sliced_exports() const { return sliced_exports_.load(); }
 
  private:
   // What every RPC does before reading values: takes a slot, validates
@@ -57,9 +66,19 @@ class DataValueExportService final : public dvexport::v1::DataValueExport::Servi
   absl::StatusOr<std::unique_ptr<ExportSession>> StartExport(
       const dvexport::v1::ExportRequest& query);
 
+  // StreamDataValues, with batches serialized by the service itself.
+  grpc::Status StreamSerializedBatches(
+      grpc::ServerContext* context,
+      grpc::ServerSplitStreamer<dvexport::v1::ExportRequest, grpc::ByteBuffer>* stream);
+
+  // Decides how "session" reads its values: one COPY on its connection, or
+  // slices of the table on more connections that import its snapshot.
+  absl::Status PlanReaders(ExportSession* session, grpc::ServerContext* context);
+
   db::ConnectionPool* const pool_;
   const ServiceOptions options_;
   std::atomic<int> active_exports_{0};
+  std::atomic<int64_t> sliced_exports_{0};
 };
 
 }  // namespace dvexport::server

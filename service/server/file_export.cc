@@ -18,6 +18,7 @@
 #include "service/encode/json_data_value_encoder.h"
 #include "service/encode/pretty_json_data_value_encoder.h"
 #include "service/server/cancellation_check.h"
+#include "service/server/parallel_read.h"
 
 namespace dvexport::server {
 namespace {
@@ -42,7 +43,7 @@ class ChunkSender {
 
   // Sends "rendered" (possibly empty); "last" finishes the compressed
   // stream. False if the client has gone.
-  bool Send(std::string_view rendered, int64_t values_so_far, bool last) {
+  bool Send(std::string_view rendered, int64_t values_so_far, bool last = false) {
     uncompressed_bytes_ += static_cast<int64_t>(rendered.size());
     FileChunk chunk;
     std::string* data = chunk.mutable_data();
@@ -89,186 +90,167 @@ class ChunkSender {
   uint32_t file_crc_ = 0;
 };
 
-// Hands rendered chunks from the thread that reads and encodes to the thread that sends, through
-// a bounded queue; emptied buffers come back for reuse, so memory stays at a few chunks.
-class ChunkQueue {
- public:
-  struct Chunk {
-    std::unique_ptr<encode::ChunkBuffer> buffer;
-    int64_t values_so_far = 0;
-    bool last = false;
-  };
+using ChunkQueue = HandOffQueue<encode::ChunkBuffer>;
 
-  explicit ChunkQueue(size_t buffer_capacity) {
-    for (size_t i = 0; i < kQueuedChunks; ++i) {
-      free_.push_back(std::make_unique<encode::ChunkBuffer>(buffer_capacity));
-    }
-  }
-
-  // Reader: queues "chunk", waiting for a free buffer to take in exchange. Null if the sender
-  // has stopped.
-  std::unique_ptr<encode::ChunkBuffer> Push(Chunk chunk) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [this] { return stopped_ || !free_.empty(); });
-    if (stopped_) return nullptr;
-    std::unique_ptr<encode::ChunkBuffer> free = std::move(free_.back());
-    free_.pop_back();
-    filled_.push_back(std::move(chunk));
-    changed_.notify_all();
-    return free;
-  }
-
-  // Reader: no more chunks; "status" tells why.
-  void Close(absl::Status status) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    closed_ = true;
-    status_ = std::move(status);
-    changed_.notify_all();
-  }
-
-  // Sender: waits for the next chunk; false once the reader has closed the queue and every
-  // chunk was taken.
-  bool Pop(Chunk* chunk) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [this] { return closed_ || !filled_.empty(); });
-    if (filled_.empty()) return false;
-    *chunk = std::move(filled_.front());
-    filled_.pop_front();
+// One reader thread of an export: takes slices of the table until none is left, reads their rows
+// on "conn", renders them with its own "Encoder" and queues the chunks. The document's start and
+// end are the sender's: every value rendered here is preceded by Encoder::kValueSeparator.
+template <typename Encoder>
+absl::Status Render(db::PgConnection& conn, const db::ExportScope& scope, SliceDispenser* slices,
+                    size_t chunk_size, CancellationCheck* cancelled, ChunkQueue* queue) {
+  // The encoder keeps writing into "buffer"; queued chunks take its contents away.
+  encode::ChunkBuffer buffer(chunk_size + chunk_size / 4);
+  Encoder encoder(&buffer);
+  encoder.SetValuesWritten(true);
+  int64_t values = 0;  // in "buffer"
+  // Queues what "buffer" holds and goes on in an emptied one. False if the queue was stopped.
+  auto push = [&]() {
+    std::unique_ptr<encode::ChunkBuffer> free =
+        queue->Push(std::make_unique<encode::ChunkBuffer>(std::move(buffer)), values);
+    if (free == nullptr) return false;
+    buffer = std::move(*free);
+    values = 0;
     return true;
+  };
+  const absl::Status stopped_status =
+      absl::CancelledError("the client went away; the export was stopped");
+  size_t flush_at = std::min(kFirstChunkSize, chunk_size);
+  bool stopped = false;
+  for (const std::optional<db::BlockRange>* slice = slices->Next(); slice != nullptr;
+       slice = slices->Next()) {
+    absl::Status status = db::ReadDataValues(
+        conn, scope,
+        [&](const encode::DataValueRow& row) {
+          encoder.Add(row);
+          ++values;
+          if (buffer.size() < flush_at) return true;
+          flush_at = chunk_size;
+          if (!push()) {
+            stopped = true;
+            return false;
+          }
+          return true;
+        },
+        [queue, cancelled]() { return queue->stopped() || (*cancelled)(); }, *slice);
+    if (stopped) return stopped_status;
+    if (!status.ok()) return status;
+  }
+  if (!buffer.empty() && !push()) return stopped_status;
+  return absl::OkStatus();
+}
+
+// The rendered start and end of the document, written by the sender around the readers' values.
+template <typename Encoder>
+class DocumentFrame {
+ public:
+  explicit DocumentFrame(const db::ExportScope& scope) : buffer_(4096), encoder_(&buffer_) {
+    if (scope.header) {
+      header_.data_set = scope.header->data_set ? encode::Text{*scope.header->data_set, false}
+                                                : encode::Text{{}, true};
+      header_.complete_date_micros = scope.header->complete_date_micros;
+      header_.period = {scope.header->period, false};
+      header_.org_unit = scope.header->org_unit ? encode::Text{*scope.header->org_unit, false}
+                                                : encode::Text{{}, true};
+    }
+    encoder_.Begin(scope.header ? &header_ : nullptr);
   }
 
-  // Sender: gives an emptied buffer back.
-  void Recycle(std::unique_ptr<encode::ChunkBuffer> buffer) {
-    buffer->Clear();
-    std::lock_guard<std::mutex> lock(mutex_);
-    free_.push_back(std::move(buffer));
-    changed_.notify_all();
-  }
+  std::string_view start() const { return buffer_.view(); }
 
-  // Sender: the client has gone; the reader stops at its next Push or database wait.
-  void Stop() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopped_ = true;
-    changed_.notify_all();
-  }
-
-  // Cheap enough for every database wait of the reader.
-  bool stopped() const { return stopped_.load(std::memory_order_relaxed); }
-
-  absl::Status status() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return status_;
+  std::string_view End(bool values_written) {
+    buffer_.Clear();
+    encoder_.SetValuesWritten(values_written);
+    encoder_.End();
+    return buffer_.view();
   }
 
  private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::vector<std::unique_ptr<encode::ChunkBuffer>> free_;
-  std::deque<Chunk> filled_;
-  bool closed_ = false;
-  std::atomic<bool> stopped_{false};
-  absl::Status status_;
+  encode::DataValueSetHeader header_;
+  encode::ChunkBuffer buffer_;
+  Encoder encoder_;
 };
 
-// Reads the rows of "scope" from "conn", renders them with "Encoder" and queues the chunks;
-// runs on its own thread while the RPC thread compresses and sends. Returns the values read.
 template <typename Encoder>
-int64_t Render(db::PgConnection& conn, const db::ExportScope& scope, size_t chunk_size,
-               grpc::ServerContext* context, ChunkQueue* queue) {
+absl::Status StreamDocument(const ReadSources& sources, const db::ExportScope& scope,
+                            size_t chunk_size, grpc::ServerContext* context, ChunkSender* sender,
+                            FileExportStats* stats) {
+  DocumentFrame<Encoder> frame(scope);
+  // The document's start goes out with the first values (or the end), so that the first byte
+  // sent is a measure of the first row read.
+  std::string first_chunk(frame.start());
+  const int readers = static_cast<int>(sources.connections.size());
+  ChunkQueue queue(readers, kQueuedChunks + static_cast<size_t>(readers) - 1, [chunk_size] {
+    return std::make_unique<encode::ChunkBuffer>(chunk_size + chunk_size / 4);
+  });
+  SliceDispenser slices(&sources.slices);
+  CancellationCheck cancelled(context);
+  // The database reads and the encoding run on threads of their own, overlapping with
+  // compression and sending here.
+  std::thread readers_thread([&] {
+    RunReaders(sources, [&](db::PgConnection& conn) {
+      queue.Close(Render<Encoder>(conn, scope, &slices, chunk_size, &cancelled, &queue));
+    });
+  });
+  bool client_gone = false;
+  bool first_values = true;
   int64_t values = 0;
-  encode::ChunkBuffer buffer(chunk_size + chunk_size / 4);
-  Encoder encoder(&buffer);
-  encode::DataValueSetHeader header;
-  if (scope.header) {
-    header.data_set = scope.header->data_set ? encode::Text{*scope.header->data_set, false}
-                                             : encode::Text{{}, true};
-    header.complete_date_micros = scope.header->complete_date_micros;
-    header.period = {scope.header->period, false};
-    header.org_unit = scope.header->org_unit ? encode::Text{*scope.header->org_unit, false}
-                                             : encode::Text{{}, true};
+  ChunkQueue::Item item;
+  while (queue.Pop(&item)) {
+    std::string_view rendered = item.buffer->view();
+    if (first_values && !rendered.empty()) {
+      rendered.remove_prefix(Encoder::kValueSeparator.size());
+      first_values = false;
+      first_chunk.append(rendered);
+      rendered = first_chunk;
+    }
+    values = item.values_so_far;
+    if (!sender->Send(rendered, values)) {
+      client_gone = true;
+      queue.Stop();
+      break;
+    }
+    queue.Recycle(std::move(item.buffer));
   }
-  // Swaps the rendered bytes out of "buffer" (which the encoder keeps writing into) and queues
-  // them. False if the sender has stopped.
-  auto push = [&](bool last) {
-    auto filled = std::make_unique<encode::ChunkBuffer>(std::move(buffer));
-    std::unique_ptr<encode::ChunkBuffer> free = queue->Push({std::move(filled), values, last});
-    if (free == nullptr) return false;
-    buffer = std::move(*free);
-    return true;
-  };
-  encoder.Begin(scope.header ? &header : nullptr);
-  size_t flush_at = std::min(kFirstChunkSize, chunk_size);
-  bool stopped = false;
-  absl::Status status = db::ReadDataValues(
-      conn, scope,
-      [&](const encode::DataValueRow& row) {
-        encoder.Add(row);
-        ++values;
-        if (buffer.size() < flush_at) return true;
-        flush_at = chunk_size;
-        if (!push(false)) {
-          stopped = true;
-          return false;
-        }
-        return true;
-      },
-      [queue, cancelled = CancellationCheck(context)]() mutable {
-        return queue->stopped() || cancelled();
-      });
-  if (stopped) {
-    status = absl::CancelledError("the client went away; the export was stopped");
-  } else if (status.ok()) {
-    encoder.End();
-    if (!push(true)) status = absl::CancelledError("the client went away; the export was stopped");
+  readers_thread.join();
+  stats->values = values;
+  stats->file_bytes = sender->file_bytes();
+  if (client_gone) return absl::CancelledError("the client went away; the export was stopped");
+  absl::Status status = queue.status();
+  if (!status.ok()) return status;
+  std::string_view end = frame.End(values > 0);
+  if (first_values) {
+    first_chunk.append(end);
+    end = first_chunk;
   }
-  queue->Close(std::move(status));
-  return values;
+  if (!sender->Send(end, values, /*last=*/true)) {
+    return absl::CancelledError("the client went away; the export was stopped");
+  }
+  stats->file_bytes = sender->file_bytes();
+  if (!sender->SendTrailer(values)) {
+    return absl::CancelledError("the client went away before the trailer");
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
 
-absl::Status StreamFile(db::PgConnection& conn, const db::ExportScope& scope,
+absl::Status StreamFile(const ReadSources& sources, const db::ExportScope& scope,
                         dvexport::v1::Format format,
                         std::unique_ptr<encode::ParallelGzipCompressor> gzip, size_t chunk_size,
                         grpc::ServerContext* context, grpc::ServerWriter<FileChunk>* writer,
                         FileExportStats* stats) {
   ChunkSender sender(context, writer, std::move(gzip));
-  ChunkQueue queue(chunk_size + chunk_size / 4);
-  int64_t values = 0;
-  // The database read and the encoding run on their own thread, overlapping with compression
-  // and sending here; "conn" is used by that thread only until it is joined.
-  std::thread reader([&] {
-    values =
-        format == dvexport::v1::FORMAT_CSV
-            ? Render<encode::CsvDataValueEncoder>(conn, scope, chunk_size, context, &queue)
-        : format == dvexport::v1::FORMAT_JSON_PRETTY
-            ? Render<encode::PrettyJsonDataValueEncoder>(conn, scope, chunk_size, context, &queue)
-            : Render<encode::JsonDataValueEncoder>(conn, scope, chunk_size, context, &queue);
-  });
-  bool client_gone = false;
-  bool finished = false;
-  ChunkQueue::Chunk chunk;
-  while (queue.Pop(&chunk)) {
-    if (!sender.Send(chunk.buffer->view(), chunk.values_so_far, chunk.last)) {
-      client_gone = true;
-      queue.Stop();
-      break;
-    }
-    finished = chunk.last;
-    queue.Recycle(std::move(chunk.buffer));
+  switch (format) {
+    case dvexport::v1::FORMAT_CSV:
+      return StreamDocument<encode::CsvDataValueEncoder>(sources, scope, chunk_size, context,
+                                                         &sender, stats);
+    case dvexport::v1::FORMAT_JSON_PRETTY:
+      return StreamDocument<encode::PrettyJsonDataValueEncoder>(sources, scope, chunk_size,
+                                                                context, &sender, stats);
+    default:
+      return StreamDocument<encode::JsonDataValueEncoder>(sources, scope, chunk_size, context,
+                                                          &sender, stats);
   }
-  reader.join();
-  stats->values = values;
-  stats->file_bytes = sender.file_bytes();
-  absl::Status status = queue.status();
-  if (client_gone) {
-    return absl::CancelledError("the client went away; the export was stopped");
-  }
-  if (status.ok() && !finished) status = absl::InternalError("the export ended without its end");
-  if (status.ok() && !sender.SendTrailer(values)) {
-    status = absl::CancelledError("the client went away before the trailer");
-  }
-  return status;
 }
 
 }  // namespace dvexport::server

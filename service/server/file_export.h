@@ -11,6 +11,7 @@
 #include "service/db/export_scope.h"
 #include "service/db/pg_connection.h"
 #include "service/encode/parallel_gzip_compressor.h"
+#include "service/server/parallel_read.h"
 
 namespace dvexport::server {
 
@@ -19,13 +20,13 @@ struct FileExportStats {
   int64_t file_bytes = 0;
 };
 
-// Streams the data values of "scope" from "conn" to "writer" as the file
+// Streams the data values of "scope" from "sources" to "writer" as the file
 // the request asks for: data chunks of about "chunk_size" rendered bytes
-// (compressed by "gzip" if not null), then the trailer. Reads and encodes on a
-// second thread while this one compresses and sends, with a few chunks queued
-// between them at most. Stops, cancelling the query, when the client goes
-// away. Fills "*stats" whatever the outcome.
-absl::Status StreamFile(db::PgConnection& conn, const db::ExportScope& scope,
+// (compressed by "gzip" if not null), then the trailer. Reads and encodes on
+// one thread per connection of "sources" while this one compresses and sends,
+// with a few chunks queued between them at most. Stops, cancelling the
+// queries, when the client goes away. Fills "*stats" whatever the outcome.
+absl::Status StreamFile(const ReadSources& sources, const db::ExportScope& scope,
                         dvexport::v1::Format format,
                         std::unique_ptr<encode::ParallelGzipCompressor> gzip, size_t chunk_size,
                         grpc::ServerContext* context,

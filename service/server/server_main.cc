@@ -25,6 +25,11 @@ ABSL_FLAG(int, max_concurrent_exports, 4,
 ABSL_FLAG(int, chunk_kib, 256, "KiB of rendered output per streamed chunk (16..4096)");
 ABSL_FLAG(int, statement_timeout_s, 0,
           "PostgreSQL statement_timeout for exports; 0: the role's or database's setting");
+ABSL_FLAG(int, read_streams, 2,
+          "database connections (COPYs of slices of the table, one snapshot) a large export "
+          "reads with at once, when the pool can spare them; 1: one COPY per export");
+ABSL_FLAG(int64_t, parallel_min_rows, 100000,
+          "the planner's row estimate from which an export is read with --read_streams");
 ABSL_FLAG(int, connection_wait_ms, 10000, "how long an export waits for a database connection");
 ABSL_FLAG(int, shutdown_grace_s, 30,
           "on SIGTERM/SIGINT, seconds running exports get to finish before they are cancelled");
@@ -78,6 +83,13 @@ int main(int argc, char** argv) {
   options.service.chunk_size = static_cast<size_t>(chunk_kib) * 1024;
   options.service.statement_timeout =
       std::chrono::seconds(absl::GetFlag(FLAGS_statement_timeout_s));
+  const int read_streams = absl::GetFlag(FLAGS_read_streams);
+  if (read_streams < 1 || read_streams > 16) {
+    std::fprintf(stderr, "dvexport-server: --read_streams must be between 1 and 16\n");
+    return 2;
+  }
+  options.service.read_plan.max_streams = read_streams;
+  options.service.read_plan.min_rows = absl::GetFlag(FLAGS_parallel_min_rows);
   options.service.connection_wait =
       std::chrono::milliseconds(absl::GetFlag(FLAGS_connection_wait_ms));
 

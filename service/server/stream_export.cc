@@ -3,9 +3,14 @@
 #include <google/protobuf/io/coded_stream.h>
 
 #include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+#include <thread>
 #include <utility>
 
 #include "service/db/data_value_reader.h"
+#include "service/encode/protobuf_data_value_encoder.h"
 #include "service/encode/utf8_sequence.h"
 #include "service/server/cancellation_check.h"
 
@@ -14,9 +19,6 @@ namespace {
 
 using dvexport::v1::DataValue;
 using dvexport::v1::DataValueBatch;
-
-// Bytes of the batch besides its values: last (2) and values_so_far (up to 11).
-constexpr size_t kBatchOverhead = 16;
 
 // The index of the first byte of "bytes" from "i" on that is not ASCII, or its size.
 size_t SkipAscii(std::string_view bytes, size_t i) {
@@ -95,54 +97,151 @@ void ToDataValue(const encode::DataValueRow& row, DataValue* out) {
   out->set_deleted(row.deleted);
 }
 
-absl::Status StreamDataValueBatches(db::PgConnection& conn, const db::ExportScope& scope,
-                                    size_t batch_bytes, grpc::ServerContext* context,
-                                    grpc::ServerWriter<DataValueBatch>* writer,
-                                    StreamExportStats* stats) {
-  // The batch and its values are reused: Clear() keeps the value messages and
-  // their strings' capacity, so a long export stops allocating after its
-  // first batch.
-  DataValueBatch batch;
-  DataValue next;
-  size_t batch_size = kBatchOverhead;
-  auto send = [&](bool last) {
-    batch.set_last(last);
-    batch.set_values_so_far(stats->values);
-    if (context->IsCancelled() || !writer->Write(batch)) return false;
-    ++stats->batches;
-    stats->bytes += batch.GetCachedSize();
-    batch.mutable_data_values()->Clear();
-    batch_size = kBatchOverhead;
+namespace {
+
+using BatchQueue = HandOffQueue<encode::ChunkBuffer>;
+
+// Batches in the queue besides the one each reader fills.
+constexpr size_t kQueuedBatches = 3;
+
+// One reader thread of a stream export: takes slices of the table until none is left and queues
+// their values, in wire format, in batches of at most "batch_bytes" with their end fields.
+absl::Status EncodeBatches(db::PgConnection& conn, const db::ExportScope& scope,
+                           SliceDispenser* slices, size_t batch_bytes,
+                           CancellationCheck* cancelled, BatchQueue* queue) {
+  const size_t max_values_bytes =
+      batch_bytes > encode::ProtobufDataValueEncoder::kMaxBatchEndSize
+          ? batch_bytes - encode::ProtobufDataValueEncoder::kMaxBatchEndSize
+          : 1;
+  encode::ChunkBuffer buffer(batch_bytes + batch_bytes / 4);
+  encode::ProtobufDataValueEncoder encoder(&buffer);
+  int64_t values = 0;  // in "buffer"
+  std::string carried;  // a value that did not fit its batch, for the next one
+  // Queues the first "size" bytes of "buffer" (holding "count" values) and goes on in an emptied
+  // buffer with the rest. False if the queue was stopped.
+  auto push = [&](size_t size, int64_t count) {
+    carried.assign(buffer.view().substr(size));
+    buffer.Truncate(size);
+    std::unique_ptr<encode::ChunkBuffer> free =
+        queue->Push(std::make_unique<encode::ChunkBuffer>(std::move(buffer)), count);
+    if (free == nullptr) return false;
+    buffer = std::move(*free);
+    buffer.Append(carried);
+    values -= count;
     return true;
   };
-
-  bool client_gone = false;
-  absl::Status status = db::ReadDataValues(
-      conn, scope,
-      [&](const encode::DataValueRow& row) {
-        next.Clear();
-        ToDataValue(row, &next);
-        const size_t value_size = next.ByteSizeLong();
-        const size_t framed_size =  // field tag, length, value
-            1 + google::protobuf::io::CodedOutputStream::VarintSize64(value_size) + value_size;
-        if (batch.data_values_size() > 0 && batch_size + framed_size > batch_bytes) {
-          if (!send(false)) {
-            client_gone = true;
+  const absl::Status stopped_status =
+      absl::CancelledError("the client went away; the export was stopped");
+  bool stopped = false;
+  for (const std::optional<db::BlockRange>* slice = slices->Next(); slice != nullptr;
+       slice = slices->Next()) {
+    absl::Status status = db::ReadDataValues(
+        conn, scope,
+        [&](const encode::DataValueRow& row) {
+          const size_t before = buffer.size();
+          encoder.Add(row);
+          ++values;
+          if (buffer.size() <= max_values_bytes) return true;
+          // Over the bound: the batch ends before this value, or with it if it is alone.
+          const bool alone = before == 0;
+          if (!push(alone ? buffer.size() : before, alone ? values : values - 1)) {
+            stopped = true;
             return false;
           }
-        }
-        batch.add_data_values()->Swap(&next);
-        batch_size += framed_size;
-        ++stats->values;
-        return true;
-      },
-      CancellationCheck(context));
+          return true;
+        },
+        [queue, cancelled]() { return queue->stopped() || (*cancelled)(); }, *slice);
+    if (stopped) return stopped_status;
+    if (!status.ok()) return status;
+  }
+  if (values > 0 && !push(buffer.size(), values)) return stopped_status;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status StreamDataValueBatches(const ReadSources& sources, const db::ExportScope& scope,
+                                    size_t batch_bytes, grpc::ServerContext* context,
+                                    const SerializedBatchWriter& write, StreamExportStats* stats) {
+  const int readers = static_cast<int>(sources.connections.size());
+  BatchQueue queue(readers, kQueuedBatches + static_cast<size_t>(readers) - 1, [batch_bytes] {
+    return std::make_unique<encode::ChunkBuffer>(batch_bytes + batch_bytes / 4);
+  });
+  SliceDispenser slices(&sources.slices);
+  CancellationCheck cancelled(context);
+  std::thread readers_thread([&] {
+    RunReaders(sources, [&](db::PgConnection& conn) {
+      queue.Close(EncodeBatches(conn, scope, &slices, batch_bytes, &cancelled, &queue));
+    });
+  });
+  // The values as they are (gRPC copies them into a slice of its own: the buffer goes back to
+  // the readers), then the end fields.
+  auto send = [&](std::string_view values, int64_t values_so_far, bool last) {
+    char end[encode::ProtobufDataValueEncoder::kMaxBatchEndSize];
+    const char* const end_of_end =
+        encode::ProtobufDataValueEncoder::WriteBatchEnd(end, last, values_so_far);
+    grpc::Slice parts[2] = {grpc::Slice(values.data(), values.size()),
+                            grpc::Slice(end, static_cast<size_t>(end_of_end - end))};
+    const grpc::ByteBuffer message(parts, 2);
+    if (context->IsCancelled() || !write(message)) return false;
+    ++stats->batches;
+    stats->values = values_so_far;
+    stats->bytes += static_cast<int64_t>(message.Length());
+    return true;
+  };
+  // Only the end of the queue tells which batch is the last: each is sent when the next arrives.
+  BatchQueue::Item pending;
+  BatchQueue::Item item;
+  bool client_gone = false;
+  while (queue.Pop(&item)) {
+    if (pending.buffer != nullptr) {
+      if (!send(pending.buffer->view(), pending.values_so_far, false)) {
+        client_gone = true;
+        queue.Stop();
+        break;
+      }
+      queue.Recycle(std::move(pending.buffer));
+    }
+    pending = std::move(item);
+  }
+  readers_thread.join();
   if (client_gone || context->IsCancelled()) {
     return absl::CancelledError("the client went away; the export was stopped");
   }
+  absl::Status status = queue.status();
   if (!status.ok()) return status;
-  if (!send(true)) return absl::CancelledError("the client went away before the last batch");
+  const bool sent = pending.buffer != nullptr
+                        ? send(pending.buffer->view(), pending.values_so_far, true)
+                        : send({}, 0, true);
+  if (!sent) return absl::CancelledError("the client went away before the last batch");
   return absl::OkStatus();
+}
+
+bool ReadSerializedBatchEnd(const grpc::ByteBuffer& batch, bool* last, int64_t* values_so_far) {
+  std::vector<grpc::Slice> slices;
+  if (!batch.Dump(&slices).ok() || slices.empty()) return false;
+  const grpc::Slice& end = slices.back();
+  const auto* p = end.begin();
+  *last = false;
+  *values_so_far = 0;
+  if (p != end.end() && *p == 0x10) {  // last = 2, varint
+    if (end.end() - p < 2) return false;
+    *last = p[1] != 0;
+    p += 2;
+  }
+  if (p != end.end() && *p == 0x18) {  // values_so_far = 3, varint
+    uint64_t v = 0;
+    int shift = 0;
+    for (++p; p != end.end() && shift < 64; shift += 7) {
+      v |= static_cast<uint64_t>(*p & 0x7F) << shift;
+      if ((*p++ & 0x80) == 0) {
+        *values_so_far = static_cast<int64_t>(v);
+        return p == end.end();
+      }
+    }
+    return false;
+  }
+  return p == end.end();
 }
 
 }  // namespace dvexport::server

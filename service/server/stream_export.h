@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -13,6 +14,7 @@
 #include "service/db/export_scope.h"
 #include "service/db/pg_connection.h"
 #include "service/encode/data_value_row.h"
+#include "service/server/parallel_read.h"
 
 namespace dvexport::server {
 
@@ -29,16 +31,24 @@ struct StreamExportStats {
 // encoder replaces it, so that every string is valid for protobuf.
 void ToDataValue(const encode::DataValueRow& row, dvexport::v1::DataValue* out);
 
-// Streams the data values of "scope" from "conn" to "writer" as
-// DataValueBatch messages of at most about "batch_bytes" serialized bytes
-// each (a batch is sent once it reaches "batch_bytes"; one value larger than
-// that makes a batch of its own). The last message has last = true, possibly
-// with no values. Stops, cancelling the query, when the client goes away.
-// Fills "*stats" whatever the outcome.
-absl::Status StreamDataValueBatches(db::PgConnection& conn, const db::ExportScope& scope,
+// Sends one serialized DataValueBatch; false if the client has gone.
+using SerializedBatchWriter = std::function<bool(const grpc::ByteBuffer&)>;
+
+// Streams the data values of "scope" from "sources" to "write" as serialized
+// DataValueBatch messages of at most "batch_bytes" bytes each (one value
+// larger than that makes a batch of its own). The values are written in wire
+// format by encode::ProtobufDataValueEncoder on one thread per connection of
+// "sources" while this one sends them: no message objects, and no second
+// serialization by gRPC. The last message has last = true, possibly with no
+// values. Stops, cancelling the queries, when the client goes away. Fills
+// "*stats" whatever the outcome.
+absl::Status StreamDataValueBatches(const ReadSources& sources, const db::ExportScope& scope,
                                     size_t batch_bytes, grpc::ServerContext* context,
-                                    grpc::ServerWriter<dvexport::v1::DataValueBatch>* writer,
-                                    StreamExportStats* stats);
+                                    const SerializedBatchWriter& write, StreamExportStats* stats);
+
+// The last and values_so_far fields of a batch StreamDataValueBatches sent, read from the end
+// of the message (for the call log). False if they are not there.
+bool ReadSerializedBatchEnd(const grpc::ByteBuffer& batch, bool* last, int64_t* values_so_far);
 
 }  // namespace dvexport::server
 

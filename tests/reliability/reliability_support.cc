@@ -114,6 +114,18 @@ int ActiveCopies() {
                        .c_str());
 }
 
+int ActiveReaderQueries() {
+  return std::atoi(AdminQuery("SELECT count(*) FROM pg_stat_activity WHERE usename = "
+                              "'dvexport_reader' AND state = 'active'")
+                       .c_str());
+}
+
+int ReaderTransactions() {
+  return std::atoi(AdminQuery("SELECT count(*) FROM pg_stat_activity WHERE usename = "
+                              "'dvexport_reader' AND state IN ('active', 'idle in transaction')")
+                       .c_str());
+}
+
 bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (true) {

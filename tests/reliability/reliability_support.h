@@ -42,6 +42,12 @@ std::string AdminQuery(const std::string& sql);
 // Backend pids of dvexport's COPY statements in progress.
 int ActiveCopies();
 
+// Statements of any kind the dvexport reader role is running now.
+int ActiveReaderQueries();
+
+// Connections of the dvexport reader role inside a transaction (running a statement or not).
+int ReaderTransactions();
+
 // Polls "condition" every 10 ms until it holds or "timeout" passes; true if it held.
 bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds timeout);
 

@@ -127,6 +127,59 @@ TEST_F(ReliabilityTest, CancelWhileQueryWaitsEndsQueryWithinOneSecond) {
   ExpectNextExportSucceeds();
 }
 
+// A large export reads slices of the table on several connections that share one snapshot
+// (here: every export, three connections). Cancelled while its plan waits for a lock on
+// datavalue, or mid-stream, it ends every query it started.
+server::ServerOptions SlicedOptions() {
+  server::ServerOptions options;
+  options.service.read_plan.max_streams = 3;
+  options.service.read_plan.min_rows = 0;
+  options.service.read_plan.min_slice_blocks = 1;
+  return options;
+}
+
+TEST_F(ReliabilityTest, CancelWhileSlicedExportPlansEndsItsQueryWithinOneSecond) {
+  StartServer(SlicedOptions());
+  DataValueLock lock;
+  grpc::ClientContext context;
+  std::thread client([&] {
+    ExportOutcome outcome = ReadExport(stub_.get(), &context, WholeDatabaseRequest());
+    EXPECT_EQ(outcome.status.error_code(), grpc::StatusCode::CANCELLED);
+    EXPECT_EQ(outcome.chunks, 0);
+  });
+  // The plan of the data query waits for the lock.
+  ASSERT_TRUE(WaitFor([] { return ActiveReaderQueries() == 1; }, seconds(30)));
+  context.TryCancel();
+  const auto start = Clock::now();
+  EXPECT_TRUE(WaitFor([] { return ActiveReaderQueries() == 0; }, seconds(30)));
+  EXPECT_LT(Clock::now() - start, kCancelBound);
+  client.join();
+  lock.Release();
+  ExpectNextExportSucceeds();
+}
+
+TEST_F(ReliabilityTest, CancelMidStreamOfSlicedExportEndsEveryTransactionWithinOneSecond) {
+  StartServer(SlicedOptions());
+  grpc::ClientContext context;
+  int64_t gone_ms = -1;
+  ExportOutcome outcome = ReadExport(stub_.get(), &context, WholeDatabaseRequest(), [&](int n) {
+    if (n != 2) return;
+    // Three connections in the export's snapshot; a slice's COPY may already have sent all
+    // its rows into the socket buffers, so not every one need be running a statement.
+    EXPECT_TRUE(WaitFor([] { return ReaderTransactions() == 3; }, seconds(30)));
+    context.TryCancel();
+    const auto start = Clock::now();
+    EXPECT_TRUE(WaitFor([] { return ReaderTransactions() == 0; }, seconds(30)));
+    gone_ms = std::chrono::duration_cast<milliseconds>(Clock::now() - start).count();
+  });
+  EXPECT_EQ(outcome.status.error_code(), grpc::StatusCode::CANCELLED);
+  EXPECT_FALSE(outcome.has_trailer);
+  EXPECT_GE(gone_ms, 0);
+  EXPECT_LT(gone_ms, kCancelBound.count());
+  EXPECT_EQ(server_->service().sliced_exports(), 1);
+  ExpectNextExportSucceeds();
+}
+
 TEST_F(ReliabilityTest, DeadlineWhileQueryWaitsEndsQueryWithinOneSecond) {
   StartServer();
   DataValueLock lock;

@@ -1,0 +1,113 @@
+#include "service/db/read_plan.h"
+
+#include <libpq-fe.h>
+
+#include <algorithm>
+#include <charconv>
+#include <string>
+#include <string_view>
+
+#include "absl/strings/str_cat.h"
+
+namespace dvexport::db {
+namespace {
+
+// The value of the first `"<key>": ` in EXPLAIN (FORMAT JSON) output, up to the next ',' or
+// newline, quotes removed: the top plan node's, since keys of a node precede its "Plans".
+std::string_view PlanField(std::string_view json, std::string_view key) {
+  std::string quoted = "\"";
+  quoted.append(key).append("\": ");
+  const size_t at = json.find(quoted);
+  if (at == std::string_view::npos) return {};
+  std::string_view value = json.substr(at + quoted.size());
+  value = value.substr(0, value.find_first_of(",\n"));
+  if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
+    value = value.substr(1, value.size() - 2);
+  }
+  return value;
+}
+
+bool ParseInt(std::string_view text, int64_t* value) {
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), *value);
+  return error == std::errc() && end == text.data() + text.size();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::optional<BlockRange>>> PlanBlockSlices(
+    PgConnection& conn, const ExportScope& scope, const ReadPlanOptions& options,
+    const std::function<bool()>& cancelled) {
+  const std::vector<std::optional<BlockRange>> whole_table{std::nullopt};
+  // A limit must hold across the whole export: one COPY.
+  if (options.max_streams < 2 || scope.limit || scope.MatchesNothing()) return whole_table;
+
+  // First what the catalog knows without touching datavalue (no lock to wait for): its kind and
+  // the statistics' page and row counts (-1 rows: never analyzed).
+  absl::StatusOr<PgResult> table = conn.Query(
+      "SELECT c.relkind::text, c.relpages, c.reltuples::bigint, pg_is_in_recovery() "
+      "FROM pg_class c WHERE c.oid = 'datavalue'::regclass",
+      {}, cancelled);
+  if (!table.ok()) return table.status();
+  int64_t pages = 0;
+  int64_t tuples = 0;
+  const int64_t min_blocks = int64_t{options.max_streams} * options.min_slice_blocks;
+  if (PQntuples(table->get()) != 1 || std::string_view(PQgetvalue(table->get(), 0, 0)) != "r" ||
+      std::string_view(PQgetvalue(table->get(), 0, 3)) != "f" ||
+      !ParseInt(PQgetvalue(table->get(), 0, 1), &pages) ||
+      !ParseInt(PQgetvalue(table->get(), 0, 2), &tuples) ||
+      (tuples >= 0 && tuples < options.min_rows) || (pages > 0 && pages < min_blocks)) {
+    return whole_table;  // a view, a partitioned table, a standby, a small table
+  }
+
+  absl::StatusOr<PgResult> plan = conn.Query(
+      absl::StrCat("EXPLAIN (FORMAT JSON) ", BuildDataValueSelectSql(scope)), {}, cancelled);
+  if (!plan.ok()) return plan.status();
+  const std::string_view json = PQgetvalue(plan->get(), 0, 0);
+  int64_t rows = 0;
+  if (PlanField(json, "Node Type") != "Seq Scan" || !ParseInt(PlanField(json, "Plan Rows"), &rows) ||
+      rows < options.min_rows) {
+    return whole_table;
+  }
+
+  // The planner has locked datavalue for this transaction: its size now waits for nobody.
+  absl::StatusOr<PgResult> size = conn.Query(
+      "SELECT pg_relation_size('datavalue'::regclass) / current_setting('block_size')::bigint", {},
+      cancelled);
+  if (!size.ok()) return size.status();
+  int64_t blocks = 0;
+  if (!ParseInt(PQgetvalue(size->get(), 0, 0), &blocks)) return whole_table;
+  const int64_t slice_count =
+      std::min<int64_t>(int64_t{options.max_streams} * options.slices_per_stream,
+                        blocks / std::max<int64_t>(1, options.min_slice_blocks));
+  if (slice_count < options.max_streams) return whole_table;
+
+  std::vector<std::optional<BlockRange>> slices;
+  for (int64_t i = 0; i < slice_count; ++i) {
+    BlockRange range;
+    range.first_block = blocks * i / slice_count;
+    // The last slice is open: rows in blocks added since the size was read are not visible to
+    // the snapshot, but nothing may be missed if they were.
+    if (i + 1 < slice_count) range.end_block = blocks * (i + 1) / slice_count;
+    slices.push_back(range);
+  }
+  return slices;
+}
+
+absl::StatusOr<std::string> ExportSnapshot(PgConnection& conn) {
+  absl::StatusOr<PgResult> result = conn.Query("SELECT pg_export_snapshot()");
+  if (!result.ok()) return result.status();
+  if (PQntuples(result->get()) != 1) return absl::InternalError("pg_export_snapshot: no row");
+  return std::string(PQgetvalue(result->get(), 0, 0));
+}
+
+absl::StatusOr<std::string> SetTransactionSnapshotSql(const std::string& snapshot) {
+  // Ids look like 00000003-0000001B-1: hexadecimal digits and '-'. SET TRANSACTION SNAPSHOT
+  // takes no parameters, so the id is checked before it becomes SQL text.
+  if (snapshot.empty() || snapshot.size() > 64 ||
+      snapshot.find_first_not_of("0123456789ABCDEFabcdef-") != std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat("not a snapshot id: ", snapshot));
+  }
+  return absl::StrCat("SET TRANSACTION SNAPSHOT '", snapshot, "'");
+}
+
+}  // namespace dvexport::db
