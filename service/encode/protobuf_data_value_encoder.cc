@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "service/encode/plain_copy.h"
 #include "service/encode/utf8_sequence.h"
 
 namespace dvexport::encode {
@@ -97,11 +98,19 @@ size_t RepairedSize(const unsigned char* s, size_t n) {
   return size;
 }
 
-// A length-delimited string field; "always" writes it even when empty.
+// Selects the bytes that are not ASCII (signed, they are negative).
+inline ByteVector NonAscii(ByteVector v) { return v < 0; }
+
+// A length-delimited string field.
 inline char* WriteString(char* p, unsigned char tag, std::string_view bytes) {
   const auto* s = reinterpret_cast<const unsigned char*>(bytes.data());
   const size_t n = bytes.size();
   *p++ = static_cast<char>(tag);
+  // Most strings are short and ASCII: a one-byte length and one vector test and copy.
+  if (n < 0x80) {
+    *p = static_cast<char>(n);
+    if (CopyIfPlain(s, n, p + 1, NonAscii)) return p + 1 + n;
+  }
   const size_t valid = WellFormedPrefix(s, n);
   if (valid == n) {
     p = WriteVarint(p, n);
