@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "dvexport/v1/export.pb.h"
+#include "service/server/file_export.h"
 #include "service/server/stream_export.h"
 
 namespace dvexport::server {
@@ -90,11 +91,13 @@ class ExportCallObserver final : public grpc::experimental::Interceptor {
   void OnSend(grpc::experimental::InterceptorBatchMethods* methods) {
     if (record_.first_byte_seconds < 0) record_.first_byte_seconds = SecondsSinceStart();
     if (const void* message = methods->GetSendMessage(); message != nullptr) {
+      // The service sends both serialized (see DataValueExportService).
       if (record_.rpc == "ExportFile") {
-        const auto& chunk = *static_cast<const dvexport::v1::FileChunk*>(message);
-        record_.values = chunk.has_trailer() ? chunk.trailer().values() : chunk.values_so_far();
+        int64_t values = 0;
+        if (ReadSerializedChunkValues(*static_cast<const grpc::ByteBuffer*>(message), &values)) {
+          record_.values = values;
+        }
       } else if (record_.rpc == "StreamDataValues") {
-        // The service sends these batches serialized (see DataValueExportService).
         bool last = false;
         int64_t values = 0;
         if (ReadSerializedBatchEnd(*static_cast<const grpc::ByteBuffer*>(message), &last,

@@ -129,11 +129,18 @@ class ExportSession {
 DataValueExportService::DataValueExportService(db::ConnectionPool* pool,
                                                const ServiceOptions& options)
     : pool_(pool), options_(options) {
-  // StreamDataValues (method 1 of the service) sends batches its readers have already written
-  // in wire format: its handler takes grpc::ByteBuffer responses, which gRPC passes on as they
-  // are, instead of DataValueBatch messages it would serialize again. Clients see the same
-  // method and the same bytes. Split streaming is how gRPC lets a synchronous handler choose its
-  // message types (the generated WithSplitStreamingMethod_ does the same with typed messages).
+  // ExportFile (method 0 of the service) and StreamDataValues (method 1) send messages the
+  // service serializes itself: their handlers take grpc::ByteBuffer responses, which gRPC passes
+  // on as they are, instead of FileChunk or DataValueBatch objects that would hold another copy
+  // of the bytes and that gRPC would serialize again. Clients see the same methods and the same
+  // bytes. Split streaming is how gRPC lets a synchronous handler choose its message types (the
+  // generated WithSplitStreamingMethod_ does the same with typed messages).
+  MarkMethodStreamed(
+      0, new grpc::internal::SplitServerStreamingHandler<dvexport::v1::ExportFileRequest,
+                                                         grpc::ByteBuffer>(
+             [this](grpc::ServerContext* context,
+                    grpc::ServerSplitStreamer<dvexport::v1::ExportFileRequest, grpc::ByteBuffer>*
+                        stream) { return ExportSerializedFile(context, stream); }));
   MarkMethodStreamed(
       1, new grpc::internal::SplitServerStreamingHandler<dvexport::v1::ExportRequest,
                                                          grpc::ByteBuffer>(
@@ -175,35 +182,40 @@ absl::Status DataValueExportService::PlanReaders(ExportSession* session,
                           });
   if (!slices.ok()) return slices.status();
   if (slices->size() < 2) return absl::OkStatus();
-  // Extra connections only where the pool keeps one for every export that may still start.
-  const int keep_available =
-      std::max(0, options_.max_concurrent_exports - active_exports_.load());
-  std::vector<db::PooledConnection> extra;
-  for (int i = 1; i < options_.read_plan.max_streams; ++i) {
-    absl::StatusOr<db::PooledConnection> conn = pool_->TryAcquire(keep_available);
-    if (!conn.ok()) break;
-    extra.push_back(*std::move(conn));
-  }
-  if (extra.empty()) return absl::OkStatus();
   absl::StatusOr<std::string> snapshot = db::ExportSnapshot(session->conn());
   if (!snapshot.ok()) return snapshot.status();
   absl::StatusOr<std::string> set_snapshot = db::SetTransactionSnapshotSql(*snapshot);
   if (!set_snapshot.ok()) return set_snapshot.status();
-  for (db::PooledConnection& conn : extra) {
-    auto reader = std::make_unique<SnapshotReader>(std::move(conn));
-    absl::Status status = reader->transaction.Begin(options_.statement_timeout, *set_snapshot);
-    if (!status.ok()) return status;
-    session->sources_.connections.push_back(&*reader->conn);
-    session->extra_readers_.push_back(std::move(reader));
+  // Extra connections only where the pool keeps one for every export that may still start;
+  // each is opened by its reader, while the export's own connection already reads.
+  const int keep_available =
+      std::max(0, options_.max_concurrent_exports - active_exports_.load());
+  const int extra = options_.read_plan.max_streams - 1;
+  session->extra_readers_.resize(static_cast<size_t>(extra));
+  for (int i = 0; i < extra; ++i) {
+    session->sources_.openers.push_back(
+        [this, session, i, keep_available, set_sql = *set_snapshot]() -> db::PgConnection* {
+          absl::StatusOr<db::PooledConnection> conn = pool_->TryAcquire(keep_available);
+          if (!conn.ok()) return nullptr;
+          auto reader = std::make_unique<SnapshotReader>(*std::move(conn));
+          if (!reader->transaction.Begin(options_.statement_timeout, set_sql).ok()) return nullptr;
+          session->extra_readers_[static_cast<size_t>(i)] = std::move(reader);
+          return &*session->extra_readers_[static_cast<size_t>(i)]->conn;
+        });
   }
   session->sources_.slices = *std::move(slices);
   sliced_exports_.fetch_add(1);
   return absl::OkStatus();
 }
 
-grpc::Status DataValueExportService::ExportFile(grpc::ServerContext* context,
-                                                const dvexport::v1::ExportFileRequest* request,
-                                                grpc::ServerWriter<FileChunk>* writer) {
+grpc::Status DataValueExportService::ExportSerializedFile(
+    grpc::ServerContext* context,
+    grpc::ServerSplitStreamer<dvexport::v1::ExportFileRequest, grpc::ByteBuffer>* stream) {
+  dvexport::v1::ExportFileRequest request_message;
+  if (!stream->Read(&request_message)) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "the call carried no request");
+  }
+  const dvexport::v1::ExportFileRequest* request = &request_message;
   absl::Status status = ValidateFileOptions(*request);
   if (!status.ok()) return ToGrpc(status);
   absl::StatusOr<std::unique_ptr<ExportSession>> session = StartExport(request->query());
@@ -223,7 +235,9 @@ grpc::Status DataValueExportService::ExportFile(grpc::ServerContext* context,
 
   FileExportStats stats;
   status = StreamFile((*session)->sources(), (*session)->scope(), request->format(), std::move(gzip),
-                      options_.chunk_size, context, writer, &stats);
+                      options_.chunk_size, context,
+                      [stream](const grpc::ByteBuffer& chunk) { return stream->Write(chunk); },
+                      &stats);
   // The trailer is only sent after a successful COPY; commit is a formality
   // for a read-only transaction.
   if (status.ok()) status = (*session)->transaction().Commit();

@@ -45,9 +45,6 @@ class DataValueExportService final : public dvexport::v1::DataValueExport::Servi
   // "*pool" must outlive the service.
   DataValueExportService(db::ConnectionPool* pool, const ServiceOptions& options);
 
-  grpc::Status ExportFile(grpc::ServerContext* context,
-                          const dvexport::v1::ExportFileRequest* request,
-                          grpc::ServerWriter<dvexport::v1::FileChunk>* writer) override;
 
 
   grpc::Status CountDataValues(grpc::ServerContext* context,
@@ -65,6 +62,11 @@ class DataValueExportService final : public dvexport::v1::DataValueExport::Servi
   // the scope in it.
   absl::StatusOr<std::unique_ptr<ExportSession>> StartExport(
       const dvexport::v1::ExportRequest& query);
+
+  // ExportFile, with chunks serialized by the service itself.
+  grpc::Status ExportSerializedFile(
+      grpc::ServerContext* context,
+      grpc::ServerSplitStreamer<dvexport::v1::ExportFileRequest, grpc::ByteBuffer>* stream);
 
   // StreamDataValues, with batches serialized by the service itself.
   grpc::Status StreamSerializedBatches(

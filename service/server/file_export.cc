@@ -1,5 +1,7 @@
 #include "service/server/file_export.h"
 
+#include <google/protobuf/io/coded_stream.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -23,7 +25,6 @@
 namespace dvexport::server {
 namespace {
 
-using dvexport::v1::FileChunk;
 
 // The first chunk is flushed after this many rendered bytes, so that the first byte leaves
 // within milliseconds of the first row; later chunks are "chunk_size".
@@ -33,57 +34,80 @@ constexpr size_t kFirstChunkSize = 16 * 1024;
 // client fills it, then the reader waits, and PostgreSQL waits on its socket.
 constexpr size_t kQueuedChunks = 3;
 
+// FileChunk fields as they go on the wire.
+constexpr uint8_t kDataTag = 1 << 3 | 2;           // bytes data = 1
+constexpr uint8_t kTrailerTag = 2 << 3 | 2;        // ExportTrailer trailer = 2
+constexpr uint8_t kValuesSoFarTag = 3 << 3 | 0;    // int64 values_so_far = 3
+
+// A tag and a varint, as a slice of their own.
+grpc::Slice TagAndVarint(uint8_t tag, uint64_t value) {
+  uint8_t bytes[1 + 10];
+  bytes[0] = tag;
+  uint8_t* end =
+      google::protobuf::io::CodedOutputStream::WriteVarint64ToArray(value, bytes + 1);
+  return grpc::Slice(bytes, static_cast<size_t>(end - bytes));
+}
+
 // Turns rendered bytes into data chunks on the stream: compresses them if
-// asked, keeps the lengths and CRC-32s for the trailer.
+// asked, keeps the lengths and CRC-32s for the trailer. Each FileChunk goes
+// out serialized by hand as three slices: the data field's tag and length, the
+// data (one copy, into gRPC's slice), and values_so_far (always written, last):
+// no FileChunk object holds a second copy of the bytes, and gRPC serializes
+// nothing.
 class ChunkSender {
  public:
-  ChunkSender(grpc::ServerContext* context, grpc::ServerWriter<FileChunk>* writer,
+  ChunkSender(grpc::ServerContext* context, const SerializedChunkWriter& write,
               std::unique_ptr<encode::ParallelGzipCompressor> gzip)
-      : context_(context), writer_(writer), gzip_(std::move(gzip)) {}
+      : context_(context), write_(write), gzip_(std::move(gzip)) {}
 
   // Sends "rendered" (possibly empty); "last" finishes the compressed
   // stream. False if the client has gone.
   bool Send(std::string_view rendered, int64_t values_so_far, bool last = false) {
     uncompressed_bytes_ += static_cast<int64_t>(rendered.size());
-    FileChunk chunk;
-    std::string* data = chunk.mutable_data();
+    std::string_view data = rendered;
     if (gzip_ != nullptr) {
       // The compressor checksums its input on its workers; the trailer takes that CRC.
-      gzip_->Compress(rendered, data);
+      compressed_.clear();
+      gzip_->Compress(rendered, &compressed_);
       if (last) {
-        gzip_->Finish(data);
+        gzip_->Finish(&compressed_);
         uncompressed_crc_ = gzip_->input_crc32();
       }
-      file_crc_ = encode::Crc32(file_crc_, *data);
+      data = compressed_;
+      file_crc_ = encode::Crc32(file_crc_, data);
     } else {
       // Uncompressed, the file is the rendered bytes: one checksum serves both.
-      data->assign(rendered.data(), rendered.size());
-      uncompressed_crc_ = file_crc_ = encode::Crc32(file_crc_, *data);
+      uncompressed_crc_ = file_crc_ = encode::Crc32(file_crc_, data);
     }
-    if (data->empty()) return true;
-    file_bytes_ += static_cast<int64_t>(data->size());
-    chunk.set_values_so_far(values_so_far);
-    return !context_->IsCancelled() && writer_->Write(chunk);
+    if (data.empty()) return true;
+    file_bytes_ += static_cast<int64_t>(data.size());
+    grpc::Slice parts[3] = {TagAndVarint(kDataTag, data.size()),
+                            grpc::Slice(data.data(), data.size()),
+                            TagAndVarint(kValuesSoFarTag, static_cast<uint64_t>(values_so_far))};
+    return !context_->IsCancelled() && write_(grpc::ByteBuffer(parts, 3));
   }
 
   bool SendTrailer(int64_t values) {
-    FileChunk chunk;
-    dvexport::v1::ExportTrailer* trailer = chunk.mutable_trailer();
-    trailer->set_values(values);
-    trailer->set_uncompressed_bytes(uncompressed_bytes_);
-    trailer->set_uncompressed_crc32(uncompressed_crc_);
-    trailer->set_file_bytes(file_bytes_);
-    trailer->set_file_crc32(file_crc_);
-    chunk.set_values_so_far(values);
-    return writer_->Write(chunk);
+    dvexport::v1::ExportTrailer trailer;
+    trailer.set_values(values);
+    trailer.set_uncompressed_bytes(uncompressed_bytes_);
+    trailer.set_uncompressed_crc32(uncompressed_crc_);
+    trailer.set_file_bytes(file_bytes_);
+    trailer.set_file_crc32(file_crc_);
+    const std::string bytes = trailer.SerializeAsString();
+    grpc::Slice parts[3] = {TagAndVarint(kTrailerTag, bytes.size()),
+                            grpc::Slice(bytes.data(), bytes.size()),
+                            TagAndVarint(kValuesSoFarTag, static_cast<uint64_t>(values))};
+    return write_(grpc::ByteBuffer(parts, 3));
   }
 
   int64_t file_bytes() const { return file_bytes_; }
 
  private:
   grpc::ServerContext* context_;
-  grpc::ServerWriter<FileChunk>* writer_;
+  const SerializedChunkWriter& write_;
   std::unique_ptr<encode::ParallelGzipCompressor> gzip_;
+  std::string compressed_;
   int64_t uncompressed_bytes_ = 0;
   uint32_t uncompressed_crc_ = 0;
   int64_t file_bytes_ = 0;
@@ -178,7 +202,7 @@ absl::Status StreamDocument(const ReadSources& sources, const db::ExportScope& s
   // The document's start goes out with the first values (or the end), so that the first byte
   // sent is a measure of the first row read.
   std::string first_chunk(frame.start());
-  const int readers = static_cast<int>(sources.connections.size());
+  const int readers = sources.readers();
   ChunkQueue queue(readers, kQueuedChunks + static_cast<size_t>(readers) - 1, [chunk_size] {
     return std::make_unique<encode::ChunkBuffer>(chunk_size + chunk_size / 4);
   });
@@ -187,8 +211,10 @@ absl::Status StreamDocument(const ReadSources& sources, const db::ExportScope& s
   // The database reads and the encoding run on threads of their own, overlapping with
   // compression and sending here.
   std::thread readers_thread([&] {
-    RunReaders(sources, [&](db::PgConnection& conn) {
-      queue.Close(Render<Encoder>(conn, scope, &slices, chunk_size, &cancelled, &queue));
+    RunReaders(sources, [&](db::PgConnection* conn) {
+      // A reader without a connection leaves its slices to the others.
+      if (conn == nullptr) return queue.Close(absl::OkStatus());
+      queue.Close(Render<Encoder>(*conn, scope, &slices, chunk_size, &cancelled, &queue));
     });
   });
   bool client_gone = false;
@@ -237,9 +263,9 @@ absl::Status StreamDocument(const ReadSources& sources, const db::ExportScope& s
 absl::Status StreamFile(const ReadSources& sources, const db::ExportScope& scope,
                         dvexport::v1::Format format,
                         std::unique_ptr<encode::ParallelGzipCompressor> gzip, size_t chunk_size,
-                        grpc::ServerContext* context, grpc::ServerWriter<FileChunk>* writer,
+                        grpc::ServerContext* context, const SerializedChunkWriter& write,
                         FileExportStats* stats) {
-  ChunkSender sender(context, writer, std::move(gzip));
+  ChunkSender sender(context, write, std::move(gzip));
   switch (format) {
     case dvexport::v1::FORMAT_CSV:
       return StreamDocument<encode::CsvDataValueEncoder>(sources, scope, chunk_size, context,
@@ -251,6 +277,23 @@ absl::Status StreamFile(const ReadSources& sources, const db::ExportScope& scope
       return StreamDocument<encode::JsonDataValueEncoder>(sources, scope, chunk_size, context,
                                                           &sender, stats);
   }
+}
+
+bool ReadSerializedChunkValues(const grpc::ByteBuffer& chunk, int64_t* values_so_far) {
+  std::vector<grpc::Slice> slices;
+  if (!chunk.Dump(&slices).ok() || slices.empty()) return false;
+  const grpc::Slice& last = slices.back();
+  if (last.size() < 2 || last.begin()[0] != kValuesSoFarTag) return false;
+  uint64_t value = 0;
+  int shift = 0;
+  for (const uint8_t* p = last.begin() + 1; p != last.end() && shift < 64; ++p, shift += 7) {
+    value |= static_cast<uint64_t>(*p & 0x7F) << shift;
+    if ((*p & 0x80) == 0) {
+      *values_so_far = static_cast<int64_t>(value);
+      return p + 1 == last.end();
+    }
+  }
+  return false;
 }
 
 }  // namespace dvexport::server

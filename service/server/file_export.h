@@ -4,6 +4,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "absl/status/status.h"
@@ -20,18 +21,25 @@ struct FileExportStats {
   int64_t file_bytes = 0;
 };
 
-// Streams the data values of "scope" from "sources" to "writer" as the file
-// the request asks for: data chunks of about "chunk_size" rendered bytes
-// (compressed by "gzip" if not null), then the trailer. Reads and encodes on
-// one thread per connection of "sources" while this one compresses and sends,
-// with a few chunks queued between them at most. Stops, cancelling the
-// queries, when the client goes away. Fills "*stats" whatever the outcome.
+// Sends one serialized FileChunk; false if the client has gone.
+using SerializedChunkWriter = std::function<bool(const grpc::ByteBuffer&)>;
+
+// Streams the data values of "scope" from "sources" to "write" as the file
+// the request asks for: serialized FileChunks of about "chunk_size" rendered
+// bytes (compressed by "gzip" if not null), then the trailer. Reads and
+// encodes on one thread per connection of "sources" while this one
+// compresses and sends, with a few chunks queued between them at most. Stops,
+// cancelling the queries, when the client goes away. Fills "*stats" whatever
+// the outcome.
 absl::Status StreamFile(const ReadSources& sources, const db::ExportScope& scope,
                         dvexport::v1::Format format,
                         std::unique_ptr<encode::ParallelGzipCompressor> gzip, size_t chunk_size,
-                        grpc::ServerContext* context,
-                        grpc::ServerWriter<dvexport::v1::FileChunk>* writer,
+                        grpc::ServerContext* context, const SerializedChunkWriter& write,
                         FileExportStats* stats);
+
+// The values_so_far of a FileChunk StreamFile sent (data or trailer), read from the end of the
+// message (for the call log). False if it is not there.
+bool ReadSerializedChunkValues(const grpc::ByteBuffer& chunk, int64_t* values_so_far);
 
 }  // namespace dvexport::server
 

@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -23,9 +24,16 @@ namespace dvexport::server {
 // "whole table" (nullopt) is the plain case; with several, each reader thread takes the next
 // unread slice until none is left, so a slice dense with the export's rows does not leave the
 // other threads idle.
+//
+// More connections may come as "openers", each run on its reader's own thread so that opening a
+// connection and importing the snapshot never delays the first rows; an opener that returns null
+// leaves its share of the slices to the other readers.
 struct ReadSources {
   std::vector<db::PgConnection*> connections;
+  std::vector<std::function<db::PgConnection*()>> openers;
   std::vector<std::optional<db::BlockRange>> slices{std::nullopt};
+
+  int readers() const { return static_cast<int>(connections.size() + openers.size()); }
 };
 
 // Hands each slice of a ReadSources to exactly one reader. Thread-safe.
@@ -136,14 +144,18 @@ class HandOffQueue {
   absl::Status status_;
 };
 
-// Runs "read(connection)" on a thread of its own for each connection of "sources" and returns
-// once all have returned. "read" is called concurrently and must be thread-safe.
+// Runs "read(connection)" on a thread of its own for each reader of "sources" (ReadSources::
+// readers()) and returns once all have returned; for an opener that returned null, "read" gets
+// nullptr. "read" is called concurrently and must be thread-safe.
 template <typename Read>
 void RunReaders(const ReadSources& sources, Read read) {
   std::vector<std::thread> threads;
-  threads.reserve(sources.connections.size());
+  threads.reserve(static_cast<size_t>(sources.readers()));
   for (db::PgConnection* conn : sources.connections) {
-    threads.emplace_back([&read, conn] { read(*conn); });
+    threads.emplace_back([&read, conn] { read(conn); });
+  }
+  for (const std::function<db::PgConnection*()>& open : sources.openers) {
+    threads.emplace_back([&read, &open] { read(open()); });
   }
   for (std::thread& thread : threads) thread.join();
 }

@@ -163,15 +163,17 @@ absl::Status EncodeBatches(db::PgConnection& conn, const db::ExportScope& scope,
 absl::Status StreamDataValueBatches(const ReadSources& sources, const db::ExportScope& scope,
                                     size_t batch_bytes, grpc::ServerContext* context,
                                     const SerializedBatchWriter& write, StreamExportStats* stats) {
-  const int readers = static_cast<int>(sources.connections.size());
+  const int readers = sources.readers();
   BatchQueue queue(readers, kQueuedBatches + static_cast<size_t>(readers) - 1, [batch_bytes] {
     return std::make_unique<encode::ChunkBuffer>(batch_bytes + batch_bytes / 4);
   });
   SliceDispenser slices(&sources.slices);
   CancellationCheck cancelled(context);
   std::thread readers_thread([&] {
-    RunReaders(sources, [&](db::PgConnection& conn) {
-      queue.Close(EncodeBatches(conn, scope, &slices, batch_bytes, &cancelled, &queue));
+    RunReaders(sources, [&](db::PgConnection* conn) {
+      // A reader without a connection leaves its slices to the others.
+      if (conn == nullptr) return queue.Close(absl::OkStatus());
+      queue.Close(EncodeBatches(*conn, scope, &slices, batch_bytes, &cancelled, &queue));
     });
   });
   // The values as they are (gRPC copies them into a slice of its own: the buffer goes back to

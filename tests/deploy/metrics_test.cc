@@ -89,5 +89,21 @@ TEST_F(ServerMetricsTest, CountersMoveAfterAnExport) {
   EXPECT_EQ(SumSamples(after, "dvexport_db_pool_in_use"), 0);
 }
 
+// The stream's batches are serialized by the service; the call log still reads their count.
+TEST_F(ServerMetricsTest, StreamedValuesAreCounted) {
+  v1::ExportRequest query;
+  query.add_data_set("JurnHCkmDCn");
+  query.add_org_unit("JhqLZoNBxt6");
+  query.add_period("202401");
+  absl::StatusOr<int64_t> values =
+      client_->StreamDataValues(query, [](const v1::DataValueBatch&) { return true; });
+  ASSERT_TRUE(values.ok()) << values.status();
+  ASSERT_GT(*values, 0);
+  std::string after = HttpGet(server_->metrics_port(), "/metrics");
+  EXPECT_EQ(SumSamples(after, "dvexport_values_sent_total", {"rpc=\"StreamDataValues\""}),
+            *values)
+      << after;
+}
+
 }  // namespace
 }  // namespace dvexport
