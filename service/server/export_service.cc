@@ -1,6 +1,7 @@
 #include "service/server/export_service.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
@@ -195,10 +196,22 @@ absl::Status DataValueExportService::PlanReaders(ExportSession* session,
   for (int i = 0; i < extra; ++i) {
     session->sources_.openers.push_back(
         [this, session, i, keep_available, set_sql = *set_snapshot]() -> db::PgConnection* {
+          // Without it the other readers read its share; a pool with no room to spare is
+          // expected under load, anything else is worth a log line.
           absl::StatusOr<db::PooledConnection> conn = pool_->TryAcquire(keep_available);
-          if (!conn.ok()) return nullptr;
-          auto reader = std::make_unique<SnapshotReader>(*std::move(conn));
-          if (!reader->transaction.Begin(options_.statement_timeout, set_sql).ok()) return nullptr;
+          absl::Status status = conn.status();
+          std::unique_ptr<SnapshotReader> reader;
+          if (status.ok()) {
+            reader = std::make_unique<SnapshotReader>(*std::move(conn));
+            status = reader->transaction.Begin(options_.statement_timeout, set_sql);
+          }
+          if (!status.ok()) {
+            if (status.code() != absl::StatusCode::kResourceExhausted) {
+              std::fprintf(stderr, "{\"event\":\"read_stream_unavailable\",\"code\":\"%s\"}\n",
+                           absl::StatusCodeToString(status.code()).c_str());
+            }
+            return nullptr;
+          }
           session->extra_readers_[static_cast<size_t>(i)] = std::move(reader);
           return &*session->extra_readers_[static_cast<size_t>(i)]->conn;
         });
