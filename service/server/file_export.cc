@@ -136,30 +136,17 @@ absl::Status Render(db::PgConnection& conn, const db::ExportScope& scope, SliceD
     values = 0;
     return true;
   };
-  const absl::Status stopped_status =
-      absl::CancelledError("the client went away; the export was stopped");
   size_t flush_at = std::min(kFirstChunkSize, chunk_size);
-  bool stopped = false;
-  for (const std::optional<db::BlockRange>* slice = slices->Next(); slice != nullptr;
-       slice = slices->Next()) {
-    absl::Status status = db::ReadDataValues(
-        conn, scope,
-        [&](const encode::DataValueRow& row) {
-          encoder.Add(row);
-          ++values;
-          if (buffer.size() < flush_at) return true;
-          flush_at = chunk_size;
-          if (!push()) {
-            stopped = true;
-            return false;
-          }
-          return true;
-        },
-        [queue, cancelled]() { return queue->stopped() || (*cancelled)(); }, *slice);
-    if (stopped) return stopped_status;
-    if (!status.ok()) return status;
-  }
-  if (!buffer.empty() && !push()) return stopped_status;
+  absl::Status status =
+      ReadSlices(conn, scope, slices, cancelled, queue, [&](const encode::DataValueRow& row) {
+        encoder.Add(row);
+        ++values;
+        if (buffer.size() < flush_at) return true;
+        flush_at = chunk_size;
+        return push();
+      });
+  if (!status.ok()) return status;
+  if (!buffer.empty() && !push()) return ClientGoneError();
   return absl::OkStatus();
 }
 
@@ -240,7 +227,7 @@ absl::Status StreamDocument(const ReadSources& sources, const db::ExportScope& s
   readers_thread.join();
   stats->values = values;
   stats->file_bytes = sender->file_bytes();
-  if (client_gone) return absl::CancelledError("the client went away; the export was stopped");
+  if (client_gone) return ClientGoneError();
   absl::Status status = queue.status();
   if (!status.ok()) return status;
   std::string_view end = frame.End(values > 0);
@@ -249,7 +236,7 @@ absl::Status StreamDocument(const ReadSources& sources, const db::ExportScope& s
     end = first_chunk;
   }
   if (!sender->Send(end, values, /*last=*/true)) {
-    return absl::CancelledError("the client went away; the export was stopped");
+    return ClientGoneError();
   }
   stats->file_bytes = sender->file_bytes();
   if (!sender->SendTrailer(values)) {

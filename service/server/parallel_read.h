@@ -14,8 +14,11 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "service/db/data_value_reader.h"
 #include "service/db/export_scope.h"
 #include "service/db/pg_connection.h"
+#include "service/encode/data_value_row.h"
+#include "service/server/cancellation_check.h"
 
 namespace dvexport::server {
 
@@ -143,6 +146,35 @@ class HandOffQueue {
   std::atomic<bool> stopped_{false};
   absl::Status status_;
 };
+
+// How an export ends when its client has gone (or another reader failed and stopped the queue).
+inline absl::Status ClientGoneError() {
+  return absl::CancelledError("the client went away; the export was stopped");
+}
+
+// One reader's loop: takes slices from "slices" until none is left and reads each one's values
+// on "conn" into "add(const encode::DataValueRow&)", which returns false once the queue was
+// stopped (ClientGoneError then). Asks "queue" and "cancelled" while waiting for the database.
+template <typename Queue, typename Add>
+absl::Status ReadSlices(db::PgConnection& conn, const db::ExportScope& scope,
+                        SliceDispenser* slices, CancellationCheck* cancelled, const Queue* queue,
+                        Add&& add) {
+  for (const std::optional<db::BlockRange>* slice = slices->Next(); slice != nullptr;
+       slice = slices->Next()) {
+    bool stopped = false;
+    absl::Status status = db::ReadDataValues(
+        conn, scope,
+        [&](const encode::DataValueRow& row) {
+          if (add(row)) return true;
+          stopped = true;
+          return false;
+        },
+        [queue, cancelled]() { return queue->stopped() || (*cancelled)(); }, *slice);
+    if (stopped) return ClientGoneError();
+    if (!status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
 
 // Runs "read(connection)" on a thread of its own for each reader of "sources" (ReadSources::
 // readers()) and returns once all have returned; for an opener that returned null, "read" gets

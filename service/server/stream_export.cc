@@ -130,31 +130,18 @@ absl::Status EncodeBatches(db::PgConnection& conn, const db::ExportScope& scope,
     values -= count;
     return true;
   };
-  const absl::Status stopped_status =
-      absl::CancelledError("the client went away; the export was stopped");
-  bool stopped = false;
-  for (const std::optional<db::BlockRange>* slice = slices->Next(); slice != nullptr;
-       slice = slices->Next()) {
-    absl::Status status = db::ReadDataValues(
-        conn, scope,
-        [&](const encode::DataValueRow& row) {
-          const size_t before = buffer.size();
-          encoder.Add(row);
-          ++values;
-          if (buffer.size() <= max_values_bytes) return true;
-          // Over the bound: the batch ends before this value, or with it if it is alone.
-          const bool alone = before == 0;
-          if (!push(alone ? buffer.size() : before, alone ? values : values - 1)) {
-            stopped = true;
-            return false;
-          }
-          return true;
-        },
-        [queue, cancelled]() { return queue->stopped() || (*cancelled)(); }, *slice);
-    if (stopped) return stopped_status;
-    if (!status.ok()) return status;
-  }
-  if (values > 0 && !push(buffer.size(), values)) return stopped_status;
+  absl::Status status =
+      ReadSlices(conn, scope, slices, cancelled, queue, [&](const encode::DataValueRow& row) {
+        const size_t before = buffer.size();
+        encoder.Add(row);
+        ++values;
+        if (buffer.size() <= max_values_bytes) return true;
+        // Over the bound: the batch ends before this value, or with it if it is alone.
+        const bool alone = before == 0;
+        return push(alone ? buffer.size() : before, alone ? values : values - 1);
+      });
+  if (!status.ok()) return status;
+  if (values > 0 && !push(buffer.size(), values)) return ClientGoneError();
   return absl::OkStatus();
 }
 
@@ -208,7 +195,7 @@ absl::Status StreamDataValueBatches(const ReadSources& sources, const db::Export
   }
   readers_thread.join();
   if (client_gone || context->IsCancelled()) {
-    return absl::CancelledError("the client went away; the export was stopped");
+    return ClientGoneError();
   }
   absl::Status status = queue.status();
   if (!status.ok()) return status;
