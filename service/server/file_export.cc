@@ -1,17 +1,9 @@
 #include "service/server/file_export.h"
 
-#include <google/protobuf/io/coded_stream.h>
-
 #include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <condition_variable>
-#include <deque>
-#include <mutex>
+#include <memory>
 #include <string>
-#include <thread>
 #include <utility>
-#include <vector>
 
 #include "service/db/data_value_reader.h"
 #include "service/encode/chunk_buffer.h"
@@ -21,6 +13,7 @@
 #include "service/encode/pretty_json_data_value_encoder.h"
 #include "service/server/cancellation_check.h"
 #include "service/server/parallel_read.h"
+#include "service/server/serialized_message.h"
 
 namespace dvexport::server {
 namespace {
@@ -30,23 +23,12 @@ namespace {
 // within milliseconds of the first row; later chunks are "chunk_size".
 constexpr size_t kFirstChunkSize = 16 * 1024;
 
-// Rendered chunks waiting between the reading thread and the sending thread. Bounded: a slow
-// client fills it, then the reader waits, and PostgreSQL waits on its socket.
-constexpr size_t kQueuedChunks = 3;
-
-// FileChunk fields as they go on the wire.
-constexpr uint8_t kDataTag = 1 << 3 | 2;           // bytes data = 1
-constexpr uint8_t kTrailerTag = 2 << 3 | 2;        // ExportTrailer trailer = 2
-constexpr uint8_t kValuesSoFarTag = 3 << 3 | 0;    // int64 values_so_far = 3
-
-// A tag and a varint, as a slice of their own.
-grpc::Slice TagAndVarint(uint8_t tag, uint64_t value) {
-  uint8_t bytes[1 + 10];
-  bytes[0] = tag;
-  uint8_t* end =
-      google::protobuf::io::CodedOutputStream::WriteVarint64ToArray(value, bytes + 1);
-  return grpc::Slice(bytes, static_cast<size_t>(end - bytes));
-}
+// FileChunk's fields.
+constexpr uint32_t kDataField = 1;         // bytes data
+constexpr uint32_t kTrailerField = 2;      // ExportTrailer trailer
+constexpr uint32_t kValuesSoFarField = 3;  // int64 values_so_far
+constexpr uint32_t kVarint = 0;
+constexpr uint32_t kLengthDelimited = 2;
 
 // Turns rendered bytes into data chunks on the stream: compresses them if
 // asked, keeps the lengths and CRC-32s for the trailer. Each FileChunk goes
@@ -81,9 +63,10 @@ class ChunkSender {
     }
     if (data.empty()) return true;
     file_bytes_ += static_cast<int64_t>(data.size());
-    grpc::Slice parts[3] = {TagAndVarint(kDataTag, data.size()),
-                            grpc::Slice(data.data(), data.size()),
-                            TagAndVarint(kValuesSoFarTag, static_cast<uint64_t>(values_so_far))};
+    grpc::Slice parts[3] = {
+        TagAndVarint(kDataField, kLengthDelimited, data.size()),
+        grpc::Slice(data.data(), data.size()),
+        TagAndVarint(kValuesSoFarField, kVarint, static_cast<uint64_t>(values_so_far))};
     return !context_->IsCancelled() && write_(grpc::ByteBuffer(parts, 3));
   }
 
@@ -95,9 +78,9 @@ class ChunkSender {
     trailer.set_file_bytes(file_bytes_);
     trailer.set_file_crc32(file_crc_);
     const std::string bytes = trailer.SerializeAsString();
-    grpc::Slice parts[3] = {TagAndVarint(kTrailerTag, bytes.size()),
+    grpc::Slice parts[3] = {TagAndVarint(kTrailerField, kLengthDelimited, bytes.size()),
                             grpc::Slice(bytes.data(), bytes.size()),
-                            TagAndVarint(kValuesSoFarTag, static_cast<uint64_t>(values))};
+                            TagAndVarint(kValuesSoFarField, kVarint, static_cast<uint64_t>(values))};
     return write_(grpc::ByteBuffer(parts, 3));
   }
 
@@ -114,7 +97,7 @@ class ChunkSender {
   uint32_t file_crc_ = 0;
 };
 
-using ChunkQueue = HandOffQueue<encode::ChunkBuffer>;
+using ChunkQueue = ExportReaders::Queue;
 
 // One reader thread of an export: takes slices of the table until none is left, reads their rows
 // on "conn", renders them with its own "Encoder" and queues the chunks. The document's start and
@@ -189,21 +172,15 @@ absl::Status StreamDocument(const ReadSources& sources, const db::ExportScope& s
   // The document's start goes out with the first values (or the end), so that the first byte
   // sent is a measure of the first row read.
   std::string first_chunk(frame.start());
-  const int readers = sources.readers();
-  ChunkQueue queue(readers, kQueuedChunks + static_cast<size_t>(readers) - 1, [chunk_size] {
-    return std::make_unique<encode::ChunkBuffer>(chunk_size + chunk_size / 4);
-  });
-  SliceDispenser slices(&sources.slices);
-  CancellationCheck cancelled(context);
   // The database reads and the encoding run on threads of their own, overlapping with
   // compression and sending here.
-  std::thread readers_thread([&] {
-    RunReaders(sources, [&](db::PgConnection* conn) {
-      // A reader without a connection leaves its slices to the others.
-      if (conn == nullptr) return queue.Close(absl::OkStatus());
-      queue.Close(Render<Encoder>(*conn, scope, &slices, chunk_size, &cancelled, &queue));
-    });
-  });
+  ExportReaders readers(sources, chunk_size + chunk_size / 4, context,
+                        [&scope, chunk_size](db::PgConnection& conn, SliceDispenser* slices,
+                                             CancellationCheck* cancelled, ChunkQueue* queue) {
+                          return Render<Encoder>(conn, scope, slices, chunk_size, cancelled,
+                                                 queue);
+                        });
+  ChunkQueue& queue = readers.queue();
   bool client_gone = false;
   bool first_values = true;
   int64_t values = 0;
@@ -224,7 +201,7 @@ absl::Status StreamDocument(const ReadSources& sources, const db::ExportScope& s
     }
     queue.Recycle(std::move(item.buffer));
   }
-  readers_thread.join();
+  readers.Join();
   stats->values = values;
   stats->file_bytes = sender->file_bytes();
   if (client_gone) return ClientGoneError();
@@ -267,20 +244,13 @@ absl::Status StreamFile(const ReadSources& sources, const db::ExportScope& scope
 }
 
 bool ReadSerializedChunkValues(const grpc::ByteBuffer& chunk, int64_t* values_so_far) {
-  std::vector<grpc::Slice> slices;
-  if (!chunk.Dump(&slices).ok() || slices.empty()) return false;
-  const grpc::Slice& last = slices.back();
-  if (last.size() < 2 || last.begin()[0] != kValuesSoFarTag) return false;
-  uint64_t value = 0;
-  int shift = 0;
-  for (const uint8_t* p = last.begin() + 1; p != last.end() && shift < 64; ++p, shift += 7) {
-    value |= static_cast<uint64_t>(*p & 0x7F) << shift;
-    if ((*p & 0x80) == 0) {
-      *values_so_far = static_cast<int64_t>(value);
-      return p + 1 == last.end();
-    }
-  }
-  return false;
+  bool found = false;
+  const bool read = ReadTrailingVarints(chunk, [&](int field, uint64_t value) {
+    if (field != static_cast<int>(kValuesSoFarField)) return;
+    *values_so_far = static_cast<int64_t>(value);
+    found = true;
+  });
+  return read && found;
 }
 
 }  // namespace dvexport::server

@@ -17,6 +17,7 @@
 #include "service/db/data_value_reader.h"
 #include "service/db/export_scope.h"
 #include "service/db/pg_connection.h"
+#include "service/encode/chunk_buffer.h"
 #include "service/encode/data_value_row.h"
 #include "service/server/cancellation_check.h"
 
@@ -191,6 +192,51 @@ void RunReaders(const ReadSources& sources, Read read) {
   }
   for (std::thread& thread : threads) thread.join();
 }
+
+// The reading side of one export: a thread that runs one reader per reader of "sources" (each
+// "read(connection, slices, cancelled, queue)" on its connection, sharing the slices, the
+// cancellation check and the queue), and the queue their buffers come out of: kSpareBuffers
+// buffers of "buffer_capacity" plus one per extra reader circulate besides each reader's own.
+// The caller pops the queue, and Stop()s it if the client goes away; Join() (or the destructor)
+// waits for the readers.
+class ExportReaders {
+ public:
+  using Queue = HandOffQueue<encode::ChunkBuffer>;
+  static constexpr size_t kSpareBuffers = 3;
+
+  // "read" returns the reader's status, which closes its side of the queue.
+  template <typename Read>
+  ExportReaders(const ReadSources& sources, size_t buffer_capacity, grpc::ServerContext* context,
+                Read read)
+      : queue_(sources.readers(), kSpareBuffers + static_cast<size_t>(sources.readers()) - 1,
+               [buffer_capacity] { return std::make_unique<encode::ChunkBuffer>(buffer_capacity); }),
+        slices_(&sources.slices),
+        cancelled_(context),
+        thread_([this, &sources, read = std::move(read)] {
+          RunReaders(sources, [&](db::PgConnection* conn) {
+            // A reader without a connection leaves its slices to the others.
+            if (conn == nullptr) return queue_.Close(absl::OkStatus());
+            queue_.Close(read(*conn, &slices_, &cancelled_, &queue_));
+          });
+        }) {}
+
+  ExportReaders(const ExportReaders&) = delete;
+  ExportReaders& operator=(const ExportReaders&) = delete;
+
+  ~ExportReaders() { Join(); }
+
+  Queue& queue() { return queue_; }
+
+  void Join() {
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  Queue queue_;
+  SliceDispenser slices_;
+  CancellationCheck cancelled_;
+  std::thread thread_;  // last: started once the members it uses exist
+};
 
 }  // namespace dvexport::server
 

@@ -5,14 +5,13 @@
 #include <cstring>
 #include <memory>
 #include <string>
-#include <vector>
-#include <thread>
 #include <utility>
 
 #include "service/db/data_value_reader.h"
 #include "service/encode/protobuf_data_value_encoder.h"
 #include "service/encode/utf8_sequence.h"
 #include "service/server/cancellation_check.h"
+#include "service/server/serialized_message.h"
 
 namespace dvexport::server {
 namespace {
@@ -20,49 +19,20 @@ namespace {
 using dvexport::v1::DataValue;
 using dvexport::v1::DataValueBatch;
 
-// The index of the first byte of "bytes" from "i" on that is not ASCII, or its size.
-size_t SkipAscii(std::string_view bytes, size_t i) {
-  const char* s = bytes.data();
-  const size_t n = bytes.size();
-  for (; n - i >= 8; i += 8) {
-    uint64_t word;
-    std::memcpy(&word, s + i, 8);
-    if ((word & 0x8080808080808080ULL) != 0) break;
-  }
-  while (i < n && static_cast<unsigned char>(s[i]) < 0x80) ++i;
-  return i;
-}
-
 // Copies "bytes" to "*out", replacing each ill-formed UTF-8 subpart with U+FFFD as
-// encode::ScanUtf8Sequence defines it (the JSON and CSV encoders do the same).
+// encode::ScanUtf8Sequence defines it (the JSON, CSV and protobuf encoders do the same).
 void AssignUtf8(std::string_view bytes, std::string* out) {
   const auto* s = reinterpret_cast<const unsigned char*>(bytes.data());
   const size_t n = bytes.size();
-  size_t i = SkipAscii(bytes, 0);
-  while (i < n) {
-    const encode::Utf8Sequence sequence = encode::ScanUtf8Sequence(s + i, n - i);
-    if (!sequence.well_formed) break;
-    i = SkipAscii(bytes, i + sequence.length);
-  }
-  if (i == n) {
+  const size_t valid = encode::WellFormedUtf8Prefix(s, n);
+  if (valid == n) {
     out->assign(bytes.data(), n);
     return;
   }
-  // Rare: the well-formed prefix, then the rest byte by byte.
-  out->assign(bytes.data(), i);
-  while (i < n) {
-    if (s[i] < 0x80) {
-      out->push_back(static_cast<char>(s[i++]));
-      continue;
-    }
-    const encode::Utf8Sequence sequence = encode::ScanUtf8Sequence(s + i, n - i);
-    if (sequence.well_formed) {
-      out->append(bytes.data() + i, sequence.length);
-    } else {
-      out->append(encode::kUtf8ReplacementCharacter, encode::kUtf8ReplacementCharacterLength);
-    }
-    i += sequence.length;
-  }
+  // Rare: the well-formed prefix, then the rest repaired.
+  out->resize(valid + encode::RepairedUtf8Size(s + valid, n - valid));
+  std::memcpy(out->data(), s, valid);
+  encode::WriteRepairedUtf8(out->data() + valid, s + valid, n - valid);
 }
 
 void SetTimestamp(int64_t micros, google::protobuf::Timestamp* out) {
@@ -99,10 +69,7 @@ void ToDataValue(const encode::DataValueRow& row, DataValue* out) {
 
 namespace {
 
-using BatchQueue = HandOffQueue<encode::ChunkBuffer>;
-
-// Batches in the queue besides the one each reader fills.
-constexpr size_t kQueuedBatches = 3;
+using BatchQueue = ExportReaders::Queue;
 
 // One reader thread of a stream export: takes slices of the table until none is left and queues
 // their values, in wire format, in batches of at most "batch_bytes" with their end fields.
@@ -150,19 +117,13 @@ absl::Status EncodeBatches(db::PgConnection& conn, const db::ExportScope& scope,
 absl::Status StreamDataValueBatches(const ReadSources& sources, const db::ExportScope& scope,
                                     size_t batch_bytes, grpc::ServerContext* context,
                                     const SerializedBatchWriter& write, StreamExportStats* stats) {
-  const int readers = sources.readers();
-  BatchQueue queue(readers, kQueuedBatches + static_cast<size_t>(readers) - 1, [batch_bytes] {
-    return std::make_unique<encode::ChunkBuffer>(batch_bytes + batch_bytes / 4);
-  });
-  SliceDispenser slices(&sources.slices);
-  CancellationCheck cancelled(context);
-  std::thread readers_thread([&] {
-    RunReaders(sources, [&](db::PgConnection* conn) {
-      // A reader without a connection leaves its slices to the others.
-      if (conn == nullptr) return queue.Close(absl::OkStatus());
-      queue.Close(EncodeBatches(*conn, scope, &slices, batch_bytes, &cancelled, &queue));
-    });
-  });
+  ExportReaders readers(sources, batch_bytes + batch_bytes / 4, context,
+                        [&scope, batch_bytes](db::PgConnection& conn, SliceDispenser* slices,
+                                              CancellationCheck* cancelled, BatchQueue* queue) {
+                          return EncodeBatches(conn, scope, slices, batch_bytes, cancelled,
+                                               queue);
+                        });
+  BatchQueue& queue = readers.queue();
   // The values as they are (gRPC copies them into a slice of its own: the buffer goes back to
   // the readers), then the end fields.
   auto send = [&](std::string_view values, int64_t values_so_far, bool last) {
@@ -193,7 +154,7 @@ absl::Status StreamDataValueBatches(const ReadSources& sources, const db::Export
     }
     pending = std::move(item);
   }
-  readers_thread.join();
+  readers.Join();
   if (client_gone || context->IsCancelled()) {
     return ClientGoneError();
   }
@@ -207,30 +168,19 @@ absl::Status StreamDataValueBatches(const ReadSources& sources, const db::Export
 }
 
 bool ReadSerializedBatchEnd(const grpc::ByteBuffer& batch, bool* last, int64_t* values_so_far) {
-  std::vector<grpc::Slice> slices;
-  if (!batch.Dump(&slices).ok() || slices.empty()) return false;
-  const grpc::Slice& end = slices.back();
-  const auto* p = end.begin();
   *last = false;
   *values_so_far = 0;
-  if (p != end.end() && *p == 0x10) {  // last = 2, varint
-    if (end.end() - p < 2) return false;
-    *last = p[1] != 0;
-    p += 2;
-  }
-  if (p != end.end() && *p == 0x18) {  // values_so_far = 3, varint
-    uint64_t v = 0;
-    int shift = 0;
-    for (++p; p != end.end() && shift < 64; shift += 7) {
-      v |= static_cast<uint64_t>(*p & 0x7F) << shift;
-      if ((*p++ & 0x80) == 0) {
-        *values_so_far = static_cast<int64_t>(v);
-        return p == end.end();
-      }
+  bool other = false;
+  const bool read = ReadTrailingVarints(batch, [&](int field, uint64_t value) {
+    if (field == 2) {  // last
+      *last = value != 0;
+    } else if (field == 3) {  // values_so_far
+      *values_so_far = static_cast<int64_t>(value);
+    } else {
+      other = true;
     }
-    return false;
-  }
-  return p == end.end();
+  });
+  return read && !other;
 }
 
 }  // namespace dvexport::server
