@@ -44,60 +44,6 @@ inline size_t VarintSize(uint64_t v) {
   return n;
 }
 
-// The length of the well-formed prefix of "s": all of it for valid UTF-8.
-size_t WellFormedPrefix(const unsigned char* s, size_t n) {
-  size_t i = 0;
-  while (true) {
-    for (; n - i >= 8; i += 8) {
-      uint64_t word;
-      std::memcpy(&word, s + i, 8);
-      if ((word & 0x8080808080808080ULL) != 0) break;
-    }
-    while (i < n && s[i] < 0x80) ++i;
-    if (i == n) return n;
-    const Utf8Sequence sequence = ScanUtf8Sequence(s + i, n - i);
-    if (!sequence.well_formed) return i;
-    i += sequence.length;
-  }
-}
-
-// Writes "s" with each ill-formed subpart replaced by U+FFFD; returns the end.
-char* WriteRepaired(char* p, const unsigned char* s, size_t n) {
-  size_t i = 0;
-  while (i < n) {
-    if (s[i] < 0x80) {
-      *p++ = static_cast<char>(s[i++]);
-      continue;
-    }
-    const Utf8Sequence sequence = ScanUtf8Sequence(s + i, n - i);
-    if (sequence.well_formed) {
-      std::memcpy(p, s + i, sequence.length);
-      p += sequence.length;
-    } else {
-      std::memcpy(p, kUtf8ReplacementCharacter, kUtf8ReplacementCharacterLength);
-      p += kUtf8ReplacementCharacterLength;
-    }
-    i += sequence.length;
-  }
-  return p;
-}
-
-size_t RepairedSize(const unsigned char* s, size_t n) {
-  size_t size = 0;
-  size_t i = 0;
-  while (i < n) {
-    if (s[i] < 0x80) {
-      ++size;
-      ++i;
-      continue;
-    }
-    const Utf8Sequence sequence = ScanUtf8Sequence(s + i, n - i);
-    size += sequence.well_formed ? sequence.length : kUtf8ReplacementCharacterLength;
-    i += sequence.length;
-  }
-  return size;
-}
-
 // Selects the bytes that are not ASCII (signed, they are negative).
 inline ByteVector NonAscii(ByteVector v) { return v < 0; }
 
@@ -111,16 +57,16 @@ inline char* WriteString(char* p, unsigned char tag, std::string_view bytes) {
     *p = static_cast<char>(n);
     if (CopyIfPlain(s, n, p + 1, NonAscii)) return p + 1 + n;
   }
-  const size_t valid = WellFormedPrefix(s, n);
+  const size_t valid = WellFormedUtf8Prefix(s, n);
   if (valid == n) {
     p = WriteVarint(p, n);
     std::memcpy(p, s, n);
     return p + n;
   }
   // Rare: the well-formed prefix, then the rest repaired.
-  p = WriteVarint(p, valid + RepairedSize(s + valid, n - valid));
+  p = WriteVarint(p, valid + RepairedUtf8Size(s + valid, n - valid));
   std::memcpy(p, s, valid);
-  return WriteRepaired(p + valid, s + valid, n - valid);
+  return WriteRepairedUtf8(p + valid, s + valid, n - valid);
 }
 
 inline char* WriteText(char* p, unsigned char tag, const Text& text) {

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace dvexport::encode {
 
@@ -55,6 +56,61 @@ inline Utf8Sequence ScanUtf8Sequence(const unsigned char* s, size_t n) {
 inline uint32_t DecodeUtf8FourByteSequence(const unsigned char* s) {
   return (static_cast<uint32_t>(s[0] & 0x07) << 18) | (static_cast<uint32_t>(s[1] & 0x3F) << 12) |
          (static_cast<uint32_t>(s[2] & 0x3F) << 6) | static_cast<uint32_t>(s[3] & 0x3F);
+}
+
+// The length of the longest well-formed UTF-8 prefix of the "n" bytes at "s": n when they are
+// all valid UTF-8. ASCII is skipped eight bytes at a time.
+inline size_t WellFormedUtf8Prefix(const unsigned char* s, size_t n) {
+  size_t i = 0;
+  while (true) {
+    for (; n - i >= 8; i += 8) {
+      uint64_t word;
+      std::memcpy(&word, s + i, 8);
+      if ((word & 0x8080808080808080ULL) != 0) break;
+    }
+    while (i < n && s[i] < 0x80) ++i;
+    if (i == n) return n;
+    const Utf8Sequence sequence = ScanUtf8Sequence(s + i, n - i);
+    if (!sequence.well_formed) return i;
+    i += sequence.length;
+  }
+}
+
+// The bytes the "n" bytes at "s" take with each ill-formed subpart replaced by U+FFFD.
+inline size_t RepairedUtf8Size(const unsigned char* s, size_t n) {
+  size_t size = 0;
+  for (size_t i = 0; i < n;) {
+    if (s[i] < 0x80) {
+      ++size;
+      ++i;
+      continue;
+    }
+    const Utf8Sequence sequence = ScanUtf8Sequence(s + i, n - i);
+    size += sequence.well_formed ? sequence.length : kUtf8ReplacementCharacterLength;
+    i += sequence.length;
+  }
+  return size;
+}
+
+// Writes the "n" bytes at "s" to "p" with each ill-formed subpart replaced by U+FFFD
+// (RepairedUtf8Size bytes) and returns the end of what was written.
+inline char* WriteRepairedUtf8(char* p, const unsigned char* s, size_t n) {
+  for (size_t i = 0; i < n;) {
+    if (s[i] < 0x80) {
+      *p++ = static_cast<char>(s[i++]);
+      continue;
+    }
+    const Utf8Sequence sequence = ScanUtf8Sequence(s + i, n - i);
+    if (sequence.well_formed) {
+      std::memcpy(p, s + i, sequence.length);
+      p += sequence.length;
+    } else {
+      std::memcpy(p, kUtf8ReplacementCharacter, kUtf8ReplacementCharacterLength);
+      p += kUtf8ReplacementCharacterLength;
+    }
+    i += sequence.length;
+  }
+  return p;
 }
 
 }  // namespace dvexport::encode
