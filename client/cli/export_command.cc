@@ -43,21 +43,13 @@ int RunExport(const CommandLine& command) {
   absl::StatusOr<client::ExportSummary> summary =
       to_stdout ? client.ExportToFd(command.request, STDOUT_FILENO, options)
                 : client.ExportToFile(command.request, command.output, options);
-  if (counter.joinable()) {
-    // The count only feeds the bar: a count still running is of no use now.
-    client.Cancel();
-    counter.join();
-  }
+  StopCounting(client, &counter);
   interrupts.Stop();
   if (progress_line.has_value()) progress_line->Clear();
 
   if (!summary.ok()) {
-    if (interrupts.received() != 0) {
-      std::fprintf(stderr, "dvexport: interrupted by SIG%s; %s\n",
-                   sigabbrev_np(interrupts.received()),
-                   to_stdout ? "the output is incomplete" : "the file is left as it was");
-      interrupts.DieOf(interrupts.received());
-    }
+    interrupts.DieIfInterrupted(to_stdout ? "the output is incomplete"
+                                          : "the file is left as it was");
     return PrintError(summary.status());
   }
   std::fprintf(stderr, "%s\n",

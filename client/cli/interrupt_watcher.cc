@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 
 namespace dvexport::cli {
 
@@ -38,7 +39,10 @@ void InterruptWatcher::Stop() {
   thread_.join();
 }
 
-void InterruptWatcher::DieOf(int signo) {
+void InterruptWatcher::DieIfInterrupted(const char* what_is_left) {
+  const int signo = received();
+  if (signo == 0) return;
+  std::fprintf(stderr, "dvexport: interrupted by SIG%s; %s\n", sigabbrev_np(signo), what_is_left);
   std::fflush(nullptr);
   ::signal(signo, SIG_DFL);
   pthread_sigmask(SIG_UNBLOCK, &signals_, nullptr);

@@ -34,8 +34,10 @@ class InterruptWatcher {
   // The signal that cancelled the export; 0 if none.
   int received() const { return received_.load(); }
 
-  // Dies of signal "signo", as a shell expects of an interrupted program.
-  [[noreturn]] void DieOf(int signo);
+  // If a signal cancelled the export: says so on stderr with "what_is_left" ("the file is left
+  // as it was", ...) and dies of that signal, as a shell expects of an interrupted program.
+  // Returns otherwise.
+  void DieIfInterrupted(const char* what_is_left);
 
  private:
   // Wakes the watcher to stop; from elsewhere it is ignored.

@@ -69,6 +69,12 @@ std::thread StartCounting(client::ExportClient& client, const CommandLine& comma
   });
 }
 
+void StopCounting(client::ExportClient& client, std::thread* counter) {
+  if (!counter->joinable()) return;
+  client.Cancel();
+  counter->join();
+}
+
 void ProgressLine::Clear() {
   if (!shown_) return;
   std::fputs("\r\033[K", terminal_);

@@ -62,6 +62,10 @@ class ProgressLine {
 std::thread StartCounting(client::ExportClient& client, const CommandLine& command,
                           ProgressLine* progress_line);
 
+// Ends a count StartCounting began, if any ("counter" joinable): the count only feeds the bar,
+// so one still running is cancelled (with the rest of "client"'s calls) rather than awaited.
+void StopCounting(client::ExportClient& client, std::thread* counter);
+
 }  // namespace dvexport::cli
 
 #endif  // DVEXPORT_CLIENT_CLI_PROGRESS_LINE_H_

@@ -206,22 +206,14 @@ int RunStream(const CommandLine& command) {
   absl::Status status = !write_status.ok() ? write_status : values.status();
   if (status.ok()) status = writer.Flush();
   if (status.ok() && file.has_value()) status = file->Commit();
-  if (counter.joinable()) {
-    // The count only feeds the bar: a count still running is of no use now.
-    client.Cancel();
-    counter.join();
-  }
+  StopCounting(client, &counter);
   interrupts.Stop();
   if (progress_line.has_value()) progress_line->Clear();
 
   if (!status.ok()) {
-    if (interrupts.received() != 0) {
-      std::fprintf(stderr, "dvexport: interrupted by SIG%s; %s\n",
-                   sigabbrev_np(interrupts.received()),
-                   to_stdout ? "the output is incomplete" : "the file is left as it was");
-      file.reset();  // removes the temporary file before dying
-      interrupts.DieOf(interrupts.received());
-    }
+    if (interrupts.received() != 0) file.reset();  // removes the temporary file before dying
+    interrupts.DieIfInterrupted(to_stdout ? "the output is incomplete"
+                                          : "the file is left as it was");
     return PrintError(status);
   }
   const double seconds =
