@@ -1,0 +1,97 @@
+#ifndef DVEXPORT_SERVICE_DB_READ_SESSION_H_
+#define DVEXPORT_SERVICE_DB_READ_SESSION_H_
+
+// CONTRACT (issue 10): the server layer is written against this interface.
+// The implementation on libpqxx replaces this comment with its own.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "service/db/connection_pool.h"
+#include "service/db/export_scope.h"
+#include "service/db/read_plan.h"
+#include "service/dhis2/export_request_validator.h"
+#include "service/encode/data_value_row.h"
+
+namespace dvexport::db {
+
+struct ReadSessionOptions {
+  // How long Begin waits for a pooled connection (never past the deadline).
+  std::chrono::milliseconds connection_wait{10000};
+  // PostgreSQL statement_timeout for the session's statements; 0: the role's
+  // or database's setting.
+  std::chrono::milliseconds statement_timeout{0};
+  // How a large export is read with several connections at once.
+  ReadPlanOptions read_plan;
+};
+
+// The database side of one export or count: its pooled connection, its READ
+// ONLY REPEATABLE READ transaction, its resolved scope, its slice plan with
+// the exported snapshot, and the extra reader connections that import it.
+//
+// Every database wait of the session (borrowing a connection, each statement,
+// each COPY read) ends within about 100 ms of Cancel() (with Cancelled) or of
+// "deadline" (with DeadlineExceeded), whichever comes first.
+//
+// Thread-safety: Cancel() from any thread at any time. Read(i) for distinct i
+// concurrently, each on its own thread, after PlanReads. Everything else from
+// one thread at a time.
+class ReadSession {
+ public:
+  // Does no I/O. "*pool" must outlive the session. "deadline": the call's
+  // (std::chrono::system_clock::time_point::max() for none).
+  ReadSession(ConnectionPool* pool, const ReadSessionOptions& options,
+              std::chrono::system_clock::time_point deadline);
+
+  // Cancels whatever still runs, drains it, ends every transaction and gives
+  // every connection back to the pool (dropping the ones that cannot be
+  // reused).
+  ~ReadSession();
+
+  ReadSession(const ReadSession&) = delete;
+  ReadSession& operator=(const ReadSession&) = delete;
+
+  // Any thread, any time, repeatedly: every wait of the session ends with
+  // Cancelled within about 100 ms, and no statement starts after it.
+  void Cancel();
+
+  // Borrows a connection, begins the transaction and resolves "params" into
+  // the scope (NotFound / InvalidArgument / FailedPrecondition as
+  // ResolveExportScope).
+  absl::Status Begin(const dhis2::ExportParams& params);
+
+  // After Begin.
+  const ExportScope& scope() const;
+
+  // How many values an export of the scope writes (count(*), capped at its
+  // limit).
+  absl::StatusOr<int64_t> Count();
+
+  // Decides how the values are read: one COPY, or slices of the table read
+  // by several connections in the transaction's exported snapshot. Extra
+  // connections are only used if the pool keeps "keep_available" for other
+  // exports. Returns the number of readers (1 .. read_plan.max_streams).
+  absl::StatusOr<int> PlanReads(int keep_available);
+
+  // Reader "index" (0 .. readers-1), each on its own thread: reader 0 reads on
+  // the session's connection, the others open a connection of their own that
+  // imports the snapshot (one that cannot returns OK having read nothing: its
+  // slices go to the others). Takes the next unread slice until none is left
+  // and calls "row" for each of its values; "row" returning false stops the
+  // reader (Cancelled). Rows are valid only during the call.
+  absl::Status Read(int index, absl::FunctionRef<bool(const encode::DataValueRow&)> row);
+
+  // After every Read returned: ends the transaction.
+  absl::Status Finish();
+
+  // True when PlanReads chose slices on several connections.
+  bool sliced() const;
+};
+
+}  // namespace dvexport::db
+
+#endif  // DVEXPORT_SERVICE_DB_READ_SESSION_H_
