@@ -6,17 +6,17 @@
 
 #include "service/encode/plain_copy.h"
 #include "service/encode/utf8_sequence.h"
+#include "service/encode/wire_format.h"
 
 namespace dvexport::encode {
 namespace {
 
-// Wire types: 0 varint, 2 length-delimited.
-constexpr unsigned char Tag(int field, int wire_type) {
-  return static_cast<unsigned char>(field << 3 | wire_type);
-}
+using wire::kMaxVarint32;
+using wire::kMaxVarint64;
+using wire::VarintSize;
+using wire::WriteVarint;
+namespace dv = wire::data_value;
 
-constexpr size_t kMaxVarint64 = 10;
-constexpr size_t kMaxVarint32 = 5;
 // Bytes a timestamp takes at most: tag, length, seconds (tag + 10), nanos (tag + 5).
 constexpr size_t kMaxTimestamp = 1 + 1 + 1 + kMaxVarint64 + 1 + kMaxVarint32;
 // Per text field at most: tag and length; the text at most triples (an ill-formed byte becomes
@@ -26,32 +26,14 @@ constexpr size_t kTextFields = 8;
 // The entry's own tag and length, two timestamps, two flags.
 constexpr size_t kMaxFixedOverhead = 1 + kMaxVarint32 + 2 * kMaxTimestamp + 2 * 2;
 
-inline char* WriteVarint(char* p, uint64_t v) {
-  while (v >= 0x80) {
-    *p++ = static_cast<char>(v | 0x80);
-    v >>= 7;
-  }
-  *p++ = static_cast<char>(v);
-  return p;
-}
-
-inline size_t VarintSize(uint64_t v) {
-  size_t n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    ++n;
-  }
-  return n;
-}
-
 // Selects the bytes that are not ASCII (signed, they are negative).
 inline ByteVector NonAscii(ByteVector v) { return v < 0; }
 
 // A length-delimited string field.
-inline char* WriteString(char* p, unsigned char tag, std::string_view bytes) {
+inline char* WriteString(char* p, char tag, std::string_view bytes) {
   const auto* s = reinterpret_cast<const unsigned char*>(bytes.data());
   const size_t n = bytes.size();
-  *p++ = static_cast<char>(tag);
+  *p++ = tag;
   // Most strings are short and ASCII: a one-byte length and one vector test and copy.
   if (n < 0x80) {
     *p = static_cast<char>(n);
@@ -69,12 +51,12 @@ inline char* WriteString(char* p, unsigned char tag, std::string_view bytes) {
   return WriteRepairedUtf8(p + valid, s + valid, n - valid);
 }
 
-inline char* WriteText(char* p, unsigned char tag, const Text& text) {
+inline char* WriteText(char* p, char tag, const Text& text) {
   return text.is_null ? p : WriteString(p, tag, text.bytes);
 }
 
 // google.protobuf.Timestamp of "micros" since the epoch: seconds floored, nanos in [0, 1e9).
-inline char* WriteTimestamp(char* p, unsigned char tag, int64_t micros) {
+inline char* WriteTimestamp(char* p, char tag, int64_t micros) {
   int64_t seconds = micros / 1000000;
   int64_t rest = micros % 1000000;
   if (rest < 0) {
@@ -84,14 +66,14 @@ inline char* WriteTimestamp(char* p, unsigned char tag, int64_t micros) {
   const uint64_t nanos = static_cast<uint64_t>(rest) * 1000;
   const size_t size = (seconds != 0 ? 1 + VarintSize(static_cast<uint64_t>(seconds)) : 0) +
                       (nanos != 0 ? 1 + VarintSize(nanos) : 0);
-  *p++ = static_cast<char>(tag);
+  *p++ = tag;
   *p++ = static_cast<char>(size);  // at most 17
   if (seconds != 0) {
-    *p++ = static_cast<char>(Tag(1, 0));
+    *p++ = wire::timestamp::kSeconds;
     p = WriteVarint(p, static_cast<uint64_t>(seconds));
   }
   if (nanos != 0) {
-    *p++ = static_cast<char>(Tag(2, 0));
+    *p++ = wire::timestamp::kNanos;
     p = WriteVarint(p, nanos);
   }
   return p;
@@ -113,27 +95,27 @@ void ProtobufDataValueEncoder::Add(const DataValueRow& row) {
   // then move it next to the length it turned out to have.
   char* const body = start + 1 + kMaxVarint32;
   char* p = body;
-  p = WriteText(p, Tag(1, 2), row.data_element);
-  if (!row.period.is_null && !row.period.bytes.empty()) p = WriteString(p, Tag(2, 2), row.period.bytes);
-  p = WriteText(p, Tag(3, 2), row.org_unit);
-  p = WriteText(p, Tag(4, 2), row.category_option_combo);
-  p = WriteText(p, Tag(5, 2), row.attribute_option_combo);
-  p = WriteText(p, Tag(6, 2), row.value);
-  p = WriteText(p, Tag(7, 2), row.stored_by);
-  p = WriteTimestamp(p, Tag(8, 2), row.created_micros);
-  p = WriteTimestamp(p, Tag(9, 2), row.last_updated_micros);
-  p = WriteText(p, Tag(10, 2), row.comment);
+  p = WriteText(p, dv::kDataElement, row.data_element);
+  if (!row.period.is_null && !row.period.bytes.empty()) p = WriteString(p, dv::kPeriod, row.period.bytes);
+  p = WriteText(p, dv::kOrgUnit, row.org_unit);
+  p = WriteText(p, dv::kCategoryOptionCombo, row.category_option_combo);
+  p = WriteText(p, dv::kAttributeOptionCombo, row.attribute_option_combo);
+  p = WriteText(p, dv::kValue, row.value);
+  p = WriteText(p, dv::kStoredBy, row.stored_by);
+  p = WriteTimestamp(p, dv::kCreated, row.created_micros);
+  p = WriteTimestamp(p, dv::kLastUpdated, row.last_updated_micros);
+  p = WriteText(p, dv::kComment, row.comment);
   if (row.followup) {
-    *p++ = static_cast<char>(Tag(11, 0));
+    *p++ = dv::kFollowup;
     *p++ = 1;
   }
   if (row.deleted) {
-    *p++ = static_cast<char>(Tag(12, 0));
+    *p++ = dv::kDeleted;
     *p++ = 1;
   }
   const size_t body_size = static_cast<size_t>(p - body);
   char* q = start;
-  *q++ = static_cast<char>(Tag(1, 2));
+  *q++ = wire::data_value_batch::kDataValues;
   q = WriteVarint(q, body_size);
   if (q != body) std::memmove(q, body, body_size);
   const size_t written = static_cast<size_t>(q - start) + body_size;
@@ -143,11 +125,11 @@ void ProtobufDataValueEncoder::Add(const DataValueRow& row) {
 
 char* ProtobufDataValueEncoder::WriteBatchEnd(char* p, bool last, int64_t values_so_far) {
   if (last) {
-    *p++ = static_cast<char>(Tag(2, 0));
+    *p++ = wire::data_value_batch::kLast;
     *p++ = 1;
   }
   if (values_so_far != 0) {
-    *p++ = static_cast<char>(Tag(3, 0));
+    *p++ = wire::data_value_batch::kValuesSoFar;
     p = WriteVarint(p, static_cast<uint64_t>(values_so_far));
   }
   return p;

@@ -5,7 +5,6 @@
 #include <grpcpp/resource_quota.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
-#include <libpq-fe.h>
 
 #include <climits>
 #include <cstdio>
@@ -14,10 +13,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "service/server/export_call_observer.h"
 
 namespace dvexport::server {
 namespace {
+
+// How long a health probe waits for the database.
+constexpr std::chrono::milliseconds kProbeTimeout{1000};
 
 absl::StatusOr<std::string> ReadPemFile(const std::string& flag, const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -57,40 +58,26 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
   return grpc::SslServerCredentials(ssl);
 }
 
-// Fails on a malformed conninfo without libpq's message, which quotes the
-// offending text: that may be a password, and this error is logged.
-absl::Status CheckConninfo(const std::string& conninfo) {
-  char* error = nullptr;
-  PQconninfoOption* parsed = PQconninfoParse(conninfo.c_str(), &error);
-  if (error != nullptr) PQfreemem(error);
-  if (parsed == nullptr) {
-    return absl::InvalidArgumentError(
-        "the connection string is not a valid libpq conninfo (keyword=value pairs or a "
-        "postgresql:// URI; quote values holding spaces as 'a b'); libpq's message is not shown "
-        "because it may quote a password");
-  }
-  PQconninfoFree(parsed);
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOptions& options) {
-  absl::Status conninfo = CheckConninfo(options.conninfo);
+  absl::Status conninfo = db::CheckConninfo(options.conninfo);
   if (!conninfo.ok()) return conninfo;
   std::unique_ptr<ExportServer> server(new ExportServer());
   server->pool_ = std::make_unique<db::ConnectionPool>(options.conninfo, options.pool_size);
-  server->service_ = std::make_unique<DataValueExportService>(server->pool_.get(), options.service);
-
   if (!options.metrics_listen.empty()) {
     ExportServer* self = server.get();
-    absl::StatusOr<std::unique_ptr<ServerMetrics>> metrics =
-        ServerMetrics::Start(options.metrics_listen,
-                             {.active_exports = [self] { return self->service_->active_exports(); },
-                              .db_pool_in_use = [self] { return self->pool_->in_use(); }});
+    absl::StatusOr<std::unique_ptr<ServerMetrics>> metrics = ServerMetrics::Start(
+        options.metrics_listen,
+        {.active_exports =
+             [self] { return self->service_ == nullptr ? 0 : self->service_->active_exports(); },
+         .db_pool_in_use = [self] { return self->pool_->in_use(); }});
     if (!metrics.ok()) return metrics.status();
     server->metrics_ = *std::move(metrics);
   }
+  server->log_ = std::make_unique<CallLog>(server->metrics_.get(), stderr);
+  server->service_ = std::make_unique<DataValueExportService>(server->pool_.get(), options.service,
+                                                              server->log_.get());
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -110,9 +97,6 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
     builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS, INT_MAX);
   }
   builder.RegisterService(server->service_.get());
-  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> observers;
-  observers.push_back(std::make_unique<ExportCallObserverFactory>(server->metrics_.get(), stderr));
-  builder.experimental().SetInterceptorCreators(std::move(observers));
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));
@@ -124,11 +108,8 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
 }
 
 void ExportServer::ProbeDatabase() {
-  // Every connection busy means the database answers; so does SELECT 1. A
-  // failed probe also drops the idle connection it used.
-  absl::StatusOr<db::PooledConnection> conn = pool_->Acquire(std::chrono::milliseconds(0));
-  bool serving = conn.ok() ? (*conn)->Exec("SELECT 1").ok()
-                           : conn.status().code() == absl::StatusCode::kResourceExhausted;
+  // Every connection busy counts as answering (see db::ConnectionPool::Probe).
+  const bool serving = pool_->Probe(kProbeTimeout).ok();
   server_->GetHealthCheckService()->SetServingStatus(serving);
 }
 

@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "service/db/connection_pool.h"
+#include "service/server/call_log.h"
 #include "service/server/export_service.h"
 #include "service/server/metrics.h"
 
@@ -78,8 +79,9 @@ class ExportServer {
   void StopProber();
 
   std::unique_ptr<db::ConnectionPool> pool_;
-  std::unique_ptr<DataValueExportService> service_;
   std::unique_ptr<ServerMetrics> metrics_;
+  std::unique_ptr<CallLog> log_;
+  std::unique_ptr<DataValueExportService> service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
 

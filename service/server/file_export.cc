@@ -1,139 +1,66 @@
 #include "service/server/file_export.h"
 
 #include <algorithm>
+#include <optional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 
-#include "service/db/data_value_reader.h"
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "service/encode/chunk_buffer.h"
 #include "service/encode/crc32.h"
 #include "service/encode/csv_data_value_encoder.h"
 #include "service/encode/json_data_value_encoder.h"
+#include "service/encode/parallel_gzip_compressor.h"
 #include "service/encode/pretty_json_data_value_encoder.h"
-#include "service/server/cancellation_check.h"
-#include "service/server/parallel_read.h"
-#include "service/server/serialized_message.h"
+#include "service/encode/wire_format.h"
 
 namespace dvexport::server {
 namespace {
 
+namespace chunk = encode::wire::file_chunk;
 
-// The first chunk is flushed after this many rendered bytes, so that the first byte leaves
-// within milliseconds of the first row; later chunks are "chunk_size".
+// The first chunk is sent after this many rendered bytes, so that the first byte leaves within
+// milliseconds of the first row; later chunks are "chunk_size".
 constexpr size_t kFirstChunkSize = 16 * 1024;
 
-// FileChunk's fields.
-constexpr uint32_t kDataField = 1;         // bytes data
-constexpr uint32_t kTrailerField = 2;      // ExportTrailer trailer
-constexpr uint32_t kValuesSoFarField = 3;  // int64 values_so_far
-constexpr uint32_t kVarint = 0;
-constexpr uint32_t kLengthDelimited = 2;
-
-// Turns rendered bytes into data chunks on the stream: compresses them if
-// asked, keeps the lengths and CRC-32s for the trailer. Each FileChunk goes
-// out serialized by hand as three slices: the data field's tag and length, the
-// data (one copy, into gRPC's slice), and values_so_far (always written, last):
-// no FileChunk object holds a second copy of the bytes, and gRPC serializes
-// nothing.
-class ChunkSender {
- public:
-  ChunkSender(grpc::ServerContext* context, const SerializedChunkWriter& write,
-              std::unique_ptr<encode::ParallelGzipCompressor> gzip)
-      : context_(context), write_(write), gzip_(std::move(gzip)) {}
-
-  // Sends "rendered" (possibly empty); "last" finishes the compressed
-  // stream. False if the client has gone.
-  bool Send(std::string_view rendered, int64_t values_so_far, bool last = false) {
-    uncompressed_bytes_ += static_cast<int64_t>(rendered.size());
-    std::string_view data = rendered;
-    if (gzip_ != nullptr) {
-      // The compressor checksums its input on its workers; the trailer takes that CRC.
-      compressed_.clear();
-      gzip_->Compress(rendered, &compressed_);
-      if (last) {
-        gzip_->Finish(&compressed_);
-        uncompressed_crc_ = gzip_->input_crc32();
-      }
-      data = compressed_;
-      file_crc_ = encode::Crc32(file_crc_, data);
-    } else {
-      // Uncompressed, the file is the rendered bytes: one checksum serves both.
-      uncompressed_crc_ = file_crc_ = encode::Crc32(file_crc_, data);
-    }
-    if (data.empty()) return true;
-    file_bytes_ += static_cast<int64_t>(data.size());
-    grpc::Slice parts[3] = {
-        TagAndVarint(kDataField, kLengthDelimited, data.size()),
-        grpc::Slice(data.data(), data.size()),
-        TagAndVarint(kValuesSoFarField, kVarint, static_cast<uint64_t>(values_so_far))};
-    return !context_->IsCancelled() && write_(grpc::ByteBuffer(parts, 3));
+absl::Status ValidateFileOptions(const dvexport::v1::ExportFileRequest& request) {
+  if (!dvexport::v1::Format_IsValid(request.format())) {
+    return absl::InvalidArgumentError(absl::StrCat("format: unknown value ", request.format()));
   }
-
-  bool SendTrailer(int64_t values) {
-    dvexport::v1::ExportTrailer trailer;
-    trailer.set_values(values);
-    trailer.set_uncompressed_bytes(uncompressed_bytes_);
-    trailer.set_uncompressed_crc32(uncompressed_crc_);
-    trailer.set_file_bytes(file_bytes_);
-    trailer.set_file_crc32(file_crc_);
-    const std::string bytes = trailer.SerializeAsString();
-    grpc::Slice parts[3] = {TagAndVarint(kTrailerField, kLengthDelimited, bytes.size()),
-                            grpc::Slice(bytes.data(), bytes.size()),
-                            TagAndVarint(kValuesSoFarField, kVarint, static_cast<uint64_t>(values))};
-    return write_(grpc::ByteBuffer(parts, 3));
+  if (!dvexport::v1::Compression_IsValid(request.compression())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("compression: unknown value ", request.compression()));
   }
-
-  int64_t file_bytes() const { return file_bytes_; }
-
- private:
-  grpc::ServerContext* context_;
-  const SerializedChunkWriter& write_;
-  std::unique_ptr<encode::ParallelGzipCompressor> gzip_;
-  std::string compressed_;
-  int64_t uncompressed_bytes_ = 0;
-  uint32_t uncompressed_crc_ = 0;
-  int64_t file_bytes_ = 0;
-  uint32_t file_crc_ = 0;
-};
-
-using ChunkQueue = ExportReaders::Queue;
-
-// One reader thread of an export: takes slices of the table until none is left, reads their rows
-// on "conn", renders them with its own "Encoder" and queues the chunks. The document's start and
-// end are the sender's: every value rendered here is preceded by Encoder::kValueSeparator.
-template <typename Encoder>
-absl::Status Render(db::PgConnection& conn, const db::ExportScope& scope, SliceDispenser* slices,
-                    size_t chunk_size, CancellationCheck* cancelled, ChunkQueue* queue) {
-  // The encoder keeps writing into "buffer"; queued chunks take its contents away.
-  encode::ChunkBuffer buffer(chunk_size + chunk_size / 4);
-  Encoder encoder(&buffer);
-  encoder.SetValuesWritten(true);
-  int64_t values = 0;  // in "buffer"
-  // Queues what "buffer" holds and goes on in an emptied one. False if the queue was stopped.
-  auto push = [&]() {
-    std::unique_ptr<encode::ChunkBuffer> free =
-        queue->Push(std::make_unique<encode::ChunkBuffer>(std::move(buffer)), values);
-    if (free == nullptr) return false;
-    buffer = std::move(*free);
-    values = 0;
-    return true;
-  };
-  size_t flush_at = std::min(kFirstChunkSize, chunk_size);
-  absl::Status status =
-      ReadSlices(conn, scope, slices, cancelled, queue, [&](const encode::DataValueRow& row) {
-        encoder.Add(row);
-        ++values;
-        if (buffer.size() < flush_at) return true;
-        flush_at = chunk_size;
-        return push();
-      });
-  if (!status.ok()) return status;
-  if (!buffer.empty() && !push()) return ClientGoneError();
+  if (request.compression_level() < 0 || request.compression_level() > 9) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "compression_level: ", request.compression_level(), " is not between 1 and 9 (0: default)"));
+  }
   return absl::OkStatus();
 }
 
-// The rendered start and end of the document, written by the sender around the readers' values.
+// A tag and a varint as a slice of their own.
+grpc::Slice TagAndVarintSlice(char tag, uint64_t value) {
+  char bytes[1 + encode::wire::kMaxVarint64];
+  const char* end = encode::wire::WriteTagAndVarint(bytes, tag, value);
+  return grpc::Slice(bytes, static_cast<size_t>(end - bytes));
+}
+
+// A FileChunk as three slices: the field's tag and length, "content" (one copy, into gRPC's
+// slice) and values_so_far (always written, last). No FileChunk object holds a second copy of
+// the bytes, and gRPC serializes nothing.
+grpc::ByteBuffer FrameChunk(char tag, std::string_view content, int64_t values_so_far) {
+  grpc::Slice parts[3] = {TagAndVarintSlice(tag, content.size()),
+                          grpc::Slice(content.data(), content.size()),
+                          TagAndVarintSlice(chunk::kValuesSoFar,
+                                            static_cast<uint64_t>(values_so_far))};
+  return grpc::ByteBuffer(parts, 3);
+}
+
+// The rendered start and end of the document, written around the readers' values.
 template <typename Encoder>
 class DocumentFrame {
  public:
@@ -164,93 +91,194 @@ class DocumentFrame {
   Encoder encoder_;
 };
 
+// The output side of one file: turns rendered bytes, in the order the readers hand them over,
+// into FileChunks (compressed if asked), and keeps the lengths and CRC-32s for the trailer.
+class FileSequencer {
+ public:
+  explicit FileSequencer(std::unique_ptr<encode::ParallelGzipCompressor> gzip)
+      : gzip_(std::move(gzip)) {}
+
+  // The message that carries "rendered" (holding "values" more values); nullopt-like empty
+  // ByteBuffer if nothing is to be sent yet (compressed output pending). "last" finishes the
+  // compressed stream.
+  bool Chunk(std::string_view rendered, int64_t values, bool last, OutgoingMessage* out) {
+    values_so_far_ += values;
+    uncompressed_bytes_ += static_cast<int64_t>(rendered.size());
+    std::string_view data = rendered;
+    if (gzip_ != nullptr) {
+      // The compressor checksums its input on its workers; the trailer takes that CRC.
+      compressed_.clear();
+      gzip_->Compress(rendered, &compressed_);
+      if (last) {
+        gzip_->Finish(&compressed_);
+        uncompressed_crc_ = gzip_->input_crc32();
+      }
+      data = compressed_;
+      file_crc_ = encode::Crc32(file_crc_, data);
+    } else {
+      // Uncompressed, the file is the rendered bytes: one checksum serves both.
+      uncompressed_crc_ = file_crc_ = encode::Crc32(file_crc_, data);
+    }
+    if (data.empty()) return false;
+    file_bytes_ += static_cast<int64_t>(data.size());
+    *out = OutgoingMessage{FrameChunk(chunk::kData, data, values_so_far_), values_so_far_};
+    return true;
+  }
+
+  OutgoingMessage Trailer() const {
+    dvexport::v1::ExportTrailer trailer;
+    trailer.set_values(values_so_far_);
+    trailer.set_uncompressed_bytes(uncompressed_bytes_);
+    trailer.set_uncompressed_crc32(uncompressed_crc_);
+    trailer.set_file_bytes(file_bytes_);
+    trailer.set_file_crc32(file_crc_);
+    return OutgoingMessage{FrameChunk(chunk::kTrailer, trailer.SerializeAsString(), values_so_far_),
+                           values_so_far_};
+  }
+
+  int64_t values_so_far() const { return values_so_far_; }
+
+ private:
+  std::unique_ptr<encode::ParallelGzipCompressor> gzip_;
+  std::string compressed_;
+  int64_t values_so_far_ = 0;
+  int64_t uncompressed_bytes_ = 0;
+  uint32_t uncompressed_crc_ = 0;
+  int64_t file_bytes_ = 0;
+  uint32_t file_crc_ = 0;
+};
+
 template <typename Encoder>
-absl::Status StreamDocument(const ReadSources& sources, const db::ExportScope& scope,
-                            size_t chunk_size, grpc::ServerContext* context, ChunkSender* sender,
-                            FileExportStats* stats) {
-  DocumentFrame<Encoder> frame(scope);
-  // The document's start goes out with the first values (or the end), so that the first byte
-  // sent is a measure of the first row read.
-  std::string first_chunk(frame.start());
-  // The database reads and the encoding run on threads of their own, overlapping with
-  // compression and sending here.
-  ExportReaders readers(sources, chunk_size + chunk_size / 4, context,
-                        [&scope, chunk_size](db::PgConnection& conn, SliceDispenser* slices,
-                                             CancellationCheck* cancelled, ChunkQueue* queue) {
-                          return Render<Encoder>(conn, scope, slices, chunk_size, cancelled,
-                                                 queue);
-                        });
-  ChunkQueue& queue = readers.queue();
-  bool client_gone = false;
-  bool first_values = true;
-  int64_t values = 0;
-  ChunkQueue::Item item;
-  while (queue.Pop(&item)) {
-    std::string_view rendered = item.buffer->view();
-    if (first_values && !rendered.empty()) {
+class FileExportCall final : public StreamingExportCall {
+ public:
+  FileExportCall(CallEnvironment* env, grpc::CallbackServerContext* context,
+                 const dvexport::v1::ExportFileRequest& request,
+                 std::unique_ptr<encode::ParallelGzipCompressor> gzip)
+      : StreamingExportCall(env, context, "ExportFile"), sequencer_(std::move(gzip)) {
+    record().format = dvexport::v1::Format_Name(request.format());
+    record().compression = dvexport::v1::Compression_Name(request.compression());
+    Start(absl::OkStatus(), &request.query());
+  }
+
+ private:
+  // Reader "index": renders its values with its own encoder into its own buffer and hands the
+  // buffer's bytes over every chunk_size (kFirstChunkSize first). Every value rendered here is
+  // preceded by Encoder::kValueSeparator; the first value of the document loses it.
+  absl::Status ReadValues(int index) override {
+    const size_t chunk_size = options().chunk_size;
+    encode::ChunkBuffer buffer(chunk_size + chunk_size / 4);
+    Encoder encoder(&buffer);
+    encoder.SetValuesWritten(true);
+    int64_t values = 0;  // in "buffer"
+    bool stopped = false;
+    auto hand_over = [&]() {
+      if (!HandOver(buffer.view(), values)) return false;
+      buffer.Clear();
+      values = 0;
+      return true;
+    };
+    size_t flush_at = std::min(kFirstChunkSize, chunk_size);
+    absl::Status status = session().Read(index, [&](const encode::DataValueRow& row) {
+      encoder.Add(row);
+      ++values;
+      if (buffer.size() < flush_at) return true;
+      flush_at = chunk_size;
+      if (hand_over()) return true;
+      stopped = true;
+      return false;
+    });
+    if (stopped) return ClientGoneError();
+    if (!status.ok()) return status;
+    if (!buffer.empty() && !hand_over()) return ClientGoneError();
+    return absl::OkStatus();
+  }
+
+  // Queues "rendered" (in the order of the calls; the first carries the document's start).
+  bool HandOver(std::string_view rendered, int64_t values) {
+    absl::MutexLock lock(&order_mu_);
+    std::string first;
+    if (!started_) {
+      started_ = true;
+      frame_.emplace(session().scope());
       rendered.remove_prefix(Encoder::kValueSeparator.size());
-      first_values = false;
-      first_chunk.append(rendered);
-      rendered = first_chunk;
+      first.append(frame_->start()).append(rendered);
+      rendered = first;
     }
-    values = item.values_so_far;
-    if (!sender->Send(rendered, values)) {
-      client_gone = true;
-      queue.Stop();
-      break;
+    OutgoingMessage message;
+    if (!sequencer_.Chunk(rendered, values, /*last=*/false, &message)) return true;
+    return Push(std::move(message));
+  }
+
+  absl::Status WriteEnd() override {
+    absl::MutexLock lock(&order_mu_);
+    std::string rendered;
+    if (!started_) {
+      frame_.emplace(session().scope());
+      rendered = frame_->start();
+      rendered.append(frame_->End(false));
+    } else {
+      rendered = std::string(frame_->End(sequencer_.values_so_far() > 0));
     }
-    queue.Recycle(std::move(item.buffer));
+    OutgoingMessage message;
+    if (sequencer_.Chunk(rendered, 0, /*last=*/true, &message) && !Push(std::move(message))) {
+      return ClientGoneError();
+    }
+    if (!Push(sequencer_.Trailer())) {
+      return absl::CancelledError("the client went away before the trailer");
+    }
+    return absl::OkStatus();
   }
-  readers.Join();
-  stats->values = values;
-  stats->file_bytes = sender->file_bytes();
-  if (client_gone) return ClientGoneError();
-  absl::Status status = queue.status();
-  if (!status.ok()) return status;
-  std::string_view end = frame.End(values > 0);
-  if (first_values) {
-    first_chunk.append(end);
-    end = first_chunk;
+
+  absl::Mutex order_mu_;
+  bool started_ ABSL_GUARDED_BY(order_mu_) = false;
+  std::optional<DocumentFrame<Encoder>> frame_ ABSL_GUARDED_BY(order_mu_);
+  FileSequencer sequencer_ ABSL_GUARDED_BY(order_mu_);
+};
+
+// Ends a call that cannot start: the request could not be read, or its file options are wrong.
+class RefusedFileExport final : public StreamingExportCall {
+ public:
+  RefusedFileExport(CallEnvironment* env, grpc::CallbackServerContext* context,
+                    const absl::Status& status)
+      : StreamingExportCall(env, context, "ExportFile") {
+    Start(status, nullptr);
   }
-  if (!sender->Send(end, values, /*last=*/true)) {
-    return ClientGoneError();
-  }
-  stats->file_bytes = sender->file_bytes();
-  if (!sender->SendTrailer(values)) {
-    return absl::CancelledError("the client went away before the trailer");
-  }
-  return absl::OkStatus();
-}
+
+ private:
+  absl::Status ReadValues(int) override { return absl::OkStatus(); }
+  absl::Status WriteEnd() override { return absl::OkStatus(); }
+};
 
 }  // namespace
 
-absl::Status StreamFile(const ReadSources& sources, const db::ExportScope& scope,
-                        dvexport::v1::Format format,
-                        std::unique_ptr<encode::ParallelGzipCompressor> gzip, size_t chunk_size,
-                        grpc::ServerContext* context, const SerializedChunkWriter& write,
-                        FileExportStats* stats) {
-  ChunkSender sender(context, write, std::move(gzip));
-  switch (format) {
-    case dvexport::v1::FORMAT_CSV:
-      return StreamDocument<encode::CsvDataValueEncoder>(sources, scope, chunk_size, context,
-                                                         &sender, stats);
-    case dvexport::v1::FORMAT_JSON_PRETTY:
-      return StreamDocument<encode::PrettyJsonDataValueEncoder>(sources, scope, chunk_size,
-                                                                context, &sender, stats);
-    default:
-      return StreamDocument<encode::JsonDataValueEncoder>(sources, scope, chunk_size, context,
-                                                          &sender, stats);
+grpc::ServerWriteReactor<grpc::ByteBuffer>* StartFileExport(CallEnvironment* env,
+                                                            grpc::CallbackServerContext* context,
+                                                            const grpc::ByteBuffer* request_bytes) {
+  absl::StatusOr<dvexport::v1::ExportFileRequest> request =
+      ParseRequest<dvexport::v1::ExportFileRequest>(request_bytes);
+  absl::Status status = request.status();
+  if (status.ok()) status = ValidateFileOptions(*request);
+  std::unique_ptr<encode::ParallelGzipCompressor> gzip;
+  if (status.ok() && request->compression() == dvexport::v1::COMPRESSION_GZIP) {
+    encode::ParallelGzipOptions gzip_options;
+    gzip_options.level = request->compression_level() == 0 ? 1 : request->compression_level();
+    absl::StatusOr<std::unique_ptr<encode::ParallelGzipCompressor>> created =
+        encode::ParallelGzipCompressor::Create(gzip_options);
+    status = created.status();
+    if (status.ok()) gzip = *std::move(created);
   }
-}
-
-bool ReadSerializedChunkValues(const grpc::ByteBuffer& chunk, int64_t* values_so_far) {
-  bool found = false;
-  const bool read = ReadTrailingVarints(chunk, [&](int field, uint64_t value) {
-    if (field != static_cast<int>(kValuesSoFarField)) return;
-    *values_so_far = static_cast<int64_t>(value);
-    found = true;
-  });
-  return read && found;
+  if (!status.ok()) return new RefusedFileExport(env, context, status);
+  switch (request->format()) {
+    case dvexport::v1::FORMAT_CSV:
+      return new FileExportCall<encode::CsvDataValueEncoder>(env, context, *request,
+                                                             std::move(gzip));
+    case dvexport::v1::FORMAT_JSON_PRETTY:
+      return new FileExportCall<encode::PrettyJsonDataValueEncoder>(env, context, *request,
+                                                                    std::move(gzip));
+    default:
+      return new FileExportCall<encode::JsonDataValueEncoder>(env, context, *request,
+                                                              std::move(gzip));
+  }
 }
 
 }  // namespace dvexport::server

@@ -3,43 +3,18 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include <cstdint>
-#include <functional>
-#include <memory>
-
-#include "absl/status/status.h"
-#include "dvexport/v1/export.grpc.pb.h"
-#include "service/db/export_scope.h"
-#include "service/db/pg_connection.h"
-#include "service/encode/parallel_gzip_compressor.h"
-#include "service/server/parallel_read.h"
+#include "service/server/export_call.h"
 
 namespace dvexport::server {
 
-struct FileExportStats {
-  int64_t values = 0;
-  int64_t file_bytes = 0;
-};
-
-// Sends one serialized FileChunk; false if the client has gone.
-using SerializedChunkWriter = std::function<bool(const grpc::ByteBuffer&)>;
-
-// Streams the data values of "scope" from "sources" to "write" as the file
-// the request asks for: serialized FileChunks of about "chunk_size" rendered
-// bytes (compressed by "gzip" if not null), then the trailer. Reads and
-// encodes on one thread per connection of "sources" while this one
-// compresses and sends, with a few chunks queued between them at most. Stops,
-// cancelling the queries, when the client goes away. Fills "*stats" whatever
-// the outcome.
-absl::Status StreamFile(const ReadSources& sources, const db::ExportScope& scope,
-                        dvexport::v1::Format format,
-                        std::unique_ptr<encode::ParallelGzipCompressor> gzip, size_t chunk_size,
-                        grpc::ServerContext* context, const SerializedChunkWriter& write,
-                        FileExportStats* stats);
-
-// The values_so_far of a FileChunk StreamFile sent (data or trailer), read from the end of the
-// message (for the call log). False if it is not there.
-bool ReadSerializedChunkValues(const grpc::ByteBuffer& chunk, int64_t* values_so_far);
+// ExportFile: the reactor of one call, which streams the file the request asks for (JSON, pretty
+// JSON or CSV, gzip or not) as FileChunks the service serializes itself, of about
+// options.chunk_size rendered bytes each (the first after at most 16 KiB, so that the first
+// byte leaves within milliseconds of the first row), then the ExportTrailer (values, lengths and
+// CRC-32s). "request" is the call's raw ExportFileRequest. Deletes itself when the call is done.
+grpc::ServerWriteReactor<grpc::ByteBuffer>* StartFileExport(CallEnvironment* env,
+                                                            grpc::CallbackServerContext* context,
+                                                            const grpc::ByteBuffer* request);
 
 }  // namespace dvexport::server
 

@@ -1,186 +1,107 @@
 #include "service/server/stream_export.h"
 
-#include <google/protobuf/io/coded_stream.h>
-
-#include <cstring>
-#include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
-#include "service/db/data_value_reader.h"
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "service/encode/chunk_buffer.h"
 #include "service/encode/protobuf_data_value_encoder.h"
-#include "service/encode/utf8_sequence.h"
-#include "service/server/cancellation_check.h"
-#include "service/server/serialized_message.h"
 
 namespace dvexport::server {
 namespace {
 
-using dvexport::v1::DataValue;
-using dvexport::v1::DataValueBatch;
+using encode::ProtobufDataValueEncoder;
 
-// Copies "bytes" to "*out", replacing each ill-formed UTF-8 subpart with U+FFFD as
-// encode::ScanUtf8Sequence defines it (the JSON, CSV and protobuf encoders do the same).
-void AssignUtf8(std::string_view bytes, std::string* out) {
-  const auto* s = reinterpret_cast<const unsigned char*>(bytes.data());
-  const size_t n = bytes.size();
-  const size_t valid = encode::WellFormedUtf8Prefix(s, n);
-  if (valid == n) {
-    out->assign(bytes.data(), n);
-    return;
+class StreamExportCall final : public StreamingExportCall {
+ public:
+  StreamExportCall(CallEnvironment* env, grpc::CallbackServerContext* context,
+                   const absl::StatusOr<dvexport::v1::ExportRequest>& request)
+      : StreamingExportCall(env, context, "StreamDataValues") {
+    Start(request.status(), request.ok() ? &*request : nullptr);
   }
-  // Rare: the well-formed prefix, then the rest repaired.
-  out->resize(valid + encode::RepairedUtf8Size(s + valid, n - valid));
-  std::memcpy(out->data(), s, valid);
-  encode::WriteRepairedUtf8(out->data() + valid, s + valid, n - valid);
-}
 
-void SetTimestamp(int64_t micros, google::protobuf::Timestamp* out) {
-  int64_t seconds = micros / 1000000;
-  int64_t rest = micros % 1000000;
-  if (rest < 0) {
-    --seconds;
-    rest += 1000000;
+ private:
+  // Reader "index": encodes its values in wire format into batches of at most batch_bytes with
+  // room for the batch's end fields, and hands each over when the next value does not fit.
+  absl::Status ReadValues(int index) override {
+    const size_t batch_bytes = options().batch_bytes;
+    const size_t max_values_bytes = batch_bytes > ProtobufDataValueEncoder::kMaxBatchEndSize
+                                        ? batch_bytes - ProtobufDataValueEncoder::kMaxBatchEndSize
+                                        : 1;
+    encode::ChunkBuffer buffer(batch_bytes + batch_bytes / 4);
+    ProtobufDataValueEncoder encoder(&buffer);
+    int64_t values = 0;  // in "buffer"
+    bool stopped = false;
+    // Hands over the first "size" bytes of "buffer" (holding "count" values) and keeps the rest
+    // (a value that did not fit) for the next batch.
+    auto hand_over = [&](size_t size, int64_t count) {
+      if (!HandOver(buffer.view().substr(0, size), count)) return false;
+      const std::string carried(buffer.view().substr(size));
+      buffer.Clear();
+      buffer.Append(carried);
+      values -= count;
+      return true;
+    };
+    absl::Status status = session().Read(index, [&](const encode::DataValueRow& row) {
+      const size_t before = buffer.size();
+      encoder.Add(row);
+      ++values;
+      if (buffer.size() <= max_values_bytes) return true;
+      // Over the bound: the batch ends before this value, or with it if it is alone.
+      const bool alone = before == 0;
+      if (hand_over(alone ? buffer.size() : before, alone ? values : values - 1)) return true;
+      stopped = true;
+      return false;
+    });
+    if (stopped) return ClientGoneError();
+    if (!status.ok()) return status;
+    if (values > 0 && !hand_over(buffer.size(), values)) return ClientGoneError();
+    return absl::OkStatus();
   }
-  out->set_seconds(seconds);
-  out->set_nanos(static_cast<int32_t>(rest * 1000));
-}
 
-}  // namespace
-
-void ToDataValue(const encode::DataValueRow& row, DataValue* out) {
-  if (!row.data_element.is_null) AssignUtf8(row.data_element.bytes, out->mutable_data_element());
-  AssignUtf8(row.period.bytes, out->mutable_period());
-  if (!row.org_unit.is_null) AssignUtf8(row.org_unit.bytes, out->mutable_org_unit());
-  if (!row.category_option_combo.is_null) {
-    AssignUtf8(row.category_option_combo.bytes, out->mutable_category_option_combo());
+  // Only the end of the export tells which batch is the last: each is queued when the next one
+  // arrives, and WriteEnd sends the one held back with last = true.
+  bool HandOver(std::string_view batch, int64_t count) {
+    absl::MutexLock lock(&order_mu_);
+    std::optional<OutgoingMessage> previous;
+    if (pending_) previous = Frame(/*last=*/false);
+    values_so_far_ += count;
+    pending_ = grpc::Slice(batch.data(), batch.size());
+    return !previous || Push(*std::move(previous));
   }
-  if (!row.attribute_option_combo.is_null) {
-    AssignUtf8(row.attribute_option_combo.bytes, out->mutable_attribute_option_combo());
+
+  absl::Status WriteEnd() override {
+    absl::MutexLock lock(&order_mu_);
+    if (!Push(Frame(/*last=*/true))) {
+      return absl::CancelledError("the client went away before the last batch");
+    }
+    return absl::OkStatus();
   }
-  if (!row.value.is_null) AssignUtf8(row.value.bytes, out->mutable_value());
-  if (!row.stored_by.is_null) AssignUtf8(row.stored_by.bytes, out->mutable_stored_by());
-  SetTimestamp(row.created_micros, out->mutable_created());
-  SetTimestamp(row.last_updated_micros, out->mutable_last_updated());
-  if (!row.comment.is_null) AssignUtf8(row.comment.bytes, out->mutable_comment());
-  out->set_followup(row.followup);
-  out->set_deleted(row.deleted);
-}
 
-namespace {
-
-using BatchQueue = ExportReaders::Queue;
-
-// One reader thread of a stream export: takes slices of the table until none is left and queues
-// their values, in wire format, in batches of at most "batch_bytes" with their end fields.
-absl::Status EncodeBatches(db::PgConnection& conn, const db::ExportScope& scope,
-                           SliceDispenser* slices, size_t batch_bytes,
-                           CancellationCheck* cancelled, BatchQueue* queue) {
-  const size_t max_values_bytes =
-      batch_bytes > encode::ProtobufDataValueEncoder::kMaxBatchEndSize
-          ? batch_bytes - encode::ProtobufDataValueEncoder::kMaxBatchEndSize
-          : 1;
-  encode::ChunkBuffer buffer(batch_bytes + batch_bytes / 4);
-  encode::ProtobufDataValueEncoder encoder(&buffer);
-  int64_t values = 0;  // in "buffer"
-  std::string carried;  // a value that did not fit its batch, for the next one
-  // Queues the first "size" bytes of "buffer" (holding "count" values) and goes on in an emptied
-  // buffer with the rest. False if the queue was stopped.
-  auto push = [&](size_t size, int64_t count) {
-    carried.assign(buffer.view().substr(size));
-    buffer.Truncate(size);
-    std::unique_ptr<encode::ChunkBuffer> free =
-        queue->Push(std::make_unique<encode::ChunkBuffer>(std::move(buffer)), count);
-    if (free == nullptr) return false;
-    buffer = std::move(*free);
-    buffer.Append(carried);
-    values -= count;
-    return true;
-  };
-  absl::Status status =
-      ReadSlices(conn, scope, slices, cancelled, queue, [&](const encode::DataValueRow& row) {
-        const size_t before = buffer.size();
-        encoder.Add(row);
-        ++values;
-        if (buffer.size() <= max_values_bytes) return true;
-        // Over the bound: the batch ends before this value, or with it if it is alone.
-        const bool alone = before == 0;
-        return push(alone ? buffer.size() : before, alone ? values : values - 1);
-      });
-  if (!status.ok()) return status;
-  if (values > 0 && !push(buffer.size(), values)) return ClientGoneError();
-  return absl::OkStatus();
-}
-
-}  // namespace
-
-absl::Status StreamDataValueBatches(const ReadSources& sources, const db::ExportScope& scope,
-                                    size_t batch_bytes, grpc::ServerContext* context,
-                                    const SerializedBatchWriter& write, StreamExportStats* stats) {
-  ExportReaders readers(sources, batch_bytes + batch_bytes / 4, context,
-                        [&scope, batch_bytes](db::PgConnection& conn, SliceDispenser* slices,
-                                              CancellationCheck* cancelled, BatchQueue* queue) {
-                          return EncodeBatches(conn, scope, slices, batch_bytes, cancelled,
-                                               queue);
-                        });
-  BatchQueue& queue = readers.queue();
-  // The values as they are (gRPC copies them into a slice of its own: the buffer goes back to
-  // the readers), then the end fields.
-  auto send = [&](std::string_view values, int64_t values_so_far, bool last) {
-    char end[encode::ProtobufDataValueEncoder::kMaxBatchEndSize];
-    const char* const end_of_end =
-        encode::ProtobufDataValueEncoder::WriteBatchEnd(end, last, values_so_far);
-    grpc::Slice parts[2] = {grpc::Slice(values.data(), values.size()),
+  // The batch held back (or none) with its end fields.
+  OutgoingMessage Frame(bool last) ABSL_EXCLUSIVE_LOCKS_REQUIRED(order_mu_) {
+    char end[ProtobufDataValueEncoder::kMaxBatchEndSize];
+    const char* const end_of_end = ProtobufDataValueEncoder::WriteBatchEnd(end, last, values_so_far_);
+    grpc::Slice parts[2] = {pending_ ? *std::move(pending_) : grpc::Slice(),
                             grpc::Slice(end, static_cast<size_t>(end_of_end - end))};
-    const grpc::ByteBuffer message(parts, 2);
-    if (context->IsCancelled() || !write(message)) return false;
-    ++stats->batches;
-    stats->values = values_so_far;
-    stats->bytes += static_cast<int64_t>(message.Length());
-    return true;
-  };
-  // Only the end of the queue tells which batch is the last: each is sent when the next arrives.
-  BatchQueue::Item pending;
-  BatchQueue::Item item;
-  bool client_gone = false;
-  while (queue.Pop(&item)) {
-    if (pending.buffer != nullptr) {
-      if (!send(pending.buffer->view(), pending.values_so_far, false)) {
-        client_gone = true;
-        queue.Stop();
-        break;
-      }
-      queue.Recycle(std::move(pending.buffer));
-    }
-    pending = std::move(item);
+    pending_.reset();
+    return OutgoingMessage{grpc::ByteBuffer(parts, 2), values_so_far_};
   }
-  readers.Join();
-  if (client_gone || context->IsCancelled()) {
-    return ClientGoneError();
-  }
-  absl::Status status = queue.status();
-  if (!status.ok()) return status;
-  const bool sent = pending.buffer != nullptr
-                        ? send(pending.buffer->view(), pending.values_so_far, true)
-                        : send({}, 0, true);
-  if (!sent) return absl::CancelledError("the client went away before the last batch");
-  return absl::OkStatus();
-}
 
-bool ReadSerializedBatchEnd(const grpc::ByteBuffer& batch, bool* last, int64_t* values_so_far) {
-  *last = false;
-  *values_so_far = 0;
-  bool other = false;
-  const bool read = ReadTrailingVarints(batch, [&](int field, uint64_t value) {
-    if (field == 2) {  // last
-      *last = value != 0;
-    } else if (field == 3) {  // values_so_far
-      *values_so_far = static_cast<int64_t>(value);
-    } else {
-      other = true;
-    }
-  });
-  return read && !other;
+  absl::Mutex order_mu_;
+  std::optional<grpc::Slice> pending_ ABSL_GUARDED_BY(order_mu_);
+  int64_t values_so_far_ ABSL_GUARDED_BY(order_mu_) = 0;
+};
+
+}  // namespace
+
+grpc::ServerWriteReactor<grpc::ByteBuffer>* StartStreamExport(CallEnvironment* env,
+                                                              grpc::CallbackServerContext* context,
+                                                              const grpc::ByteBuffer* request) {
+  return new StreamExportCall(env, context, ParseRequest<dvexport::v1::ExportRequest>(request));
 }
 
 }  // namespace dvexport::server

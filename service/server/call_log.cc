@@ -1,0 +1,66 @@
+#include "service/server/call_log.h"
+
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace dvexport::server {
+namespace {
+
+// A JSON string literal of "text" (quotes, backslashes and control characters escaped).
+std::string JsonString(std::string_view text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      out.push_back('\\');
+      out.push_back(static_cast<char>(c));
+    } else if (c < 0x20) {
+      absl::StrAppendFormat(&out, "\\u%04X", c);
+    } else {
+      out.push_back(static_cast<char>(c));
+    }
+  }
+  out.push_back('"');
+  return out;
+}
+
+}  // namespace
+
+std::string SummarizeRequest(const dvexport::v1::ExportRequest& query) {
+  return absl::StrCat(",\"data_sets\":", query.data_set_size(),
+                      ",\"data_elements\":", query.data_element_size(),
+                      ",\"data_element_groups\":", query.data_element_group_size(),
+                      ",\"org_units\":", query.org_unit_size(),
+                      ",\"org_unit_groups\":", query.org_unit_group_size(),
+                      ",\"periods\":", query.period_size(),
+                      ",\"date_range\":", query.start_date().empty() ? "false" : "true",
+                      ",\"children\":", query.children() ? "true" : "false");
+}
+
+void CallLog::Write(const CallRecord& record, const std::string& peer, const std::string& summary,
+                    const grpc::Status& status) {
+  if (metrics_ != nullptr) metrics_->Record(record);
+  if (log_ == nullptr) return;
+  std::string line = absl::StrCat("{\"event\":\"export\",\"rpc\":", JsonString(record.rpc),
+                                  ",\"peer\":", JsonString(peer), summary);
+  if (!record.format.empty()) {
+    absl::StrAppend(&line, ",\"format\":", JsonString(record.format),
+                    ",\"compression\":", JsonString(record.compression));
+  }
+  absl::StrAppend(&line, ",\"values\":", record.values, ",\"bytes\":", record.bytes);
+  if (record.first_byte_seconds >= 0) {
+    absl::StrAppendFormat(&line, ",\"first_byte_seconds\":%.4f", record.first_byte_seconds);
+  }
+  absl::StrAppendFormat(&line, ",\"seconds\":%.4f,\"status\":%s", record.seconds,
+                        JsonString(record.code));
+  if (!status.ok()) absl::StrAppend(&line, ",\"message\":", JsonString(status.error_message()));
+  line.push_back('}');
+  line.push_back('\n');
+  // One write of the whole line, so that concurrent calls do not interleave.
+  std::fwrite(line.data(), 1, line.size(), log_);
+  std::fflush(log_);
+}
+
+}  // namespace dvexport::server

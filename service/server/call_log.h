@@ -1,0 +1,40 @@
+#ifndef DVEXPORT_SERVICE_SERVER_CALL_LOG_H_
+#define DVEXPORT_SERVICE_SERVER_CALL_LOG_H_
+
+#include <grpcpp/support/status.h>
+
+#include <cstdio>
+#include <string>
+
+#include "dvexport/v1/export.pb.h"
+#include "service/server/metrics.h"
+
+namespace dvexport::server {
+
+// The counts of a request's identifiers, for the call log: never the identifiers themselves.
+std::string SummarizeRequest(const dvexport::v1::ExportRequest& query);
+
+// Where every DataValueExport call reports once it has ended: one JSON line on "log"
+//   {"event":"export","rpc":"ExportFile","peer":...,"data_sets":1,"org_units":1,
+//    "periods":1,...,"format":"FORMAT_JSON","compression":"COMPRESSION_NONE",
+//    "values":29,"bytes":8123,"first_byte_seconds":0.004,"seconds":0.006,"status":"OK"}
+// and a record in "metrics" (may be null). The calls hand over the counts they kept while
+// sending; nothing is parsed back from the bytes sent. The line carries nothing of the server's
+// configuration (no connection string, so no password). Thread-safe.
+class CallLog {
+ public:
+  // "*metrics" and "log" (may be null) must outlive the CallLog.
+  CallLog(ServerMetrics* metrics, std::FILE* log) : metrics_(metrics), log_(log) {}
+
+  // "summary": SummarizeRequest's text (empty if the request could not be read).
+  void Write(const CallRecord& record, const std::string& peer, const std::string& summary,
+             const grpc::Status& status);
+
+ private:
+  ServerMetrics* const metrics_;
+  std::FILE* const log_;
+};
+
+}  // namespace dvexport::server
+
+#endif  // DVEXPORT_SERVICE_SERVER_CALL_LOG_H_

@@ -1,0 +1,260 @@
+#include "service/server/export_call.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace dvexport::server {
+namespace {
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+absl::Status CallCancelledError() {
+  return absl::CancelledError("the call was cancelled (by the client, its deadline or shutdown)");
+}
+
+// Joins every thread of "threads" but the calling one, which is left to end on its own.
+void JoinAllButSelf(std::vector<std::thread>* threads) {
+  for (std::thread& thread : *threads) {
+    if (!thread.joinable()) continue;
+    if (thread.get_id() == std::this_thread::get_id()) {
+      thread.detach();
+    } else {
+      thread.join();
+    }
+  }
+}
+
+}  // namespace
+
+ExportSlot::ExportSlot(CallEnvironment* env) : env_(env) {
+  acquired_ = env_->active_exports.fetch_add(1) < env_->options.max_concurrent_exports;
+  if (!acquired_) env_->active_exports.fetch_sub(1);
+}
+
+ExportSlot::~ExportSlot() {
+  if (acquired_) env_->active_exports.fetch_sub(1);
+}
+
+grpc::Status ToGrpcStatus(const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+}
+
+absl::Status ClientGoneError() {
+  return absl::CancelledError("the client went away; the export was stopped");
+}
+
+StreamingExportCall::StreamingExportCall(CallEnvironment* env,
+                                         grpc::CallbackServerContext* context, std::string rpc)
+    : env_(env),
+      context_(context),
+      started_(std::chrono::steady_clock::now()),
+      peer_(context->peer()),
+      queue_(/*capacity=*/4, /*producers=*/1, [this] { Pump(); }) {
+  record_.rpc = std::move(rpc);
+}
+
+StreamingExportCall::~StreamingExportCall() = default;
+
+void StreamingExportCall::Start(const absl::Status& status,
+                                const dvexport::v1::ExportRequest* query) {
+  if (!status.ok()) {
+    ReaderDone(status);
+    return;
+  }
+  summary_ = SummarizeRequest(*query);
+  absl::StatusOr<dhis2::ExportParams> params = dhis2::ValidateExportRequest(*query);
+  if (!params.ok()) {
+    ReaderDone(params.status());
+    return;
+  }
+  slot_ = std::make_unique<ExportSlot>(env_);
+  if (!slot_->acquired()) {
+    ReaderDone(absl::ResourceExhaustedError(absl::StrCat("too many exports running (limit ",
+                                                         env_->options.max_concurrent_exports,
+                                                         "); retry later")));
+    return;
+  }
+  {
+    absl::MutexLock lock(&session_mu_);
+    session_ = std::make_unique<db::ReadSession>(env_->pool, env_->options.session(),
+                                                 context_->deadline());
+  }
+  absl::MutexLock lock(&threads_mu_);
+  threads_.emplace_back(&StreamingExportCall::RunFirstReader, this, *std::move(params));
+}
+
+void StreamingExportCall::RunFirstReader(dhis2::ExportParams params) {
+  absl::Status status = session_->Begin(params);
+  absl::StatusOr<int> readers = 1;
+  if (status.ok()) {
+    // Extra connections only where the pool keeps one for every export that may still start.
+    const int keep_available =
+        std::max(0, env_->options.max_concurrent_exports - env_->active_exports.load());
+    readers = session_->PlanReads(keep_available);
+    status = readers.status();
+  }
+  if (status.ok() && *readers > 1) {
+    env_->sliced_exports.fetch_add(1);
+    running_readers_.fetch_add(*readers - 1);
+    queue_.AddProducers(*readers - 1);
+    absl::MutexLock lock(&threads_mu_);
+    for (int i = 1; i < *readers; ++i) {
+      threads_.emplace_back(&StreamingExportCall::RunReader, this, i);
+    }
+  }
+  if (status.ok()) status = ReadValues(0);
+  ReaderDone(std::move(status));
+}
+
+void StreamingExportCall::RunReader(int index) { ReaderDone(ReadValues(index)); }
+
+void StreamingExportCall::ReaderDone(absl::Status status) {
+  // A failure stops the others first, so that its status, not theirs, is the call's.
+  if (!status.ok()) StopReaders(status);
+  if (running_readers_.fetch_sub(1) == 1) {
+    // The last reader: every value is queued.
+    if (status.ok() && !queue_.stopped()) {
+      status = session_->Finish();
+      if (status.ok()) status = WriteEnd();
+    }
+    {
+      absl::MutexLock lock(&session_mu_);
+      session_.reset();
+    }
+    slot_.reset();
+  }
+  queue_.Close(std::move(status));
+}
+
+void StreamingExportCall::StopReaders(absl::Status why) {
+  queue_.Stop(std::move(why));
+  absl::MutexLock lock(&session_mu_);
+  if (session_ != nullptr) session_->Cancel();
+}
+
+void StreamingExportCall::Pump() {
+  bool finish = false;
+  {
+    absl::MutexLock lock(&pump_mu_);
+    if (writing_ || finishing_) return;
+    switch (queue_.TryPop(&in_flight_)) {
+      case Queue::Next::kItem:
+        writing_ = true;
+        break;
+      case Queue::Next::kEmpty:
+        return;
+      case Queue::Next::kDone:
+        finishing_ = true;
+        finish = true;
+        break;
+    }
+  }
+  if (finish) {
+    final_status_ = queue_.status();
+    Finish(ToGrpcStatus(final_status_));
+    return;
+  }
+  if (record_.first_byte_seconds < 0) record_.first_byte_seconds = SecondsSince(started_);
+  record_.values = in_flight_.values_so_far;
+  record_.bytes += static_cast<int64_t>(in_flight_.bytes.Length());
+  StartWrite(&in_flight_.bytes);
+}
+
+void StreamingExportCall::OnWriteDone(bool ok) {
+  {
+    absl::MutexLock lock(&pump_mu_);
+    writing_ = false;
+  }
+  if (!ok) StopReaders(ClientGoneError());
+  Pump();
+}
+
+void StreamingExportCall::OnCancel() { StopReaders(CallCancelledError()); }
+
+void StreamingExportCall::OnDone() {
+  {
+    absl::MutexLock lock(&threads_mu_);
+    JoinAllButSelf(&threads_);
+  }
+  record_.seconds = SecondsSince(started_);
+  record_.code = absl::StatusCodeToString(final_status_.code());
+  if (env_->log != nullptr) {
+    env_->log->Write(record_, peer_, summary_, ToGrpcStatus(final_status_));
+  }
+  delete this;
+}
+
+CountCall::CountCall(CallEnvironment* env, grpc::CallbackServerContext* context,
+                     const dvexport::v1::ExportRequest* request,
+                     dvexport::v1::CountResponse* response)
+    : env_(env),
+      context_(context),
+      response_(response),
+      started_(std::chrono::steady_clock::now()),
+      peer_(context->peer()),
+      summary_(SummarizeRequest(*request)) {
+  record_.rpc = "CountDataValues";
+  absl::StatusOr<dhis2::ExportParams> params = dhis2::ValidateExportRequest(*request);
+  if (!params.ok()) {
+    End(params.status());
+    return;
+  }
+  slot_ = std::make_unique<ExportSlot>(env_);
+  if (!slot_->acquired()) {
+    End(absl::ResourceExhaustedError(absl::StrCat("too many exports running (limit ",
+                                                  env_->options.max_concurrent_exports,
+                                                  "); retry later")));
+    return;
+  }
+  {
+    absl::MutexLock lock(&session_mu_);
+    session_ = std::make_unique<db::ReadSession>(env_->pool, env_->options.session(),
+                                                 context_->deadline());
+  }
+  thread_ = std::thread(&CountCall::Run, this, *std::move(params));
+}
+
+void CountCall::Run(dhis2::ExportParams params) {
+  absl::Status status = session_->Begin(params);
+  absl::StatusOr<int64_t> count = status.ok() ? session_->Count() : status;
+  status = count.status();
+  if (status.ok()) status = session_->Finish();
+  if (status.ok()) response_->set_count(*count);
+  {
+    absl::MutexLock lock(&session_mu_);
+    session_.reset();
+  }
+  slot_.reset();
+  End(std::move(status));
+}
+
+void CountCall::End(absl::Status status) {
+  final_status_ = std::move(status);
+  Finish(ToGrpcStatus(final_status_));
+}
+
+void CountCall::OnCancel() {
+  absl::MutexLock lock(&session_mu_);
+  if (session_ != nullptr) session_->Cancel();
+}
+
+void CountCall::OnDone() {
+  if (thread_.joinable()) {
+    if (thread_.get_id() == std::this_thread::get_id()) {
+      thread_.detach();
+    } else {
+      thread_.join();
+    }
+  }
+  record_.seconds = SecondsSince(started_);
+  record_.code = absl::StatusCodeToString(final_status_.code());
+  if (env_->log != nullptr) env_->log->Write(record_, peer_, summary_, ToGrpcStatus(final_status_));
+  delete this;
+}
+
+}  // namespace dvexport::server

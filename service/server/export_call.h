@@ -1,0 +1,221 @@
+#ifndef DVEXPORT_SERVICE_SERVER_EXPORT_CALL_H_
+#define DVEXPORT_SERVICE_SERVER_EXPORT_CALL_H_
+
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/impl/codegen/proto_utils.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "dvexport/v1/export.pb.h"
+#include "service/db/connection_pool.h"
+#include "service/db/read_session.h"
+#include "service/dhis2/export_request_validator.h"
+#include "service/server/call_log.h"
+#include "service/server/hand_off_queue.h"
+
+namespace dvexport::server {
+
+struct ServiceOptions {
+  // Bytes of rendered (uncompressed) output per data chunk sent.
+  size_t chunk_size = 256 * 1024;
+  // Serialized bytes of a StreamDataValues batch, at most (a single larger
+  // value makes a batch of its own).
+  size_t batch_bytes = 256 * 1024;
+  // Exports running at once; one more is refused with RESOURCE_EXHAUSTED.
+  int max_concurrent_exports = 4;
+  // How long a call waits for a pooled database connection.
+  std::chrono::milliseconds connection_wait{10000};
+  // PostgreSQL statement_timeout for a call's statements; 0: the role's or
+  // database's setting.
+  std::chrono::milliseconds statement_timeout{0};
+  // How a large export is read with several connections at once (slices of
+  // the table, one snapshot; see db::PlanBlockSlices); extra connections are
+  // taken only when the pool can spare them. max_streams 1: one COPY always.
+  db::ReadPlanOptions read_plan;
+
+  // The database side of each call.
+  db::ReadSessionOptions session() const {
+    return {.connection_wait = connection_wait,
+            .statement_timeout = statement_timeout,
+            .read_plan = read_plan};
+  }
+};
+
+// What every call of the service shares. Outlives every call.
+struct CallEnvironment {
+  db::ConnectionPool* pool = nullptr;
+  ServiceOptions options;
+  std::atomic<int> active_exports{0};
+  std::atomic<int64_t> sliced_exports{0};
+  CallLog* log = nullptr;
+};
+
+// Holds one of the max_concurrent_exports places while alive.
+class ExportSlot {
+ public:
+  explicit ExportSlot(CallEnvironment* env);
+  ~ExportSlot();
+  ExportSlot(const ExportSlot&) = delete;
+  ExportSlot& operator=(const ExportSlot&) = delete;
+  bool acquired() const { return acquired_; }
+
+ private:
+  CallEnvironment* const env_;
+  bool acquired_;
+};
+
+// absl::Status as the gRPC status a client sees.
+grpc::Status ToGrpcStatus(const absl::Status& status);
+
+// The request of a call, parsed from its bytes with gRPC's serialization traits; InvalidArgument
+// naming what is wrong otherwise.
+template <typename Request>
+absl::StatusOr<Request> ParseRequest(const grpc::ByteBuffer* bytes) {
+  Request request;
+  if (bytes == nullptr) return absl::InvalidArgumentError("the call carried no request");
+  grpc::ByteBuffer copy(*bytes);
+  grpc::Status status = grpc::SerializationTraits<Request>::Deserialize(&copy, &request);
+  if (!status.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the request is not a valid ", Request::descriptor()->full_name(),
+                     " (every string field must be UTF-8)"));
+  }
+  return request;
+}
+
+// One message of a streaming call, serialized by the service, and the values sent once it is.
+struct OutgoingMessage {
+  grpc::ByteBuffer bytes;
+  int64_t values_so_far = 0;
+};
+
+// The common part of ExportFile and StreamDataValues, on gRPC's callback API: the reactor of one
+// call and the reader threads that feed it.
+//
+// Threads: the call's first reader thread opens the ReadSession (connection, transaction, scope),
+// plans the reads and starts one more thread per extra reader; each reader reads its slices,
+// renders or encodes its values and pushes finished messages into the HandOffQueue. The reactor
+// sends them one at a time: the next write starts from OnWriteDone, or from the queue's "ready"
+// when a reader hands over a message while no write is in flight. No gRPC thread waits for the
+// database or for a reader. The last reader to end writes the document's end (if all went well),
+// ends the session (its connections go back to the pool) and frees the export slot; once every
+// reader has ended and every message was sent the call finishes with the queue's status.
+//
+// Stopping: OnCancel (the client cancelled, its deadline passed, or the server shuts down) and a
+// failed write stop the queue and cancel the session, whose waits then end within ~100 ms; a
+// reader that fails does the same, and its status is the call's.
+class StreamingExportCall : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
+ public:
+  using Queue = HandOffQueue<OutgoingMessage>;
+
+  void OnWriteDone(bool ok) override;
+  void OnCancel() override;
+  void OnDone() override;
+
+ protected:
+  // "rpc": the method's short name, for the log.
+  StreamingExportCall(CallEnvironment* env, grpc::CallbackServerContext* context, std::string rpc);
+  ~StreamingExportCall() override;
+
+  // Starts the export of "query" (or ends the call with "status" if that is an error, or with
+  // the query's validation error): takes a slot, then starts the first reader. Called once, at
+  // the end of the derived class's constructor; "query" may be null if "status" is an error.
+  void Start(const absl::Status& status, const dvexport::v1::ExportRequest* query);
+
+  // Reader "index": reads its slices through session().Read(index, ...) and pushes its
+  // messages (in the order the call's messages must have, which the derived class keeps).
+  virtual absl::Status ReadValues(int index) = 0;
+
+  // After every reader succeeded and the transaction ended: pushes the last messages.
+  virtual absl::Status WriteEnd() = 0;
+
+  // Producer side: queues a message; false if the call is stopping (the reader should return
+  // ClientGoneError()).
+  bool Push(OutgoingMessage message) { return queue_.Push(std::move(message)); }
+
+  db::ReadSession& session() { return *session_; }
+  CallRecord& record() { return record_; }
+  const ServiceOptions& options() const { return env_->options; }
+
+ private:
+  void RunFirstReader(dhis2::ExportParams params);
+  void RunReader(int index);
+  // The end of one reader with its status (of ReadValues, or of opening the session); the last
+  // one ends the export. Nothing of the call may be touched after it: the call may be gone.
+  void ReaderDone(absl::Status status);
+  // Starts the next write, or finishes the call, if no write is in flight.
+  void Pump();
+  // Stops the readers (client gone, call cancelled, a reader failed): "why" is the call's status
+  // unless a failure came first.
+  void StopReaders(absl::Status why);
+
+  CallEnvironment* const env_;
+  grpc::CallbackServerContext* const context_;
+  const std::chrono::steady_clock::time_point started_;
+  CallRecord record_;
+  std::string peer_;
+  std::string summary_;
+  Queue queue_;
+
+  // Set before the first reader starts; reset by the last reader to end (ABSL: the pointer, not
+  // the session, which is thread-safe where its contract says so).
+  absl::Mutex session_mu_;
+  std::unique_ptr<db::ReadSession> session_ ABSL_GUARDED_BY(session_mu_);
+  std::unique_ptr<ExportSlot> slot_;
+  std::atomic<int> running_readers_{1};
+
+  absl::Mutex threads_mu_;
+  std::vector<std::thread> threads_ ABSL_GUARDED_BY(threads_mu_);
+
+  absl::Mutex pump_mu_;
+  bool writing_ ABSL_GUARDED_BY(pump_mu_) = false;
+  bool finishing_ ABSL_GUARDED_BY(pump_mu_) = false;
+  OutgoingMessage in_flight_;  // owned by the write in flight
+  absl::Status final_status_;
+};
+
+// How a reader ends when its messages can no longer be sent.
+absl::Status ClientGoneError();
+
+// CountDataValues on gRPC's callback API: the count runs on a thread of its own, never on gRPC's,
+// and is bounded like an export's queries (the call's deadline, OnCancel).
+class CountCall : public grpc::ServerUnaryReactor {
+ public:
+  CountCall(CallEnvironment* env, grpc::CallbackServerContext* context,
+            const dvexport::v1::ExportRequest* request, dvexport::v1::CountResponse* response);
+
+  void OnCancel() override;
+  void OnDone() override;
+
+ private:
+  void Run(dhis2::ExportParams params);
+  void End(absl::Status status);
+
+  CallEnvironment* const env_;
+  grpc::CallbackServerContext* const context_;
+  dvexport::v1::CountResponse* const response_;
+  const std::chrono::steady_clock::time_point started_;
+  CallRecord record_;
+  std::string peer_;
+  std::string summary_;
+  absl::Status final_status_;
+  absl::Mutex session_mu_;
+  std::unique_ptr<db::ReadSession> session_ ABSL_GUARDED_BY(session_mu_);
+  std::unique_ptr<ExportSlot> slot_;
+  std::thread thread_;
+};
+
+}  // namespace dvexport::server
+
+#endif  // DVEXPORT_SERVICE_SERVER_EXPORT_CALL_H_

@@ -1,0 +1,136 @@
+#ifndef DVEXPORT_SERVICE_SERVER_HAND_OFF_QUEUE_H_
+#define DVEXPORT_SERVICE_SERVER_HAND_OFF_QUEUE_H_
+
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+
+namespace dvexport::server {
+
+// Carries the messages of one export from its reader threads (producers) to the gRPC reactor
+// that sends them (the consumer), in the order they were pushed. Bounded: a producer waits while
+// "capacity" messages are queued, so a slow client stops the readers (and PostgreSQL waits on its
+// socket) instead of letting memory grow. The consumer never waits: TryPop says whether a message
+// is there, and when it found none the queue calls "ready" once the next message arrives or the
+// queue is done, so that the reactor starts its next write from there.
+//
+// Contract:
+// - Every producer calls Close exactly once, as the last thing it does with the queue; the queue
+//   is done when every producer has closed and every message was taken (or the queue stopped).
+// - The first failure wins: a producer closing with an error stops the queue, and status() is
+//   that error whatever comes after.
+// - Stop (the client went away) drops what is queued, makes every Push return false at once,
+//   and sets status() to its argument unless a failure came first.
+// - "ready" is called outside the queue's lock, at most once per TryPop that found nothing.
+//
+// Thread-safe.
+template <typename Item>
+class HandOffQueue {
+ public:
+  enum class Next { kItem, kEmpty, kDone };
+
+  HandOffQueue(size_t capacity, int producers, std::function<void()> ready)
+      : capacity_(capacity < 1 ? 1 : capacity), producers_(producers), ready_(std::move(ready)) {}
+
+  HandOffQueue(const HandOffQueue&) = delete;
+  HandOffQueue& operator=(const HandOffQueue&) = delete;
+
+  // More producers, added by one that has not closed yet.
+  void AddProducers(int n) {
+    absl::MutexLock lock(&mu_);
+    producers_ += n;
+  }
+
+  // Producer: queues "item", waiting while the queue is full. False (and "item" dropped) if the
+  // queue was stopped.
+  bool Push(Item item) {
+    bool wake = false;
+    {
+      absl::MutexLock lock(&mu_);
+      auto room = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stopped_ || items_.size() < capacity_;
+      };
+      mu_.Await(absl::Condition(&room));
+      if (stopped_) return false;
+      items_.push_back(std::move(item));
+      wake = std::exchange(consumer_waiting_, false);
+    }
+    if (wake) ready_();
+    return true;
+  }
+
+  // Producer: this producer has pushed everything it will; an error stops the queue.
+  void Close(absl::Status status) {
+    bool wake = false;
+    {
+      absl::MutexLock lock(&mu_);
+      --producers_;
+      if (!status.ok() && status_.ok()) status_ = std::move(status);
+      if (!status_.ok()) StopLocked();
+      if (producers_ == 0) wake = std::exchange(consumer_waiting_, false);
+    }
+    if (wake) ready_();
+  }
+
+  // Consumer: the client has gone (or the call failed): "why" becomes the status unless a
+  // failure came first.
+  void Stop(absl::Status why) {
+    bool wake = false;
+    {
+      absl::MutexLock lock(&mu_);
+      if (status_.ok()) status_ = std::move(why);
+      StopLocked();
+      if (producers_ == 0) wake = std::exchange(consumer_waiting_, false);
+    }
+    if (wake) ready_();
+  }
+
+  // Consumer: the next message, if any. kEmpty arms "ready"; kDone once every producer closed
+  // and nothing is left (then status() tells how the export ended).
+  Next TryPop(Item* item) {
+    absl::MutexLock lock(&mu_);
+    if (!items_.empty()) {
+      *item = std::move(items_.front());
+      items_.pop_front();
+      return Next::kItem;
+    }
+    if (producers_ == 0) return Next::kDone;
+    consumer_waiting_ = true;
+    return Next::kEmpty;
+  }
+
+  bool stopped() const {
+    absl::MutexLock lock(&mu_);
+    return stopped_;
+  }
+
+  // OK, or the first failure / the reason the queue was stopped.
+  absl::Status status() const {
+    absl::MutexLock lock(&mu_);
+    return status_;
+  }
+
+ private:
+  void StopLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    stopped_ = true;
+    items_.clear();
+  }
+
+  const size_t capacity_;
+  mutable absl::Mutex mu_;
+  std::deque<Item> items_ ABSL_GUARDED_BY(mu_);
+  int producers_ ABSL_GUARDED_BY(mu_);
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  bool consumer_waiting_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status status_ ABSL_GUARDED_BY(mu_);
+  const std::function<void()> ready_;
+};
+
+}  // namespace dvexport::server
+
+#endif  // DVEXPORT_SERVICE_SERVER_HAND_OFF_QUEUE_H_

@@ -1,0 +1,154 @@
+#include "service/server/hand_off_queue.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+namespace dvexport::server {
+namespace {
+
+using Queue = HandOffQueue<int>;
+
+TEST(HandOffQueueTest, DeliversItemsInPushOrderThenDone) {
+  int ready_calls = 0;
+  Queue queue(/*capacity=*/4, /*producers=*/1, [&] { ++ready_calls; });
+  EXPECT_TRUE(queue.Push(1));
+  EXPECT_TRUE(queue.Push(2));
+  queue.Close(absl::OkStatus());
+  int item = 0;
+  ASSERT_EQ(queue.TryPop(&item), Queue::Next::kItem);
+  EXPECT_EQ(item, 1);
+  ASSERT_EQ(queue.TryPop(&item), Queue::Next::kItem);
+  EXPECT_EQ(item, 2);
+  EXPECT_EQ(queue.TryPop(&item), Queue::Next::kDone);
+  EXPECT_TRUE(queue.status().ok());
+  EXPECT_EQ(ready_calls, 0);  // the consumer never found the queue empty
+}
+
+TEST(HandOffQueueTest, EmptyPopArmsReadyForTheNextPushOnlyOnce) {
+  int ready_calls = 0;
+  Queue queue(4, 1, [&] { ++ready_calls; });
+  int item = 0;
+  EXPECT_EQ(queue.TryPop(&item), Queue::Next::kEmpty);
+  EXPECT_TRUE(queue.Push(7));
+  EXPECT_EQ(ready_calls, 1);
+  EXPECT_TRUE(queue.Push(8));
+  EXPECT_EQ(ready_calls, 1);  // not armed again until a TryPop finds nothing
+  ASSERT_EQ(queue.TryPop(&item), Queue::Next::kItem);
+  ASSERT_EQ(queue.TryPop(&item), Queue::Next::kItem);
+  EXPECT_EQ(queue.TryPop(&item), Queue::Next::kEmpty);
+  queue.Close(absl::OkStatus());
+  EXPECT_EQ(ready_calls, 2);  // the last close wakes the waiting consumer
+  EXPECT_EQ(queue.TryPop(&item), Queue::Next::kDone);
+}
+
+TEST(HandOffQueueTest, DoneOnlyOnceEveryProducerClosed) {
+  Queue queue(4, 1, [] {});
+  queue.AddProducers(2);
+  int item = 0;
+  queue.Close(absl::OkStatus());
+  queue.Close(absl::OkStatus());
+  EXPECT_EQ(queue.TryPop(&item), Queue::Next::kEmpty);
+  queue.Close(absl::OkStatus());
+  EXPECT_EQ(queue.TryPop(&item), Queue::Next::kDone);
+}
+
+TEST(HandOffQueueTest, PushWaitsWhileFullUntilAnItemIsTaken) {
+  Queue queue(/*capacity=*/2, 1, [] {});
+  ASSERT_TRUE(queue.Push(1));
+  ASSERT_TRUE(queue.Push(2));
+  std::atomic<bool> pushed{false};
+  std::thread producer([&] {
+    EXPECT_TRUE(queue.Push(3));
+    pushed = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(pushed.load());
+  int item = 0;
+  ASSERT_EQ(queue.TryPop(&item), Queue::Next::kItem);
+  producer.join();
+  EXPECT_TRUE(pushed.load());
+}
+
+TEST(HandOffQueueTest, StopReleasesAWaitingProducerAndDropsQueuedItems) {
+  Queue queue(1, 1, [] {});
+  ASSERT_TRUE(queue.Push(1));
+  std::atomic<bool> result{true};
+  std::thread producer([&] { result = queue.Push(2); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  queue.Stop(absl::CancelledError("client gone"));
+  producer.join();
+  EXPECT_FALSE(result.load());
+  EXPECT_FALSE(queue.Push(3));
+  EXPECT_TRUE(queue.stopped());
+  int item = 0;
+  EXPECT_EQ(queue.TryPop(&item), Queue::Next::kEmpty);  // dropped; the producer is still open
+  queue.Close(absl::OkStatus());
+  EXPECT_EQ(queue.TryPop(&item), Queue::Next::kDone);
+  EXPECT_EQ(queue.status().code(), absl::StatusCode::kCancelled);
+}
+
+TEST(HandOffQueueTest, FirstFailureWinsOverLaterFailuresAndStop) {
+  Queue queue(4, 3, [] {});
+  queue.Close(absl::NotFoundError("first"));
+  EXPECT_TRUE(queue.stopped());
+  EXPECT_FALSE(queue.Push(1));
+  queue.Stop(absl::CancelledError("later stop"));
+  queue.Close(absl::InternalError("second"));
+  queue.Close(absl::OkStatus());
+  int item = 0;
+  EXPECT_EQ(queue.TryPop(&item), Queue::Next::kDone);
+  EXPECT_EQ(queue.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(queue.status().message(), "first");
+}
+
+TEST(HandOffQueueTest, StopAfterEveryProducerClosedWakesAWaitingConsumer) {
+  int ready_calls = 0;
+  Queue queue(4, 1, [&] { ++ready_calls; });
+  int item = 0;
+  ASSERT_EQ(queue.TryPop(&item), Queue::Next::kEmpty);
+  queue.Stop(absl::CancelledError("gone"));
+  EXPECT_EQ(ready_calls, 0);  // a producer is still open: nothing to finish yet
+  queue.Close(absl::OkStatus());
+  EXPECT_EQ(ready_calls, 1);
+  EXPECT_EQ(queue.TryPop(&item), Queue::Next::kDone);
+}
+
+// Many producers and a polling consumer: every item arrives exactly once and in each producer's
+// own order, and the consumer ends with kDone.
+TEST(HandOffQueueTest, ConcurrentProducersEachInOrderExactlyOnce) {
+  constexpr int kProducers = 4;
+  constexpr int kItems = 5000;
+  Queue queue(3, kProducers, [] {});
+  std::vector<std::thread> producers;
+  for (int p = 0; p < kProducers; ++p) {
+    producers.emplace_back([&queue, p] {
+      for (int i = 0; i < kItems; ++i) ASSERT_TRUE(queue.Push(p * kItems + i));
+      queue.Close(absl::OkStatus());
+    });
+  }
+  std::vector<int> last(kProducers, -1);
+  int received = 0;
+  int item = 0;
+  while (true) {
+    const Queue::Next next = queue.TryPop(&item);
+    if (next == Queue::Next::kDone) break;
+    if (next == Queue::Next::kEmpty) {
+      std::this_thread::yield();
+      continue;
+    }
+    const int producer = item / kItems;
+    EXPECT_GT(item % kItems, last[producer]);
+    last[producer] = item % kItems;
+    ++received;
+  }
+  for (std::thread& t : producers) t.join();
+  EXPECT_EQ(received, kProducers * kItems);
+  EXPECT_TRUE(queue.status().ok());
+}
+
+}  // namespace
+}  // namespace dvexport::server
