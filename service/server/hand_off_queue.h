@@ -26,7 +26,8 @@ namespace dvexport::server {
 //   that error whatever comes after.
 // - Stop (the client went away) drops what is queued, makes every Push return false at once,
 //   and sets status() to its argument unless a failure came first.
-// - "ready" is called outside the queue's lock, at most once per TryPop that found nothing.
+// - "ready" is called outside the queue's lock: for the first message (or the end, if there is
+//   none), then at most once per TryPop that found nothing.
 //
 // Thread-safe.
 template <typename Item>
@@ -126,7 +127,8 @@ class HandOffQueue {
   std::deque<Item> items_ ABSL_GUARDED_BY(mu_);
   int producers_ ABSL_GUARDED_BY(mu_);
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
-  bool consumer_waiting_ ABSL_GUARDED_BY(mu_) = false;
+  // The consumer starts idle: the first message (or the end) wakes it.
+  bool consumer_waiting_ ABSL_GUARDED_BY(mu_) = true;
   absl::Status status_ ABSL_GUARDED_BY(mu_);
   const std::function<void()> ready_;
 };

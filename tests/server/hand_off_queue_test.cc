@@ -25,13 +25,26 @@ TEST(HandOffQueueTest, DeliversItemsInPushOrderThenDone) {
   EXPECT_EQ(item, 2);
   EXPECT_EQ(queue.TryPop(&item), Queue::Next::kDone);
   EXPECT_TRUE(queue.status().ok());
-  EXPECT_EQ(ready_calls, 0);  // the consumer never found the queue empty
+  EXPECT_EQ(ready_calls, 1);  // for the first item only: the consumer never found it empty
+}
+
+TEST(HandOffQueueTest, EndWithoutItemsWakesTheIdleConsumer) {
+  int ready_calls = 0;
+  Queue queue(4, 1, [&] { ++ready_calls; });
+  queue.Close(absl::NotFoundError("no such data set"));
+  EXPECT_EQ(ready_calls, 1);
+  int item = 0;
+  EXPECT_EQ(queue.TryPop(&item), Queue::Next::kDone);
+  EXPECT_EQ(queue.status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST(HandOffQueueTest, EmptyPopArmsReadyForTheNextPushOnlyOnce) {
   int ready_calls = 0;
   Queue queue(4, 1, [&] { ++ready_calls; });
   int item = 0;
+  EXPECT_TRUE(queue.Push(6));
+  ASSERT_EQ(queue.TryPop(&item), Queue::Next::kItem);
+  ready_calls = 0;
   EXPECT_EQ(queue.TryPop(&item), Queue::Next::kEmpty);
   EXPECT_TRUE(queue.Push(7));
   EXPECT_EQ(ready_calls, 1);
@@ -109,6 +122,9 @@ TEST(HandOffQueueTest, StopAfterEveryProducerClosedWakesAWaitingConsumer) {
   int ready_calls = 0;
   Queue queue(4, 1, [&] { ++ready_calls; });
   int item = 0;
+  ASSERT_TRUE(queue.Push(1));
+  ready_calls = 0;
+  ASSERT_EQ(queue.TryPop(&item), Queue::Next::kItem);
   ASSERT_EQ(queue.TryPop(&item), Queue::Next::kEmpty);
   queue.Stop(absl::CancelledError("gone"));
   EXPECT_EQ(ready_calls, 0);  // a producer is still open: nothing to finish yet
