@@ -57,8 +57,10 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
   return grpc::SslServerCredentials(ssl);
 }
 
-// Fails on a malformed conninfo without libpq's message, which quotes the
-// offending text: that may be a password, and this error is logged.
+}  // namespace
+
+// libpq's message is left out: it quotes the offending text, which may be a
+// password, and this error is logged.
 absl::Status CheckConninfo(const std::string& conninfo) {
   char* error = nullptr;
   PQconninfoOption* parsed = PQconninfoParse(conninfo.c_str(), &error);
@@ -72,8 +74,6 @@ absl::Status CheckConninfo(const std::string& conninfo) {
   PQconninfoFree(parsed);
   return absl::OkStatus();
 }
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOptions& options) {
   absl::Status conninfo = CheckConninfo(options.conninfo);
@@ -103,9 +103,13 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
                                               : options.service.max_concurrent_exports + 16);
   builder.SetResourceQuota(quota);
   if (options.max_connection_age.count() > 0) {
-    builder.AddChannelArgument(
-        GRPC_ARG_MAX_CONNECTION_AGE_MS,
-        static_cast<int>(std::chrono::milliseconds(options.max_connection_age).count()));
+    const std::chrono::milliseconds age = options.max_connection_age;
+    if (age.count() > INT_MAX) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("max_connection_age: ", options.max_connection_age.count(),
+                       " s is more than gRPC's int milliseconds hold (", INT_MAX / 1000, " s)"));
+    }
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS, static_cast<int>(age.count()));
     // Calls in flight on an aged connection run to their end, however long.
     builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS, INT_MAX);
   }
@@ -118,8 +122,8 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));
   }
   server->ProbeDatabase();
-  server->prober_ = std::thread(&ExportServer::RunProber, server.get(),
-                                options.health_probe_interval);
+  server->prober_ =
+      std::thread(&ExportServer::RunProber, server.get(), options.health_probe_interval);
   return server;
 }
 

@@ -40,10 +40,16 @@ struct ServerOptions {
   std::string metrics_listen;
   // Connections older than this are asked to go away (HTTP/2 GOAWAY) once
   // their running calls end, so that clients resolve the name again and find
-  // new replicas; 0: never.
+  // new replicas; 0: never. gRPC takes it in int milliseconds: Start refuses
+  // more than INT_MAX ms (about 24.8 days).
   std::chrono::seconds max_connection_age{0};
   ServiceOptions service;
 };
+
+// OK when "conninfo" is a libpq connection string (keyword=value pairs or a
+// postgresql:// URI; empty: PG* environment variables only); otherwise
+// InvalidArgument, which never quotes "conninfo" (it may hold a password).
+absl::Status CheckConninfo(const std::string& conninfo);
 
 // A running dvexport gRPC server: DataValueExport, grpc.health.v1.Health and
 // server reflection, over TLS or plaintext. A background prober keeps the
