@@ -144,11 +144,10 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--pool_size ", flags.pool_size, " is less than --max_concurrent_exports ",
         flags.max_concurrent_exports,
-        ": every export (and count) holds one database connection, "
-        "so the exports beyond ",
+        ": every export (and count) holds one database connection, so the exports beyond ",
         flags.pool_size,
-        " would wait --connection_wait_ms for one and "
-        "then fail with RESOURCE_EXHAUSTED; raise --pool_size or lower --max_concurrent_exports"));
+        " would wait --connection_wait_ms for one and then fail with RESOURCE_EXHAUSTED; raise "
+        "--pool_size or lower --max_concurrent_exports"));
   }
   absl::Status tls = CheckTlsFlags(flags);
   if (!tls.ok()) return tls;
