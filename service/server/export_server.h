@@ -82,6 +82,7 @@ class ExportServer {
   std::unique_ptr<ServerMetrics> metrics_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
+  std::chrono::milliseconds probe_timeout_{2000};
 
   std::mutex prober_mu_;
   std::condition_variable prober_wake_;
