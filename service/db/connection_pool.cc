@@ -38,6 +38,9 @@ absl::StatusOr<std::unique_ptr<DatabaseConnection>> DatabaseConnection::Connect(
 
 bool DatabaseConnection::StillConnected() {
   try {
+    // A terminated backend sends its last message, then closes the socket: the first read
+    // consumes the message, the second sees the end.
+    get_notifs();
     get_notifs();
   } catch (...) {
     return false;

@@ -70,12 +70,10 @@ absl::Status ReadSession::EndTransaction(std::unique_ptr<Transaction>* tx, Poole
 }
 
 absl::Status ReadSession::Begin(const dhis2::ExportParams& params) {
-  const auto left = canceller_.deadline() - std::chrono::system_clock::now();
-  const auto wait = std::max(std::chrono::milliseconds(0),
-                             std::min(options_.connection_wait,
-                                      std::chrono::duration_cast<std::chrono::milliseconds>(left)));
-  absl::StatusOr<PooledConnection> conn = pool_->Acquire(
-      wait, [this] { return canceller_.StopStatus("waiting for a database connection"); });
+  // The deadline and Cancel() end the wait through "stopped", with their own status.
+  absl::StatusOr<PooledConnection> conn = pool_->Acquire(options_.connection_wait, [this] {
+    return canceller_.StopStatus("waiting for a database connection");
+  });
   if (!conn.ok()) return conn.status();
   conn_.emplace(*std::move(conn));
   absl::Status status = BeginTransaction(**conn_, "", &tx_);

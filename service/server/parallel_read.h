@@ -1,7 +1,6 @@
 #ifndef DVEXPORT_SERVICE_SERVER_PARALLEL_READ_H_
 #define DVEXPORT_SERVICE_SERVER_PARALLEL_READ_H_
 
-#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -91,9 +90,6 @@ class HandOffQueue {
     changed_.notify_all();
   }
 
-  // Cheap enough for every database wait of the readers.
-  bool stopped() const { return stopped_.load(std::memory_order_relaxed); }
-
   // The first reader's failure, or OK.
   absl::Status status() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -107,7 +103,7 @@ class HandOffQueue {
   std::deque<Item> filled_;
   int open_producers_;
   int64_t values_ = 0;
-  std::atomic<bool> stopped_{false};
+  bool stopped_ = false;
   absl::Status status_;
 };
 
