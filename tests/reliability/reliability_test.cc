@@ -447,8 +447,9 @@ TEST_F(ReliabilityTest, ReadOnlyTransactionRefusesWritesEvenForASuperuser) {
   pqxx::connection conn(PrivatePostgres::admin_conninfo());
   // The transaction every export reads in (db::ReadSession).
   pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(conn);
-  EXPECT_NE(ErrorOf(tx, "INSERT INTO periodtype (periodtypeid, name) VALUES (999999, 'Nope') "
-                        "RETURNING 1")
+  EXPECT_NE(ErrorOf(tx,
+                    "INSERT INTO periodtype (periodtypeid, name) VALUES (999999, 'Nope') "
+                    "RETURNING 1")
                 .find("read-only transaction"),
             std::string::npos);
 }
