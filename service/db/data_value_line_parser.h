@@ -41,7 +41,7 @@ class IdentifierLookup {
 
   // Null if the id is unknown; points at nullopt if the object has no
   // identifier in the output scheme.
-  const std::optional<std::string>* Find(int64_t id) {
+  [[gnu::always_inline]] const std::optional<std::string>* Find(int64_t id) {
     if (id == last_id_ && last_ != nullptr) return last_;
     auto it = map_->find(id);
     if (it == map_->end()) return nullptr;
@@ -69,9 +69,36 @@ class DataValueLineParser {
   absl::Status Parse(std::string_view line, encode::DataValueRow* row);
 
  private:
+  // The usual line, parsed in one pass without a field list; false for
+  // anything unusual (then ParseAnyLine parses it, or says what is wrong).
+  bool ParseUsual(std::string_view line, encode::DataValueRow* row);
+  // Parse through SplitCopyTextLine: any line, and precise errors.
+  absl::Status ParseAnyLine(std::string_view line, encode::DataValueRow* row);
+  // The tab that ends the field at "p", or "end"; sets "*escaped" if the field
+  // holds a backslash.
+  static const char* FieldEnd(const char* p, const char* end, bool* escaped);
+  // Reads the text field at "*p" (not the last) into "*text" and moves "*p"
+  // past its tab; false if there is none or it is malformed.
+  bool NextText(const char** p, const char* end, encode::Text* text);
+
+  // The last date of a timestamp column and its days since 1970-01-01:
+  // consecutive values mostly share one.
+  struct DateCache {
+    char date[10] = {};  // "YYYY-MM-DD", or zeros
+    int64_t days = 0;
+  };
+
+  // ParseCopyTimestamp, faster for the usual "YYYY-MM-DD HH:MM:SS[.ffffff]"
+  // with a four-digit year; false for anything else.
+  static bool ParseUsualTimestamp(std::string_view text, DateCache* cache, int64_t* micros);
+
   IdentifierLookup data_elements_, periods_, org_units_, category_option_combos_,
       attribute_option_combos_;
   std::string scratch_;
+  bool scratch_ready_ = false;  // scratch_ was cleared for the line being parsed
+  // The fields of the line being parsed (a member: not initialized again for every line).
+  CopyTextField fields_[kDataValueColumns];
+  DateCache created_dates_, last_updated_dates_;
 };
 
 }  // namespace dvexport::db

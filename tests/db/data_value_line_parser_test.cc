@@ -103,6 +103,21 @@ TEST_F(DataValueLineParserTest, BackslashNIsNullButAnEscapedBackslashNIsText) {
   EXPECT_FALSE(row_.followup) << "a NULL followup is false";
 }
 
+TEST_F(DataValueLineParserTest, ReadsUnusualTimestampsToo) {
+  ASSERT_TRUE(
+      Parse(Line("1", "admin", "0001-12-31 23:59:59 BC", "10000-01-01 00:00:00", "\\N", "\\N"))
+          .ok());
+  EXPECT_EQ(row_.created_micros, -62135596800000000 - 1000000);
+  EXPECT_EQ(row_.last_updated_micros, 253402300800000000);
+  // And the usual ones again after them, with dates the parser has seen or not.
+  ASSERT_TRUE(Parse(Line("1", "admin", "1969-12-31 23:59:59.999999", "2024-01-12 10:00:00")).ok());
+  EXPECT_EQ(row_.created_micros, -1);
+  EXPECT_EQ(row_.last_updated_micros, 1705053600000000);
+  ASSERT_TRUE(Parse(Line("1", "admin", "1969-12-31 00:00:00.5", "2024-01-12 10:00:01")).ok());
+  EXPECT_EQ(row_.created_micros, -86400000000 + 500000);
+  EXPECT_EQ(row_.last_updated_micros, 1705053601000000);
+}
+
 TEST_F(DataValueLineParserTest, KeepsNonAsciiBytesAsTheyAre) {
   ASSERT_TRUE(Parse(Line("caf\xc3\xa9 \xff")).ok());
   EXPECT_EQ(row_.value.bytes, "caf\xc3\xa9 \xff");
