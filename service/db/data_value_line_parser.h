@@ -56,7 +56,7 @@ class IdentifierLookup {
   const std::optional<std::string>* last_ = nullptr;
 };
 
-// Turns the lines of the data value COPY of "scope" (BuildDataValueCopySql)
+// Turns the lines of the data value COPY of "scope" (StreamDataValues)
 // into rows with the scope's output identifiers.
 class DataValueLineParser {
  public:

@@ -492,9 +492,4 @@ std::string BuildDataValueSelectSql(const ExportScope& scope,
   return sql;
 }
 
-std::string BuildDataValueCopySql(const ExportScope& scope,
-                                  const std::optional<BlockRange>& blocks) {
-  return absl::StrCat("COPY (", BuildDataValueSelectSql(scope, blocks), ") TO STDOUT");
-}
-
 }  // namespace dvexport::db

@@ -94,11 +94,6 @@ struct BlockRange {
 std::string BuildDataValueSelectSql(const ExportScope& scope,
                                     const std::optional<BlockRange>& blocks = std::nullopt);
 
-// That query as a COPY that streams the rows in text format (DateStyle ISO:
-// see DataValueLineParser).
-std::string BuildDataValueCopySql(const ExportScope& scope,
-                                  const std::optional<BlockRange>& blocks = std::nullopt);
-
 // The columns of the data value COPY, in order.
 inline constexpr int kDataValueColumns = 12;
 
