@@ -5,8 +5,8 @@
 #include <grpcpp/resource_quota.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
-#include <libpq-fe.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <fstream>
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "service/db/libpq_gaps.h"
 #include "service/server/export_call_observer.h"
 
 namespace dvexport::server {
@@ -57,26 +58,13 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
   return grpc::SslServerCredentials(ssl);
 }
 
+// How long a health probe may take, at most.
+constexpr std::chrono::milliseconds kMaxProbeTimeout{5000};
+
 }  // namespace
 
-// libpq's message is left out: it quotes the offending text, which may be a
-// password, and this error is logged.
-absl::Status CheckConninfo(const std::string& conninfo) {
-  char* error = nullptr;
-  PQconninfoOption* parsed = PQconninfoParse(conninfo.c_str(), &error);
-  if (error != nullptr) PQfreemem(error);
-  if (parsed == nullptr) {
-    return absl::InvalidArgumentError(
-        "the connection string is not a valid libpq conninfo (keyword=value pairs or a "
-        "postgresql:// URI; quote values holding spaces as 'a b'); libpq's message is not shown "
-        "because it may quote a password");
-  }
-  PQconninfoFree(parsed);
-  return absl::OkStatus();
-}
-
 absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOptions& options) {
-  absl::Status conninfo = CheckConninfo(options.conninfo);
+  absl::Status conninfo = db::CheckConninfo(options.conninfo);
   if (!conninfo.ok()) return conninfo;
   std::unique_ptr<ExportServer> server(new ExportServer());
   server->pool_ = std::make_unique<db::ConnectionPool>(options.conninfo, options.pool_size);
@@ -121,6 +109,7 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
   if (server->server_ == nullptr || server->port_ == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));
   }
+  server->probe_timeout_ = std::min(options.health_probe_interval, kMaxProbeTimeout);
   server->ProbeDatabase();
   server->prober_ =
       std::thread(&ExportServer::RunProber, server.get(), options.health_probe_interval);
@@ -128,12 +117,7 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
 }
 
 void ExportServer::ProbeDatabase() {
-  // Every connection busy means the database answers; so does SELECT 1. A
-  // failed probe also drops the idle connection it used.
-  absl::StatusOr<db::PooledConnection> conn = pool_->Acquire(std::chrono::milliseconds(0));
-  bool serving = conn.ok() ? (*conn)->Exec("SELECT 1").ok()
-                           : conn.status().code() == absl::StatusCode::kResourceExhausted;
-  server_->GetHealthCheckService()->SetServingStatus(serving);
+  server_->GetHealthCheckService()->SetServingStatus(pool_->Probe(probe_timeout_).ok());
 }
 
 void ExportServer::RunProber(std::chrono::milliseconds interval) {

@@ -46,11 +46,6 @@ struct ServerOptions {
   ServiceOptions service;
 };
 
-// OK when "conninfo" is a libpq connection string (keyword=value pairs or a
-// postgresql:// URI; empty: PG* environment variables only); otherwise
-// InvalidArgument, which never quotes "conninfo" (it may hold a password).
-absl::Status CheckConninfo(const std::string& conninfo);
-
 // A running dvexport gRPC server: DataValueExport, grpc.health.v1.Health and
 // server reflection, over TLS or plaintext. A background prober keeps the
 // health status SERVING while the database answers and NOT_SERVING while it
@@ -88,6 +83,7 @@ class ExportServer {
   std::unique_ptr<ServerMetrics> metrics_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
+  std::chrono::milliseconds probe_timeout_{2000};
 
   std::mutex prober_mu_;
   std::condition_variable prober_wake_;

@@ -14,6 +14,7 @@
 #include "dvexport/v1/export.grpc.pb.h"
 #include "service/db/connection_pool.h"
 #include "service/db/read_plan.h"
+#include "service/db/read_session.h"
 
 namespace dvexport::server {
 
@@ -36,16 +37,24 @@ struct ServiceOptions {
   // the table, one snapshot; see db::PlanBlockSlices); extra connections are
   // taken only when the pool can spare them. max_streams 1: one COPY always.
   db::ReadPlanOptions read_plan;
+
+  // The options of each export's db::ReadSession.
+  db::ReadSessionOptions read_session() const {
+    db::ReadSessionOptions options;
+    options.connection_wait = connection_wait;
+    options.statement_timeout = statement_timeout;
+    options.read_plan = read_plan;
+    return options;
+  }
 };
 
-// The DataValueExport gRPC service. Every export runs in its own READ ONLY,
-// REPEATABLE READ transaction on a pooled connection.
+// The DataValueExport gRPC service. Every export reads in its own
+// db::ReadSession (a READ ONLY, REPEATABLE READ transaction on a pooled
+// connection).
 class DataValueExportService final : public dvexport::v1::DataValueExport::Service {
  public:
   // "*pool" must outlive the service.
   DataValueExportService(db::ConnectionPool* pool, const ServiceOptions& options);
-
-
 
   grpc::Status CountDataValues(grpc::ServerContext* context,
                                const dvexport::v1::ExportRequest* request,
@@ -58,10 +67,10 @@ class DataValueExportService final : public dvexport::v1::DataValueExport::Servi
 
  private:
   // What every RPC does before reading values: takes a slot, validates
-  // "query", opens a READ ONLY transaction on a pooled connection and resolves
-  // the scope in it.
+  // "query", begins the export's db::ReadSession (cancelled when the client
+  // goes away, ending at the call's deadline) and resolves the scope in it.
   absl::StatusOr<std::unique_ptr<ExportSession>> StartExport(
-      const dvexport::v1::ExportRequest& query);
+      grpc::ServerContext* context, const dvexport::v1::ExportRequest& query);
 
   // ExportFile, with chunks serialized by the service itself.
   grpc::Status ExportSerializedFile(
@@ -74,8 +83,9 @@ class DataValueExportService final : public dvexport::v1::DataValueExport::Servi
       grpc::ServerSplitStreamer<dvexport::v1::ExportRequest, grpc::ByteBuffer>* stream);
 
   // Decides how "session" reads its values: one COPY on its connection, or
-  // slices of the table on more connections that import its snapshot.
-  absl::Status PlanReaders(ExportSession* session, grpc::ServerContext* context);
+  // slices of the table on more connections that import its snapshot. Returns
+  // the number of readers.
+  absl::StatusOr<int> PlanReaders(ExportSession* session);
 
   db::ConnectionPool* const pool_;
   const ServiceOptions options_;

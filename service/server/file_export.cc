@@ -5,19 +5,16 @@
 #include <string>
 #include <utility>
 
-#include "service/db/data_value_reader.h"
 #include "service/encode/chunk_buffer.h"
 #include "service/encode/crc32.h"
 #include "service/encode/csv_data_value_encoder.h"
 #include "service/encode/json_data_value_encoder.h"
 #include "service/encode/pretty_json_data_value_encoder.h"
-#include "service/server/cancellation_check.h"
 #include "service/server/parallel_read.h"
 #include "service/server/serialized_message.h"
 
 namespace dvexport::server {
 namespace {
-
 
 // The first chunk is flushed after this many rendered bytes, so that the first byte leaves
 // within milliseconds of the first row; later chunks are "chunk_size".
@@ -78,9 +75,10 @@ class ChunkSender {
     trailer.set_file_bytes(file_bytes_);
     trailer.set_file_crc32(file_crc_);
     const std::string bytes = trailer.SerializeAsString();
-    grpc::Slice parts[3] = {TagAndVarint(kTrailerField, kLengthDelimited, bytes.size()),
-                            grpc::Slice(bytes.data(), bytes.size()),
-                            TagAndVarint(kValuesSoFarField, kVarint, static_cast<uint64_t>(values))};
+    grpc::Slice parts[3] = {
+        TagAndVarint(kTrailerField, kLengthDelimited, bytes.size()),
+        grpc::Slice(bytes.data(), bytes.size()),
+        TagAndVarint(kValuesSoFarField, kVarint, static_cast<uint64_t>(values))};
     return write_(grpc::ByteBuffer(parts, 3));
   }
 
@@ -99,12 +97,11 @@ class ChunkSender {
 
 using ChunkQueue = ExportReaders::Queue;
 
-// One reader thread of an export: takes slices of the table until none is left, reads their rows
-// on "conn", renders them with its own "Encoder" and queues the chunks. The document's start and
+// One reader thread of an export: reads reader "index"'s rows of "session", renders them with its
+// own "Encoder" and queues the chunks. The document's start and
 // end are the sender's: every value rendered here is preceded by Encoder::kValueSeparator.
 template <typename Encoder>
-absl::Status Render(db::PgConnection& conn, const db::ExportScope& scope, SliceDispenser* slices,
-                    size_t chunk_size, CancellationCheck* cancelled, ChunkQueue* queue) {
+absl::Status Render(db::ReadSession* session, int index, size_t chunk_size, ChunkQueue* queue) {
   // The encoder keeps writing into "buffer"; queued chunks take its contents away.
   encode::ChunkBuffer buffer(chunk_size + chunk_size / 4);
   Encoder encoder(&buffer);
@@ -120,14 +117,13 @@ absl::Status Render(db::PgConnection& conn, const db::ExportScope& scope, SliceD
     return true;
   };
   size_t flush_at = std::min(kFirstChunkSize, chunk_size);
-  absl::Status status =
-      ReadSlices(conn, scope, slices, cancelled, queue, [&](const encode::DataValueRow& row) {
-        encoder.Add(row);
-        ++values;
-        if (buffer.size() < flush_at) return true;
-        flush_at = chunk_size;
-        return push();
-      });
+  absl::Status status = ReadValues(session, index, [&](const encode::DataValueRow& row) {
+    encoder.Add(row);
+    ++values;
+    if (buffer.size() < flush_at) return true;
+    flush_at = chunk_size;
+    return push();
+  });
   if (!status.ok()) return status;
   if (!buffer.empty() && !push()) return ClientGoneError();
   return absl::OkStatus();
@@ -165,20 +161,17 @@ class DocumentFrame {
 };
 
 template <typename Encoder>
-absl::Status StreamDocument(const ReadSources& sources, const db::ExportScope& scope,
-                            size_t chunk_size, grpc::ServerContext* context, ChunkSender* sender,
-                            FileExportStats* stats) {
-  DocumentFrame<Encoder> frame(scope);
+absl::Status StreamDocument(db::ReadSession* session, int reader_count, size_t chunk_size,
+                            ChunkSender* sender, FileExportStats* stats) {
+  DocumentFrame<Encoder> frame(session->scope());
   // The document's start goes out with the first values (or the end), so that the first byte
   // sent is a measure of the first row read.
   std::string first_chunk(frame.start());
   // The database reads and the encoding run on threads of their own, overlapping with
   // compression and sending here.
-  ExportReaders readers(sources, chunk_size + chunk_size / 4, context,
-                        [&scope, chunk_size](db::PgConnection& conn, SliceDispenser* slices,
-                                             CancellationCheck* cancelled, ChunkQueue* queue) {
-                          return Render<Encoder>(conn, scope, slices, chunk_size, cancelled,
-                                                 queue);
+  ExportReaders readers(session, reader_count, chunk_size + chunk_size / 4,
+                        [session, chunk_size](int index, ChunkQueue* queue) {
+                          return Render<Encoder>(session, index, chunk_size, queue);
                         });
   ChunkQueue& queue = readers.queue();
   bool client_gone = false;
@@ -196,7 +189,7 @@ absl::Status StreamDocument(const ReadSources& sources, const db::ExportScope& s
     values = item.values_so_far;
     if (!sender->Send(rendered, values)) {
       client_gone = true;
-      queue.Stop();
+      readers.Stop();
       break;
     }
     queue.Recycle(std::move(item.buffer));
@@ -224,22 +217,21 @@ absl::Status StreamDocument(const ReadSources& sources, const db::ExportScope& s
 
 }  // namespace
 
-absl::Status StreamFile(const ReadSources& sources, const db::ExportScope& scope,
-                        dvexport::v1::Format format,
+absl::Status StreamFile(db::ReadSession* session, int readers, dvexport::v1::Format format,
                         std::unique_ptr<encode::ParallelGzipCompressor> gzip, size_t chunk_size,
                         grpc::ServerContext* context, const SerializedChunkWriter& write,
                         FileExportStats* stats) {
   ChunkSender sender(context, write, std::move(gzip));
   switch (format) {
     case dvexport::v1::FORMAT_CSV:
-      return StreamDocument<encode::CsvDataValueEncoder>(sources, scope, chunk_size, context,
-                                                         &sender, stats);
+      return StreamDocument<encode::CsvDataValueEncoder>(session, readers, chunk_size, &sender,
+                                                         stats);
     case dvexport::v1::FORMAT_JSON_PRETTY:
-      return StreamDocument<encode::PrettyJsonDataValueEncoder>(sources, scope, chunk_size,
-                                                                context, &sender, stats);
+      return StreamDocument<encode::PrettyJsonDataValueEncoder>(session, readers, chunk_size,
+                                                                &sender, stats);
     default:
-      return StreamDocument<encode::JsonDataValueEncoder>(sources, scope, chunk_size, context,
-                                                          &sender, stats);
+      return StreamDocument<encode::JsonDataValueEncoder>(session, readers, chunk_size, &sender,
+                                                          stats);
   }
 }
 

@@ -9,8 +9,7 @@
 
 #include "absl/status/status.h"
 #include "dvexport/v1/export.grpc.pb.h"
-#include "service/db/export_scope.h"
-#include "service/db/pg_connection.h"
+#include "service/db/read_session.h"
 #include "service/encode/parallel_gzip_compressor.h"
 #include "service/server/parallel_read.h"
 
@@ -24,15 +23,14 @@ struct FileExportStats {
 // Sends one serialized FileChunk; false if the client has gone.
 using SerializedChunkWriter = std::function<bool(const grpc::ByteBuffer&)>;
 
-// Streams the data values of "scope" from "sources" to "write" as the file
-// the request asks for: serialized FileChunks of about "chunk_size" rendered
-// bytes (compressed by "gzip" if not null), then the trailer. Reads and
-// encodes on one thread per connection of "sources" while this one
-// compresses and sends, with a few chunks queued between them at most. Stops,
-// cancelling the queries, when the client goes away. Fills "*stats" whatever
-// the outcome.
-absl::Status StreamFile(const ReadSources& sources, const db::ExportScope& scope,
-                        dvexport::v1::Format format,
+// Streams the data values of "session" (begun, its reads planned for
+// "readers" readers) to "write" as the file the request asks for: serialized
+// FileChunks of about "chunk_size" rendered bytes (compressed by "gzip" if not
+// null), then the trailer. Reads and encodes on one thread per reader while
+// this one compresses and sends, with a few chunks queued between them at
+// most. Stops, cancelling the session, when the client goes away. Fills
+// "*stats" whatever the outcome.
+absl::Status StreamFile(db::ReadSession* session, int readers, dvexport::v1::Format format,
                         std::unique_ptr<encode::ParallelGzipCompressor> gzip, size_t chunk_size,
                         grpc::ServerContext* context, const SerializedChunkWriter& write,
                         FileExportStats* stats);

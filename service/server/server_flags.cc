@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "service/db/libpq_gaps.h"
 
 namespace dvexport::server {
 namespace {
@@ -132,7 +133,7 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
     metrics = ParseHostPort(flags.metrics_listen);
     if (!metrics.has_value()) return NotHostPort("metrics_listen", flags.metrics_listen);
   }
-  absl::Status conninfo = CheckConninfo(flags.pg);
+  absl::Status conninfo = db::CheckConninfo(flags.pg);
   if (!conninfo.ok()) return absl::InvalidArgumentError(absl::StrCat("--pg: ", conninfo.message()));
   if (absl::EndsWith(flags.port_file, "/")) {
     return absl::InvalidArgumentError(

@@ -7,10 +7,8 @@
 #include <string>
 #include <utility>
 
-#include "service/db/data_value_reader.h"
 #include "service/encode/protobuf_data_value_encoder.h"
 #include "service/encode/utf8_sequence.h"
-#include "service/server/cancellation_check.h"
 #include "service/server/serialized_message.h"
 
 namespace dvexport::server {
@@ -71,18 +69,17 @@ namespace {
 
 using BatchQueue = ExportReaders::Queue;
 
-// One reader thread of a stream export: takes slices of the table until none is left and queues
-// their values, in wire format, in batches of at most "batch_bytes" with their end fields.
-absl::Status EncodeBatches(db::PgConnection& conn, const db::ExportScope& scope,
-                           SliceDispenser* slices, size_t batch_bytes,
-                           CancellationCheck* cancelled, BatchQueue* queue) {
+// One reader thread of a stream export: queues reader "index"'s values of "session", in wire
+// format, in batches of at most "batch_bytes" with their end fields.
+absl::Status EncodeBatches(db::ReadSession* session, int index, size_t batch_bytes,
+                           BatchQueue* queue) {
   const size_t max_values_bytes =
       batch_bytes > encode::ProtobufDataValueEncoder::kMaxBatchEndSize
           ? batch_bytes - encode::ProtobufDataValueEncoder::kMaxBatchEndSize
           : 1;
   encode::ChunkBuffer buffer(batch_bytes + batch_bytes / 4);
   encode::ProtobufDataValueEncoder encoder(&buffer);
-  int64_t values = 0;  // in "buffer"
+  int64_t values = 0;   // in "buffer"
   std::string carried;  // a value that did not fit its batch, for the next one
   // Queues the first "size" bytes of "buffer" (holding "count" values) and goes on in an emptied
   // buffer with the rest. False if the queue was stopped.
@@ -97,16 +94,15 @@ absl::Status EncodeBatches(db::PgConnection& conn, const db::ExportScope& scope,
     values -= count;
     return true;
   };
-  absl::Status status =
-      ReadSlices(conn, scope, slices, cancelled, queue, [&](const encode::DataValueRow& row) {
-        const size_t before = buffer.size();
-        encoder.Add(row);
-        ++values;
-        if (buffer.size() <= max_values_bytes) return true;
-        // Over the bound: the batch ends before this value, or with it if it is alone.
-        const bool alone = before == 0;
-        return push(alone ? buffer.size() : before, alone ? values : values - 1);
-      });
+  absl::Status status = ReadValues(session, index, [&](const encode::DataValueRow& row) {
+    const size_t before = buffer.size();
+    encoder.Add(row);
+    ++values;
+    if (buffer.size() <= max_values_bytes) return true;
+    // Over the bound: the batch ends before this value, or with it if it is alone.
+    const bool alone = before == 0;
+    return push(alone ? buffer.size() : before, alone ? values : values - 1);
+  });
   if (!status.ok()) return status;
   if (values > 0 && !push(buffer.size(), values)) return ClientGoneError();
   return absl::OkStatus();
@@ -114,14 +110,12 @@ absl::Status EncodeBatches(db::PgConnection& conn, const db::ExportScope& scope,
 
 }  // namespace
 
-absl::Status StreamDataValueBatches(const ReadSources& sources, const db::ExportScope& scope,
-                                    size_t batch_bytes, grpc::ServerContext* context,
+absl::Status StreamDataValueBatches(db::ReadSession* session, int readers_count, size_t batch_bytes,
+                                    grpc::ServerContext* context,
                                     const SerializedBatchWriter& write, StreamExportStats* stats) {
-  ExportReaders readers(sources, batch_bytes + batch_bytes / 4, context,
-                        [&scope, batch_bytes](db::PgConnection& conn, SliceDispenser* slices,
-                                              CancellationCheck* cancelled, BatchQueue* queue) {
-                          return EncodeBatches(conn, scope, slices, batch_bytes, cancelled,
-                                               queue);
+  ExportReaders readers(session, readers_count, batch_bytes + batch_bytes / 4,
+                        [session, batch_bytes](int index, BatchQueue* queue) {
+                          return EncodeBatches(session, index, batch_bytes, queue);
                         });
   BatchQueue& queue = readers.queue();
   // The values as they are (gRPC copies them into a slice of its own: the buffer goes back to
@@ -147,7 +141,7 @@ absl::Status StreamDataValueBatches(const ReadSources& sources, const db::Export
     if (pending.buffer != nullptr) {
       if (!send(pending.buffer->view(), pending.values_so_far, false)) {
         client_gone = true;
-        queue.Stop();
+        readers.Stop();
         break;
       }
       queue.Recycle(std::move(pending.buffer));

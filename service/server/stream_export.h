@@ -11,8 +11,7 @@
 
 #include "absl/status/status.h"
 #include "dvexport/v1/export.grpc.pb.h"
-#include "service/db/export_scope.h"
-#include "service/db/pg_connection.h"
+#include "service/db/read_session.h"
 #include "service/encode/data_value_row.h"
 #include "service/server/parallel_read.h"
 
@@ -34,16 +33,17 @@ void ToDataValue(const encode::DataValueRow& row, dvexport::v1::DataValue* out);
 // Sends one serialized DataValueBatch; false if the client has gone.
 using SerializedBatchWriter = std::function<bool(const grpc::ByteBuffer&)>;
 
-// Streams the data values of "scope" from "sources" to "write" as serialized
+// Streams the data values of "session" (begun, its reads planned for
+// "readers" readers) to "write" as serialized
 // DataValueBatch messages of at most "batch_bytes" bytes each (one value
 // larger than that makes a batch of its own). The values are written in wire
-// format by encode::ProtobufDataValueEncoder on one thread per connection of
-// "sources" while this one sends them: no message objects, and no second
+// format by encode::ProtobufDataValueEncoder on one thread per reader while
+// this one sends them: no message objects, and no second
 // serialization by gRPC. The last message has last = true, possibly with no
 // values. Stops, cancelling the queries, when the client goes away. Fills
 // "*stats" whatever the outcome.
-absl::Status StreamDataValueBatches(const ReadSources& sources, const db::ExportScope& scope,
-                                    size_t batch_bytes, grpc::ServerContext* context,
+absl::Status StreamDataValueBatches(db::ReadSession* session, int readers, size_t batch_bytes,
+                                    grpc::ServerContext* context,
                                     const SerializedBatchWriter& write, StreamExportStats* stats);
 
 // The last and values_so_far fields of a batch StreamDataValueBatches sent, read from the end
