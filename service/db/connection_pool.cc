@@ -1,24 +1,86 @@
 #include "service/db/connection_pool.h"
 
+#include <algorithm>
+#include <pqxx/except>
+#include <pqxx/nontransaction>
+
 #include "absl/strings/str_cat.h"
+#include "service/db/database_error.h"
+#include "service/db/libpq_gaps.h"
+#include "service/db/query_canceller.h"
 
 namespace dvexport::db {
 
+absl::StatusOr<std::unique_ptr<DatabaseConnection>> DatabaseConnection::Connect(
+    const std::string& conninfo) {
+  std::unique_ptr<DatabaseConnection> conn;
+  try {
+    conn.reset(new DatabaseConnection(conninfo));
+  } catch (const std::exception& e) {
+    return ConnectFailedStatus(e.what());
+  }
+  // A broken connection is dropped by the pool: libpqxx must not reconnect it
+  // silently, without these settings.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  conn->inhibit_reactivation(true);
+#pragma GCC diagnostic pop
+  try {
+    // Set at connect: PgBouncer in transaction pooling re-applies these reported parameters
+    // to whichever server connection runs our transactions.
+    pqxx::nontransaction tx(*conn);
+    tx.exec("SET client_encoding = 'UTF8'; SET DateStyle = 'ISO'; SET TimeZone = 'UTC'");
+  } catch (...) {
+    return CurrentExceptionStatus("setting up a new database connection");
+  }
+  return conn;
+}
+
+bool DatabaseConnection::StillConnected() {
+  try {
+    // A terminated backend sends its last message, then closes the socket: the first read
+    // consumes the message, the second sees the end.
+    get_notifs();
+    get_notifs();
+  } catch (...) {
+    return false;
+  }
+  return is_open();
+}
+
 PooledConnection::~PooledConnection() {
-  if (conn_ != nullptr) pool_->Release(std::move(conn_));
+  if (conn_ != nullptr) pool_->Release(std::move(conn_), discard_);
 }
 
 ConnectionPool::ConnectionPool(std::string conninfo, int max_size)
-    : conninfo_(std::move(conninfo)), max_size_(max_size < 1 ? 1 : max_size) {}
+    : conninfo_(WithConnectionDefaults(conninfo)), max_size_(max_size < 1 ? 1 : max_size) {}
 
 absl::StatusOr<PooledConnection> ConnectionPool::Acquire(std::chrono::milliseconds wait) {
   std::unique_lock<std::mutex> lock(mu_);
-  bool ready = returned_.wait_for(lock, wait, [&] { return !idle_.empty() || open_ < max_size_; });
-  if (!ready) {
+  if (!returned_.wait_for(lock, wait,
+                          [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return HasRoomLocked(); })) {
     return absl::ResourceExhaustedError(
         absl::StrCat("all ", max_size_, " database connections are busy"));
   }
   return TakeLocked(lock);
+}
+
+absl::StatusOr<PooledConnection> ConnectionPool::Acquire(
+    std::chrono::milliseconds wait, const std::function<absl::Status()>& stopped) {
+  constexpr std::chrono::milliseconds kPoll{50};
+  const auto until = std::chrono::steady_clock::now() + wait;
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    absl::Status status = stopped();
+    if (!status.ok()) return status;
+    if (HasRoomLocked()) return TakeLocked(lock);
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= until) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("all ", max_size_, " database connections are busy"));
+    }
+    returned_.wait_for(lock, std::min<std::chrono::steady_clock::duration>(until - now, kPoll));
+  }
 }
 
 absl::StatusOr<PooledConnection> ConnectionPool::TryAcquire(int keep_available) {
@@ -35,14 +97,16 @@ absl::StatusOr<PooledConnection> ConnectionPool::TakeLocked(std::unique_lock<std
   // An idle connection may have died meanwhile (backend terminated, server
   // restarted): drop those and open a fresh one instead.
   while (!idle_.empty()) {
-    std::unique_ptr<PgConnection> conn = std::move(idle_.back());
+    std::unique_ptr<DatabaseConnection> conn = std::move(idle_.back());
     idle_.pop_back();
     if (conn->StillConnected()) return PooledConnection(this, std::move(conn));
     --open_;
   }
+  if (!conninfo_.ok()) return conninfo_.status();
   ++open_;
   lock.unlock();
-  absl::StatusOr<std::unique_ptr<PgConnection>> conn = PgConnection::Connect(conninfo_);
+  absl::StatusOr<std::unique_ptr<DatabaseConnection>> conn =
+      DatabaseConnection::Connect(*conninfo_);
   if (!conn.ok()) {
     lock.lock();
     --open_;
@@ -52,9 +116,11 @@ absl::StatusOr<PooledConnection> ConnectionPool::TakeLocked(std::unique_lock<std
   return PooledConnection(this, *std::move(conn));
 }
 
-void ConnectionPool::Release(std::unique_ptr<PgConnection> conn) {
+void ConnectionPool::Release(std::unique_ptr<DatabaseConnection> conn, bool discard) {
+  const bool reuse = !discard && conn->is_open();
+  if (!reuse) conn.reset();  // closed outside the lock
   std::lock_guard<std::mutex> lock(mu_);
-  if (conn->ReadyForReuse()) {
+  if (reuse) {
     idle_.push_back(std::move(conn));
   } else {
     --open_;
@@ -65,6 +131,22 @@ void ConnectionPool::Release(std::unique_ptr<PgConnection> conn) {
 int ConnectionPool::in_use() const {
   std::lock_guard<std::mutex> lock(mu_);
   return open_ - static_cast<int>(idle_.size());
+}
+
+absl::Status ConnectionPool::Probe(std::chrono::milliseconds timeout) {
+  absl::StatusOr<PooledConnection> conn = Acquire(std::chrono::milliseconds(0));
+  // Every connection busy: the database answers them.
+  if (conn.status().code() == absl::StatusCode::kResourceExhausted) return absl::OkStatus();
+  if (!conn.ok()) return conn.status();
+  QueryCanceller canceller(std::chrono::system_clock::now() + timeout);
+  QueryCanceller::Statement statement(&canceller, &**conn);
+  try {
+    pqxx::nontransaction tx(**conn);
+    tx.exec("SELECT 1");
+  } catch (...) {
+    return CurrentExceptionStatus("probing the database", canceller.cause());
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace dvexport::db

@@ -3,39 +3,78 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <pqxx/connection>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "service/db/pg_connection.h"
 
 namespace dvexport::db {
 
+// What the export needs to know of the database's schema, found once per
+// connection (see ResolveExportScope) and kept for its lifetime.
+struct SchemaFacts {
+  // period.iso exists (DHIS2 2.43 and later).
+  std::optional<bool> period_has_iso;
+};
+
+// A libpqxx connection with client_encoding UTF8, DateStyle ISO and TimeZone
+// UTC, and what is known of its database.
+class DatabaseConnection : public pqxx::connection {
+ public:
+  // Unavailable (without libpq's message, which names the host and user) if
+  // the database cannot be reached.
+  static absl::StatusOr<std::unique_ptr<DatabaseConnection>> Connect(const std::string& conninfo);
+
+  SchemaFacts& schema_facts() { return schema_facts_; }
+
+  // Reads, without blocking, whatever the server sent an idle connection
+  // meanwhile (a termination notice, the end of the socket). False if the
+  // connection turned out to be broken.
+  bool StillConnected();
+
+ private:
+  explicit DatabaseConnection(const std::string& conninfo) : pqxx::connection(conninfo) {}
+
+  SchemaFacts schema_facts_;
+};
+
 class ConnectionPool;
 
-// A connection borrowed from the pool; returned when destroyed. A broken
-// connection is dropped instead of returned.
+// A connection borrowed from the pool; returned when destroyed. A connection
+// that is broken or Discard()ed is dropped instead: whoever leaves it inside a
+// transaction must Discard() it.
 class PooledConnection {
  public:
-  PooledConnection(ConnectionPool* pool, std::unique_ptr<PgConnection> conn)
+  PooledConnection(ConnectionPool* pool, std::unique_ptr<DatabaseConnection> conn)
       : pool_(pool), conn_(std::move(conn)) {}
   PooledConnection(PooledConnection&&) = default;
   PooledConnection& operator=(PooledConnection&&) = delete;
   ~PooledConnection();
 
-  PgConnection* operator->() const { return conn_.get(); }
-  PgConnection& operator*() const { return *conn_; }
+  DatabaseConnection* operator->() const { return conn_.get(); }
+  DatabaseConnection& operator*() const { return *conn_; }
+
+  // The connection is closed instead of returned (its state is unknown).
+  void Discard() { discard_ = true; }
 
  private:
   ConnectionPool* pool_;
-  std::unique_ptr<PgConnection> conn_;
+  std::unique_ptr<DatabaseConnection> conn_;
+  bool discard_ = false;
 };
 
 // At most "max_size" connections to one database, opened lazily. Thread-safe.
 class ConnectionPool {
  public:
+  // "conninfo": a libpq connection string (empty: PG* environment variables
+  // only), given connect_timeout and keepalive defaults (WithConnectionDefaults).
   ConnectionPool(std::string conninfo, int max_size);
 
   // Borrows an idle connection, or opens one if fewer than max_size exist,
@@ -43,27 +82,41 @@ class ConnectionPool {
   // cannot be reached, ResourceExhausted if none came back in time.
   absl::StatusOr<PooledConnection> Acquire(std::chrono::milliseconds wait);
 
+  // Acquire, but also gives up, with the status "stopped" returns, as soon as
+  // that is not OK (asked about every 50 ms while waiting).
+  absl::StatusOr<PooledConnection> Acquire(std::chrono::milliseconds wait,
+                                           const std::function<absl::Status()>& stopped);
+
   // Borrows a connection without waiting, only if "keep_available" more could
   // still be borrowed after it (for the exports that may start meanwhile: an
   // extra reader of one export must not make another wait). ResourceExhausted
   // otherwise; Unavailable if a new connection cannot be opened.
   absl::StatusOr<PooledConnection> TryAcquire(int keep_available);
 
+  // The health probe: OK if the database answers SELECT 1 within "timeout"
+  // (cancelled then), or if every connection is busy; else why not.
+  absl::Status Probe(std::chrono::milliseconds timeout);
+
   // Connections currently borrowed.
   int in_use() const;
 
  private:
   friend class PooledConnection;
-  void Release(std::unique_ptr<PgConnection> conn);
+  void Release(std::unique_ptr<DatabaseConnection> conn, bool discard);
   // Takes an idle connection or opens one; "lock" holds mu_ and there is room.
-  absl::StatusOr<PooledConnection> TakeLocked(std::unique_lock<std::mutex>& lock);
+  absl::StatusOr<PooledConnection> TakeLocked(std::unique_lock<std::mutex>& lock)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool HasRoomLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return !idle_.empty() || open_ < max_size_;
+  }
 
-  const std::string conninfo_;
+  // The conninfo with its defaults, or why it has none.
+  const absl::StatusOr<std::string> conninfo_;
   const int max_size_;
   mutable std::mutex mu_;
   std::condition_variable returned_;
-  std::vector<std::unique_ptr<PgConnection>> idle_;
-  int open_ = 0;  // idle + borrowed + being opened
+  std::vector<std::unique_ptr<DatabaseConnection>> idle_ ABSL_GUARDED_BY(mu_);
+  int open_ ABSL_GUARDED_BY(mu_) = 0;  // idle + borrowed + being opened
 };
 
 }  // namespace dvexport::db

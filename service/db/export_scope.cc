@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <pqxx/prepared_statement>
+#include <pqxx/result>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -38,17 +40,52 @@ constexpr ObjectTable kCategoryOptions{"categoryoption", "categoryoptionid", "ca
 // bound written into SQL.
 constexpr int64_t kEarliestMicros = -62135596800LL * 1000000;
 
-int64_t ToInt64(const PGresult* r, int row, int col) {
-  return std::strtoll(PQgetvalue(r, row, col), nullptr, 10);
+using Params = std::vector<std::string>;
+
+// Runs "sql" with text parameters $1..$n as an unnamed statement (PgBouncer in
+// transaction pooling carries no named prepared statements).
+pqxx::result Query(pqxx::transaction_base& tx, const std::string& sql, const Params& params = {}) {
+  return tx.exec_params(sql, pqxx::prepare::make_dynamic_params(params));
 }
 
-std::string ToString(const PGresult* r, int row, int col) {
-  return std::string(PQgetvalue(r, row, col), PQgetlength(r, row, col));
+int64_t ToInt64(const pqxx::result& r, int row, int col) {
+  return std::strtoll(r[row][col].c_str(), nullptr, 10);
 }
 
-std::optional<std::string> ToOptionalString(const PGresult* r, int row, int col) {
-  if (PQgetisnull(r, row, col)) return std::nullopt;
+std::string ToString(const pqxx::result& r, int row, int col) {
+  return std::string(r[row][col].c_str(), r[row][col].size());
+}
+
+std::optional<std::string> ToOptionalString(const pqxx::result& r, int row, int col) {
+  if (r[row][col].is_null()) return std::nullopt;
   return ToString(r, row, col);
+}
+
+int Rows(const pqxx::result& r) { return static_cast<int>(r.size()); }
+
+std::string ToArrayLiteral(const std::vector<int64_t>& values) {
+  std::string out = "{";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += ',';
+    absl::StrAppend(&out, values[i]);
+  }
+  out += '}';
+  return out;
+}
+
+std::string ToTextArrayLiteral(const std::vector<std::string>& values) {
+  std::string out = "{";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += ',';
+    out += '"';
+    for (char c : values[i]) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  out += '}';
+  return out;
 }
 
 void SortUnique(std::vector<int64_t>* ids) {
@@ -75,23 +112,23 @@ std::string SchemeExpression(const IdScheme& scheme, int param) {
 // Looks up "ids" (in their input scheme) in "table" and returns the internal
 // ids, in request order. NotFound names the first identifier that does not
 // exist; InvalidArgument one that names several objects.
-absl::StatusOr<std::vector<int64_t>> ResolveIdentifiers(PgConnection& conn,
+absl::StatusOr<std::vector<int64_t>> ResolveIdentifiers(pqxx::transaction_base& tx,
                                                         const ObjectTable& table,
                                                         const dhis2::Identifiers& ids,
                                                         const char* field) {
   std::vector<int64_t> resolved;
   if (ids.empty()) return resolved;
   const std::string key = SchemeExpression(ids.scheme, 2);
-  std::vector<std::optional<std::string>> params = {ToTextArrayLiteral(ids.values)};
+  Params params = {ToTextArrayLiteral(ids.values)};
   if (ids.scheme.property == IdScheme::Property::kAttribute) params.push_back(ids.scheme.attribute);
-  absl::StatusOr<PgResult> result =
-      conn.Query(absl::StrCat("SELECT ", key, ", o.", table.id_column, " FROM ", table.table,
-                              " o WHERE ", key, " = ANY($1::text[])"),
-                 params);
-  if (!result.ok()) return result.status();
+  const pqxx::result result =
+      Query(tx,
+            absl::StrCat("SELECT ", key, ", o.", table.id_column, " FROM ", table.table,
+                         " o WHERE ", key, " = ANY($1::text[])"),
+            params);
   absl::flat_hash_map<std::string, std::vector<int64_t>> found;
-  for (int i = 0; i < PQntuples(result->get()); ++i) {
-    found[ToString(result->get(), i, 0)].push_back(ToInt64(result->get(), i, 1));
+  for (int i = 0; i < Rows(result); ++i) {
+    found[ToString(result, i, 0)].push_back(ToInt64(result, i, 1));
   }
   const std::string scheme_note =
       ids.scheme.property == IdScheme::Property::kUid
@@ -115,9 +152,10 @@ absl::StatusOr<std::vector<int64_t>> ResolveIdentifiers(PgConnection& conn,
 
 // Fills "*out" with the identifier in "scheme" of each object of "table"
 // whose id is in "ids", or of every object if "ids" is null.
-absl::Status LoadIdentifiers(PgConnection& conn, const ObjectTable& table, const IdScheme& scheme,
-                             const std::vector<int64_t>* ids, IdentifierMap* out) {
-  std::vector<std::optional<std::string>> params;
+absl::Status LoadIdentifiers(pqxx::transaction_base& tx, const ObjectTable& table,
+                             const IdScheme& scheme, const std::vector<int64_t>* ids,
+                             IdentifierMap* out) {
+  Params params;
   if (ids != nullptr) params.push_back(ToArrayLiteral(*ids));
   const int attribute_param = static_cast<int>(params.size()) + 1;
   if (scheme.property == IdScheme::Property::kAttribute) params.push_back(scheme.attribute);
@@ -125,24 +163,23 @@ absl::Status LoadIdentifiers(PgConnection& conn, const ObjectTable& table, const
       absl::StrCat("SELECT o.", table.id_column, ", ", SchemeExpression(scheme, attribute_param),
                    " FROM ", table.table, " o");
   if (ids != nullptr) absl::StrAppend(&sql, " WHERE o.", table.id_column, " = ANY($1::bigint[])");
-  absl::StatusOr<PgResult> result = conn.Query(sql, params);
-  if (!result.ok()) return result.status();
-  out->reserve(PQntuples(result->get()));
-  for (int i = 0; i < PQntuples(result->get()); ++i) {
-    out->emplace(ToInt64(result->get(), i, 0), ToOptionalString(result->get(), i, 1));
+  const pqxx::result result = Query(tx, sql, params);
+  out->reserve(Rows(result));
+  for (int i = 0; i < Rows(result); ++i) {
+    out->emplace(ToInt64(result, i, 0), ToOptionalString(result, i, 1));
   }
   return absl::OkStatus();
 }
 
 // Whether period.iso exists (DHIS2 2.43+), asked once per connection.
-absl::StatusOr<bool> PeriodHasIsoColumn(PgConnection& conn) {
-  std::optional<bool>& cached = conn.schema_facts().period_has_iso;
+absl::StatusOr<bool> PeriodHasIsoColumn(pqxx::transaction_base& tx, SchemaFacts* facts) {
+  std::optional<bool>& cached = facts->period_has_iso;
   if (cached.has_value()) return *cached;
-  absl::StatusOr<PgResult> result = conn.Query(
-      "SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = "
-      "current_schema() AND table_name = 'period' AND column_name = 'iso')");
-  if (!result.ok()) return result.status();
-  cached = PQntuples(result->get()) == 1 && PQgetvalue(result->get(), 0, 0)[0] == 't';
+  const pqxx::result result =
+      Query(tx,
+            "SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = "
+            "current_schema() AND table_name = 'period' AND column_name = 'iso')");
+  cached = Rows(result) == 1 && result[0][0].c_str()[0] == 't';
   return *cached;
 }
 
@@ -151,11 +188,11 @@ absl::StatusOr<bool> PeriodHasIsoColumn(PgConnection& conn) {
 // without an ISO id (TwoYearly in 2.42) is an error when requested; when every
 // period is in scope it is left out instead, by filtering on the others (DHIS2
 // 2.42 would fail on its values).
-absl::Status AddPeriods(const PGresult* r, ExportScope* scope) {
+absl::Status AddPeriods(const pqxx::result& r, ExportScope* scope) {
   bool left_out = false;
-  for (int i = 0; i < PQntuples(r); ++i) {
+  for (int i = 0; i < Rows(r); ++i) {
     int64_t id = ToInt64(r, i, 0);
-    if (!PQgetisnull(r, i, 3)) {
+    if (!r[i][3].is_null()) {
       scope->periods.emplace(id, ToString(r, i, 3));
     } else {
       std::string type_name = ToString(r, i, 1);
@@ -182,18 +219,17 @@ absl::Status AddPeriods(const PGresult* r, ExportScope* scope) {
   return absl::OkStatus();
 }
 
-absl::Status ResolvePeriods(PgConnection& conn, const dhis2::ExportParams& params,
-                            ExportScope* scope) {
-  absl::StatusOr<bool> has_iso = PeriodHasIsoColumn(conn);
+absl::Status ResolvePeriods(pqxx::transaction_base& tx, SchemaFacts* facts,
+                            const dhis2::ExportParams& params, ExportScope* scope) {
+  absl::StatusOr<bool> has_iso = PeriodHasIsoColumn(tx, facts);
   if (!has_iso.ok()) return has_iso.status();
   const std::string columns =
       absl::StrCat("SELECT p.periodid, pt.name, (p.startdate - DATE '1970-01-01'), ",
                    *has_iso ? "p.iso::text" : "NULL::text",
                    " FROM period p JOIN periodtype pt ON pt.periodtypeid = p.periodtypeid ");
-  absl::StatusOr<PgResult> result;
+  pqxx::result result;
   if (params.start_date && params.end_date) {
-    result =
-        conn.Query(absl::StrCat(columns, "WHERE p.startdate >= $1 AND p.enddate <= $2"),
+    result = Query(tx, absl::StrCat(columns, "WHERE p.startdate >= $1 AND p.enddate <= $2"),
                    {dhis2::FormatDate(*params.start_date), dhis2::FormatDate(*params.end_date)});
   } else if (!params.periods.empty()) {
     std::vector<std::string> names, starts, ends;
@@ -204,67 +240,68 @@ absl::Status ResolvePeriods(PgConnection& conn, const dhis2::ExportParams& param
     }
     // A valid period that is not in the period table has no data: it matches
     // nothing (DHIS2 would insert it; we never write).
-    result = conn.Query(
-        absl::StrCat(columns,
-                     "JOIN unnest($1::text[], $2::date[], $3::date[]) AS q(name, s, e) "
-                     "ON pt.name = q.name AND p.startdate = q.s AND p.enddate = q.e"),
-        {ToTextArrayLiteral(names), ToTextArrayLiteral(starts), ToTextArrayLiteral(ends)});
+    result =
+        Query(tx,
+              absl::StrCat(columns,
+                           "JOIN unnest($1::text[], $2::date[], $3::date[]) AS q(name, s, e) "
+                           "ON pt.name = q.name AND p.startdate = q.s AND p.enddate = q.e"),
+              {ToTextArrayLiteral(names), ToTextArrayLiteral(starts), ToTextArrayLiteral(ends)});
   } else {
     // Only last_updated or its duration: any period (DHIS2 adds no period
     // condition), so every period may appear in a row.
     scope->filter_periods = false;
-    result = conn.Query(columns);
+    result = Query(tx, columns);
   }
-  if (!result.ok()) return result.status();
-  return AddPeriods(result->get(), scope);
+  return AddPeriods(result, scope);
 }
 
-absl::Status ResolveDataElements(PgConnection& conn, const dhis2::ExportParams& params,
+absl::Status ResolveDataElements(pqxx::transaction_base& tx, const dhis2::ExportParams& params,
                                  ExportScope* scope, std::vector<int64_t>* data_set_ids) {
   absl::StatusOr<std::vector<int64_t>> sets =
-      ResolveIdentifiers(conn, kDataSets, params.data_sets, "data_set");
+      ResolveIdentifiers(tx, kDataSets, params.data_sets, "data_set");
   if (!sets.ok()) return sets.status();
   *data_set_ids = *sets;
-  absl::StatusOr<std::vector<int64_t>> groups = ResolveIdentifiers(
-      conn, kDataElementGroups, params.data_element_groups, "data_element_group");
+  absl::StatusOr<std::vector<int64_t>> groups =
+      ResolveIdentifiers(tx, kDataElementGroups, params.data_element_groups, "data_element_group");
   if (!groups.ok()) return groups.status();
   absl::StatusOr<std::vector<int64_t>> elements =
-      ResolveIdentifiers(conn, kDataElements, params.data_elements, "data_element");
+      ResolveIdentifiers(tx, kDataElements, params.data_elements, "data_element");
   if (!elements.ok()) return elements.status();
 
   // The union of the data elements, the data sets' elements and the groups'
   // members (DHIS2 2.42 uses only the groups when there are any).
-  absl::StatusOr<PgResult> result = conn.Query(
+  const pqxx::result result = Query(
+      tx,
       "SELECT de.dataelementid FROM dataelement de WHERE de.dataelementid = ANY($1::bigint[]) "
       "OR de.dataelementid IN (SELECT dse.dataelementid FROM datasetelement dse "
       "WHERE dse.datasetid = ANY($2::bigint[])) "
       "OR de.dataelementid IN (SELECT degm.dataelementid FROM dataelementgroupmembers degm "
       "WHERE degm.dataelementgroupid = ANY($3::bigint[]))",
       {ToArrayLiteral(*elements), ToArrayLiteral(*sets), ToArrayLiteral(*groups)});
-  if (!result.ok()) return result.status();
-  for (int i = 0; i < PQntuples(result->get()); ++i) {
-    scope->data_element_ids.push_back(ToInt64(result->get(), i, 0));
+  for (int i = 0; i < Rows(result); ++i) {
+    scope->data_element_ids.push_back(ToInt64(result, i, 0));
   }
   SortUnique(&scope->data_element_ids);
-  return LoadIdentifiers(conn, kDataElements, params.output.data_element, &scope->data_element_ids,
+  return LoadIdentifiers(tx, kDataElements, params.output.data_element, &scope->data_element_ids,
                          &scope->data_elements);
 }
 
-absl::Status ResolveOrgUnits(PgConnection& conn, const dhis2::ExportParams& params,
+absl::Status ResolveOrgUnits(pqxx::transaction_base& tx, const dhis2::ExportParams& params,
                              ExportScope* scope, std::vector<int64_t>* root_ids) {
   absl::StatusOr<std::vector<int64_t>> units =
-      ResolveIdentifiers(conn, kOrgUnits, params.org_units, "org_unit");
+      ResolveIdentifiers(tx, kOrgUnits, params.org_units, "org_unit");
   if (!units.ok()) return units.status();
   *root_ids = *units;
   absl::StatusOr<std::vector<int64_t>> groups =
-      ResolveIdentifiers(conn, kOrgUnitGroups, params.org_unit_groups, "org_unit_group");
+      ResolveIdentifiers(tx, kOrgUnitGroups, params.org_unit_groups, "org_unit_group");
   if (!groups.ok()) return groups.status();
-  absl::StatusOr<PgResult> result;
+  pqxx::result result;
   if (params.children) {
     // Every unit whose path starts with a requested unit's path (DHIS2:
     // ou.path like '<path>%'); the paths come from the database. Groups are
     // excluded by E2007.
-    result = conn.Query(
+    result = Query(
+        tx,
         "SELECT o.organisationunitid FROM organisationunit o WHERE o.path LIKE ANY("
         "SELECT replace(replace(replace(r.path, '\\', '\\\\'), '%', '\\%'), '_', '\\_') || '%' "
         "FROM organisationunit r WHERE r.organisationunitid = ANY($1::bigint[]))",
@@ -272,105 +309,103 @@ absl::Status ResolveOrgUnits(PgConnection& conn, const dhis2::ExportParams& para
   } else {
     // The units and the groups' members, each once (DHIS2's left join on
     // orgunitgroupmembers can repeat a value).
-    result = conn.Query(
-        "SELECT o.organisationunitid FROM organisationunit o "
-        "WHERE o.organisationunitid = ANY($1::bigint[]) OR o.organisationunitid IN ("
-        "SELECT m.organisationunitid FROM orgunitgroupmembers m "
-        "WHERE m.orgunitgroupid = ANY($2::bigint[]))",
-        {ToArrayLiteral(*units), ToArrayLiteral(*groups)});
+    result = Query(tx,
+                   "SELECT o.organisationunitid FROM organisationunit o "
+                   "WHERE o.organisationunitid = ANY($1::bigint[]) OR o.organisationunitid IN ("
+                   "SELECT m.organisationunitid FROM orgunitgroupmembers m "
+                   "WHERE m.orgunitgroupid = ANY($2::bigint[]))",
+                   {ToArrayLiteral(*units), ToArrayLiteral(*groups)});
   }
-  if (!result.ok()) return result.status();
-  for (int i = 0; i < PQntuples(result->get()); ++i) {
-    scope->org_unit_ids.push_back(ToInt64(result->get(), i, 0));
+  for (int i = 0; i < Rows(result); ++i) {
+    scope->org_unit_ids.push_back(ToInt64(result, i, 0));
   }
   SortUnique(&scope->org_unit_ids);
-  return LoadIdentifiers(conn, kOrgUnits, params.output.org_unit, &scope->org_unit_ids,
+  return LoadIdentifiers(tx, kOrgUnits, params.output.org_unit, &scope->org_unit_ids,
                          &scope->org_units);
 }
 
 // DHIS2 InputUtils.getAttributeOptionCombo: the option combo of the category
 // combo whose options are exactly the given options.
-absl::StatusOr<int64_t> ResolveAttributeCombo(PgConnection& conn,
+absl::StatusOr<int64_t> ResolveAttributeCombo(pqxx::transaction_base& tx,
                                               const dhis2::ExportParams& params) {
   dhis2::Identifiers combo{IdScheme::Uid(), {params.attribute_combo}};
   absl::StatusOr<std::vector<int64_t>> combo_id =
-      ResolveIdentifiers(conn, kCategoryCombos, combo, "attribute_combo");
+      ResolveIdentifiers(tx, kCategoryCombos, combo, "attribute_combo");
   if (!combo_id.ok()) return combo_id.status();
   dhis2::Identifiers options{IdScheme::Uid(), params.attribute_options};
   absl::StatusOr<std::vector<int64_t>> option_ids =
-      ResolveIdentifiers(conn, kCategoryOptions, options, "attribute_options");
+      ResolveIdentifiers(tx, kCategoryOptions, options, "attribute_options");
   if (!option_ids.ok()) return option_ids.status();
   SortUnique(&*option_ids);
-  absl::StatusOr<PgResult> result = conn.Query(
-      "SELECT cc.categoryoptioncomboid FROM categorycombos_optioncombos cc "
-      "WHERE cc.categorycomboid = $1 AND $2::bigint[] = ARRAY("
-      "SELECT DISTINCT co.categoryoptionid FROM categoryoptioncombos_categoryoptions co "
-      "WHERE co.categoryoptioncomboid = cc.categoryoptioncomboid ORDER BY 1) "
-      "ORDER BY cc.categoryoptioncomboid LIMIT 1",
-      {absl::StrCat(combo_id->front()), ToArrayLiteral(*option_ids)});
-  if (!result.ok()) return result.status();
-  if (PQntuples(result->get()) == 0) {
+  const pqxx::result result =
+      Query(tx,
+            "SELECT cc.categoryoptioncomboid FROM categorycombos_optioncombos cc "
+            "WHERE cc.categorycomboid = $1 AND $2::bigint[] = ARRAY("
+            "SELECT DISTINCT co.categoryoptionid FROM categoryoptioncombos_categoryoptions co "
+            "WHERE co.categoryoptioncomboid = cc.categoryoptioncomboid ORDER BY 1) "
+            "ORDER BY cc.categoryoptioncomboid LIMIT 1",
+            {absl::StrCat(combo_id->front()), ToArrayLiteral(*option_ids)});
+  if (Rows(result) == 0) {
     return absl::NotFoundError(
         "E2041: Attribute option combo does not exist for given category combo and category "
         "options");
   }
-  return ToInt64(result->get(), 0, 0);
+  return ToInt64(result, 0, 0);
 }
 
-absl::Status ResolveAttributeOptionCombos(PgConnection& conn, const dhis2::ExportParams& params,
-                                          ExportScope* scope) {
+absl::Status ResolveAttributeOptionCombos(pqxx::transaction_base& tx,
+                                          const dhis2::ExportParams& params, ExportScope* scope) {
   if (!params.attribute_option_combos.empty()) {
     absl::StatusOr<std::vector<int64_t>> ids = ResolveIdentifiers(
-        conn, kCategoryOptionCombos, params.attribute_option_combos, "attribute_option_combo");
+        tx, kCategoryOptionCombos, params.attribute_option_combos, "attribute_option_combo");
     if (!ids.ok()) return ids.status();
     SortUnique(&*ids);
     scope->attribute_option_combo_ids = *std::move(ids);
   } else if (!params.attribute_combo.empty()) {
-    absl::StatusOr<int64_t> id = ResolveAttributeCombo(conn, params);
+    absl::StatusOr<int64_t> id = ResolveAttributeCombo(tx, params);
     if (!id.ok()) return id.status();
     scope->attribute_option_combo_ids = std::vector<int64_t>{*id};
   }
   absl::Status status =
-      LoadIdentifiers(conn, kCategoryOptionCombos, params.output.category_option_combo, nullptr,
+      LoadIdentifiers(tx, kCategoryOptionCombos, params.output.category_option_combo, nullptr,
                       &scope->category_option_combos);
   if (!status.ok()) return status;
   if (params.output.attribute_option_combo == params.output.category_option_combo) {
     scope->attribute_option_combos = scope->category_option_combos;
     return absl::OkStatus();
   }
-  return LoadIdentifiers(conn, kCategoryOptionCombos, params.output.attribute_option_combo, nullptr,
+  return LoadIdentifiers(tx, kCategoryOptionCombos, params.output.attribute_option_combo, nullptr,
                          &scope->attribute_option_combos);
 }
 
 // DHIS2 2.42 writes the completion date of (data set, period, org unit,
 // default attribute option combo), or null if there is none.
-absl::Status ResolveHeader(PgConnection& conn, const dhis2::ExportParams& params,
+absl::Status ResolveHeader(pqxx::transaction_base& tx, const dhis2::ExportParams& params,
                            int64_t data_set_id, int64_t org_unit_id, ExportScope* scope) {
   SingleDataValueSetHeader header;
   std::vector<int64_t> set_ids = {data_set_id};
   IdentifierMap data_set;
-  absl::Status status =
-      LoadIdentifiers(conn, kDataSets, params.output.data_set, &set_ids, &data_set);
+  absl::Status status = LoadIdentifiers(tx, kDataSets, params.output.data_set, &set_ids, &data_set);
   if (!status.ok()) return status;
   header.data_set = data_set[data_set_id];
   header.org_unit = scope->org_units[org_unit_id];
   const dhis2::Period& period = params.periods.front();
   header.period = dhis2::FormatIsoPeriod(period.type, period.start);
-  absl::StatusOr<PgResult> result = conn.Query(
-      "SELECT (extract(epoch FROM r.date) * 1000000)::bigint "
-      "FROM completedatasetregistration r "
-      "JOIN period p ON p.periodid = r.periodid "
-      "JOIN periodtype pt ON pt.periodtypeid = p.periodtypeid "
-      "WHERE r.datasetid = $1 AND r.sourceid = $2 AND pt.name = $3 "
-      "AND p.startdate = $4 AND p.enddate = $5 AND r.attributeoptioncomboid = "
-      "(SELECT categoryoptioncomboid FROM categoryoptioncombo WHERE name = 'default' "
-      "ORDER BY categoryoptioncomboid LIMIT 1)",
-      {absl::StrCat(data_set_id), absl::StrCat(org_unit_id),
-       std::string(dhis2::PeriodTypeName(period.type)), dhis2::FormatDate(period.start),
-       dhis2::FormatDate(period.end)});
-  if (!result.ok()) return result.status();
-  if (PQntuples(result->get()) > 0 && !PQgetisnull(result->get(), 0, 0)) {
-    header.complete_date_micros = ToInt64(result->get(), 0, 0);
+  const pqxx::result result =
+      Query(tx,
+            "SELECT (extract(epoch FROM r.date) * 1000000)::bigint "
+            "FROM completedatasetregistration r "
+            "JOIN period p ON p.periodid = r.periodid "
+            "JOIN periodtype pt ON pt.periodtypeid = p.periodtypeid "
+            "WHERE r.datasetid = $1 AND r.sourceid = $2 AND pt.name = $3 "
+            "AND p.startdate = $4 AND p.enddate = $5 AND r.attributeoptioncomboid = "
+            "(SELECT categoryoptioncomboid FROM categoryoptioncombo WHERE name = 'default' "
+            "ORDER BY categoryoptioncomboid LIMIT 1)",
+            {absl::StrCat(data_set_id), absl::StrCat(org_unit_id),
+             std::string(dhis2::PeriodTypeName(period.type)), dhis2::FormatDate(period.start),
+             dhis2::FormatDate(period.end)});
+  if (Rows(result) > 0 && !result[0][0].is_null()) {
+    header.complete_date_micros = ToInt64(result, 0, 0);
   }
   scope->header = std::move(header);
   return absl::OkStatus();
@@ -389,19 +424,19 @@ std::optional<int64_t> LastUpdatedBound(const dhis2::ExportParams& params) {
 
 }  // namespace
 
-absl::StatusOr<ExportScope> ResolveExportScope(PgConnection& conn,
+absl::StatusOr<ExportScope> ResolveExportScope(pqxx::transaction_base& tx, SchemaFacts* facts,
                                                const dhis2::ExportParams& params) {
   ExportScope scope;
   scope.include_deleted = params.include_deleted;
   scope.limit = params.limit;
   scope.last_updated_min_micros = LastUpdatedBound(params);
   std::vector<int64_t> data_set_ids, root_ids;
-  absl::Status status = ResolveDataElements(conn, params, &scope, &data_set_ids);
-  if (status.ok()) status = ResolvePeriods(conn, params, &scope);
-  if (status.ok()) status = ResolveOrgUnits(conn, params, &scope, &root_ids);
-  if (status.ok()) status = ResolveAttributeOptionCombos(conn, params, &scope);
+  absl::Status status = ResolveDataElements(tx, params, &scope, &data_set_ids);
+  if (status.ok()) status = ResolvePeriods(tx, facts, params, &scope);
+  if (status.ok()) status = ResolveOrgUnits(tx, params, &scope, &root_ids);
+  if (status.ok()) status = ResolveAttributeOptionCombos(tx, params, &scope);
   if (status.ok() && params.IsSingleDataValueSet()) {
-    status = ResolveHeader(conn, params, data_set_ids.front(), root_ids.front(), &scope);
+    status = ResolveHeader(tx, params, data_set_ids.front(), root_ids.front(), &scope);
   }
   if (!status.ok()) return status;
   return scope;
@@ -455,12 +490,6 @@ std::string BuildDataValueSelectSql(const ExportScope& scope,
   }
   if (scope.limit) absl::StrAppend(&sql, " LIMIT ", *scope.limit);
   return sql;
-}
-
-std::string BuildDataValueCopySql(const ExportScope& scope,
-                                  const std::optional<BlockRange>& blocks) {
-  return absl::StrCat("COPY (", BuildDataValueSelectSql(scope, blocks),
-                      ") TO STDOUT (FORMAT binary)");
 }
 
 }  // namespace dvexport::db

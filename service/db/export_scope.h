@@ -3,12 +3,13 @@
 
 #include <cstdint>
 #include <optional>
+#include <pqxx/transaction_base>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "service/db/pg_connection.h"
+#include "service/db/connection_pool.h"
 #include "service/dhis2/export_request_validator.h"
 
 namespace dvexport::db {
@@ -61,15 +62,16 @@ struct ExportScope {
 };
 
 // Looks up every identifier of "params", in its input id scheme, with
-// parameterized queries on "conn" (which should be inside the export's
-// transaction), and the output identifiers of everything the export can
-// write. NotFound names a field and an identifier that does not exist (and
-// E2041 for attribute options that make no attribute option combo);
+// parameterized queries in "tx" (the export's transaction), and the output
+// identifiers of everything the export can write. NotFound names a field and an identifier that
+// does not exist (and E2041 for attribute options that make no attribute option combo);
 // InvalidArgument an identifier that names several objects (NAME is not
 // unique for org units and option combos); FailedPrecondition a period type
 // that DHIS2 2.42 cannot name. Reads period.iso when the column exists
-// (DHIS2 2.43+; checked once per connection), else computes ISO ids.
-absl::StatusOr<ExportScope> ResolveExportScope(PgConnection& conn,
+// (DHIS2 2.43+; checked once per connection and kept in "*facts", the
+// connection's), else computes ISO ids. Database errors are libpqxx's
+// exceptions (ReadSession turns them into a Status).
+absl::StatusOr<ExportScope> ResolveExportScope(pqxx::transaction_base& tx, SchemaFacts* facts,
                                                const dhis2::ExportParams& params);
 
 // The WHERE condition (without "WHERE") on "datavalue dv" that selects the
@@ -91,10 +93,6 @@ struct BlockRange {
 // come as PostgreSQL reads them.
 std::string BuildDataValueSelectSql(const ExportScope& scope,
                                     const std::optional<BlockRange>& blocks = std::nullopt);
-
-// That query as a COPY that streams the rows in binary.
-std::string BuildDataValueCopySql(const ExportScope& scope,
-                                  const std::optional<BlockRange>& blocks = std::nullopt);
 
 // The columns of the data value COPY, in order.
 inline constexpr int kDataValueColumns = 12;

@@ -1,9 +1,8 @@
 #include "service/db/read_plan.h"
 
-#include <libpq-fe.h>
-
 #include <algorithm>
 #include <charconv>
+#include <pqxx/result>
 #include <string>
 #include <string_view>
 
@@ -34,48 +33,43 @@ bool ParseInt(std::string_view text, int64_t* value) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<std::optional<BlockRange>>> PlanBlockSlices(
-    PgConnection& conn, const ExportScope& scope, const ReadPlanOptions& options,
-    const std::function<bool()>& cancelled) {
+std::vector<std::optional<BlockRange>> PlanBlockSlices(pqxx::transaction_base& tx,
+                                                       const ExportScope& scope,
+                                                       const ReadPlanOptions& options) {
   const std::vector<std::optional<BlockRange>> whole_table{std::nullopt};
   // A limit must hold across the whole export: one COPY.
   if (options.max_streams < 2 || scope.limit || scope.MatchesNothing()) return whole_table;
 
   // First what the catalog knows without touching datavalue (no lock to wait for): its kind and
   // the statistics' page and row counts (-1 rows: never analyzed).
-  absl::StatusOr<PgResult> table = conn.Query(
+  const pqxx::result table = tx.exec_params(
       "SELECT c.relkind::text, c.relpages, c.reltuples::bigint, pg_is_in_recovery() "
-      "FROM pg_class c WHERE c.oid = 'datavalue'::regclass",
-      {}, cancelled);
-  if (!table.ok()) return table.status();
+      "FROM pg_class c WHERE c.oid = 'datavalue'::regclass");
   int64_t pages = 0;
   int64_t tuples = 0;
   const int64_t min_blocks = int64_t{options.max_streams} * options.min_slice_blocks;
-  if (PQntuples(table->get()) != 1 || std::string_view(PQgetvalue(table->get(), 0, 0)) != "r" ||
-      std::string_view(PQgetvalue(table->get(), 0, 3)) != "f" ||
-      !ParseInt(PQgetvalue(table->get(), 0, 1), &pages) ||
-      !ParseInt(PQgetvalue(table->get(), 0, 2), &tuples) ||
-      (tuples >= 0 && tuples < options.min_rows) || (pages > 0 && pages < min_blocks)) {
+  if (table.size() != 1 || std::string_view(table[0][0].c_str()) != "r" ||
+      std::string_view(table[0][3].c_str()) != "f" || !ParseInt(table[0][1].c_str(), &pages) ||
+      !ParseInt(table[0][2].c_str(), &tuples) || (tuples >= 0 && tuples < options.min_rows) ||
+      (pages > 0 && pages < min_blocks)) {
     return whole_table;  // a view, a partitioned table, a standby, a small table
   }
 
-  absl::StatusOr<PgResult> plan = conn.Query(
-      absl::StrCat("EXPLAIN (FORMAT JSON) ", BuildDataValueSelectSql(scope)), {}, cancelled);
-  if (!plan.ok()) return plan.status();
-  const std::string_view json = PQgetvalue(plan->get(), 0, 0);
+  const pqxx::result plan =
+      tx.exec_params(absl::StrCat("EXPLAIN (FORMAT JSON) ", BuildDataValueSelectSql(scope)));
+  if (plan.size() != 1) return whole_table;
+  const std::string_view json = plan[0][0].c_str();
   int64_t rows = 0;
-  if (PlanField(json, "Node Type") != "Seq Scan" || !ParseInt(PlanField(json, "Plan Rows"), &rows) ||
-      rows < options.min_rows) {
+  if (PlanField(json, "Node Type") != "Seq Scan" ||
+      !ParseInt(PlanField(json, "Plan Rows"), &rows) || rows < options.min_rows) {
     return whole_table;
   }
 
   // The planner has locked datavalue for this transaction: its size now waits for nobody.
-  absl::StatusOr<PgResult> size = conn.Query(
-      "SELECT pg_relation_size('datavalue'::regclass) / current_setting('block_size')::bigint", {},
-      cancelled);
-  if (!size.ok()) return size.status();
+  const pqxx::result size = tx.exec_params(
+      "SELECT pg_relation_size('datavalue'::regclass) / current_setting('block_size')::bigint");
   int64_t blocks = 0;
-  if (!ParseInt(PQgetvalue(size->get(), 0, 0), &blocks)) return whole_table;
+  if (size.size() != 1 || !ParseInt(size[0][0].c_str(), &blocks)) return whole_table;
   const int64_t slice_count =
       std::min<int64_t>(int64_t{options.max_streams} * options.slices_per_stream,
                         blocks / std::max<int64_t>(1, options.min_slice_blocks));
@@ -93,11 +87,8 @@ absl::StatusOr<std::vector<std::optional<BlockRange>>> PlanBlockSlices(
   return slices;
 }
 
-absl::StatusOr<std::string> ExportSnapshot(PgConnection& conn) {
-  absl::StatusOr<PgResult> result = conn.Query("SELECT pg_export_snapshot()");
-  if (!result.ok()) return result.status();
-  if (PQntuples(result->get()) != 1) return absl::InternalError("pg_export_snapshot: no row");
-  return std::string(PQgetvalue(result->get(), 0, 0));
+std::string ExportSnapshot(pqxx::transaction_base& tx) {
+  return tx.exec_params1("SELECT pg_export_snapshot()")[0].c_str();
 }
 
 absl::StatusOr<std::string> SetTransactionSnapshotSql(const std::string& snapshot) {

@@ -2,20 +2,19 @@
 #define DVEXPORT_SERVICE_DB_READ_PLAN_H_
 
 #include <cstdint>
-#include <functional>
 #include <optional>
+#include <pqxx/transaction_base>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "service/db/export_scope.h"
-#include "service/db/pg_connection.h"
 
 namespace dvexport::db {
 
 // Reading one export with several COPYs at once. PostgreSQL turns the rows of a COPY into its
 // output on one core, and that is most of an export's database time (on the sl demo: 0.14 s to
-// scan and filter 1,000,000 rows, 0.75 s more to send them as binary COPY). Slices of the table
+// scan and filter 1,000,000 rows, 0.75 s more to send them as COPY). Slices of the table
 // read on several connections whose transactions share one snapshot (pg_export_snapshot) use
 // more cores and see exactly the rows one COPY would.
 
@@ -37,17 +36,17 @@ struct ReadPlanOptions {
 // sequential scan anyway (the top of the plan of the scope's query), for at least
 // "options.min_rows" estimated rows, when datavalue is a plain table and the server is not a
 // standby; each slice then becomes a TID Range Scan (PostgreSQL 14+; older servers filter a
-// sequential scan by ctid, which still splits the output work). Run inside the export's
-// transaction. Reads only the catalog unless the table is large enough; "cancelled" is asked
-// while a query waits (for a lock on datavalue, say), and true returns Cancelled.
-absl::StatusOr<std::vector<std::optional<BlockRange>>> PlanBlockSlices(
-    PgConnection& conn, const ExportScope& scope, const ReadPlanOptions& options,
-    const std::function<bool()>& cancelled = nullptr);
+// sequential scan by ctid, which still splits the output work). Runs in "tx", the export's
+// transaction. Reads only the catalog unless the table is large enough. Database errors are
+// libpqxx's exceptions.
+std::vector<std::optional<BlockRange>> PlanBlockSlices(pqxx::transaction_base& tx,
+                                                       const ExportScope& scope,
+                                                       const ReadPlanOptions& options);
 
-// Exports the snapshot of the transaction open on "conn" (pg_export_snapshot()) and returns its
-// id, for BeginSnapshotTransaction on other connections. The transaction must stay open until
-// they have begun.
-absl::StatusOr<std::string> ExportSnapshot(PgConnection& conn);
+// Exports the snapshot of "tx" (pg_export_snapshot()) and returns its id, for
+// SetTransactionSnapshotSql on other connections. The transaction must stay open until they have
+// begun. Database errors are libpqxx's exceptions.
+std::string ExportSnapshot(pqxx::transaction_base& tx);
 
 // The statement that makes the transaction just begun on another connection (REPEATABLE READ,
 // before its first query) see "snapshot", an id ExportSnapshot returned; InvalidArgument for

@@ -1,19 +1,27 @@
 #ifndef DVEXPORT_SERVICE_DB_READ_SESSION_H_
 #define DVEXPORT_SERVICE_DB_READ_SESSION_H_
 
-// CONTRACT (issue 10): the server layer is written against this interface.
-// The implementation on libpqxx replaces this comment with its own.
+// The database side of an export, on libpqxx: the only place that begins
+// transactions, runs the export's statements, cancels them and turns libpqxx's
+// exceptions into a Status.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <pqxx/transaction>
+#include <string>
+#include <string_view>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "service/db/connection_pool.h"
 #include "service/db/export_scope.h"
+#include "service/db/query_canceller.h"
 #include "service/db/read_plan.h"
+#include "service/db/slice_dispenser.h"
 #include "service/dhis2/export_request_validator.h"
 #include "service/encode/data_value_row.h"
 
@@ -40,6 +48,12 @@ struct ReadSessionOptions {
 // Thread-safety: Cancel() from any thread at any time. Read(i) for distinct i
 // concurrently, each on its own thread, after PlanReads. Everything else from
 // one thread at a time.
+//
+// Transactions are READ ONLY, REPEATABLE READ, with SET LOCAL statement_timeout
+// when options.statement_timeout > 0; statements with parameters are unnamed
+// (PgBouncer's transaction pooling carries no prepared statements). A
+// QueryCanceller per session cancels what runs at Cancel() or the deadline.
+// Database errors map to a Status as CurrentExceptionStatus says.
 class ReadSession {
  public:
   // Does no I/O. "*pool" must outlive the session. "deadline": the call's
@@ -90,6 +104,65 @@ class ReadSession {
 
   // True when PlanReads chose slices on several connections.
   bool sliced() const;
+
+ private:
+  // A READ ONLY, REPEATABLE READ libpqxx transaction that remembers whether
+  // its ROLLBACK failed (libpqxx's abort() does not tell): its connection is
+  // then still inside it, and must not be lent again.
+  class Transaction : public pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> {
+   public:
+    // namedclass is a virtual base: the most derived class constructs it.
+    explicit Transaction(pqxx::connection_base& conn)
+        : namedclass("transaction<REPEATABLE READ>"), transaction(conn) {}
+    bool rollback_failed() const { return rollback_failed_; }
+
+   protected:
+    void do_abort() override {
+      try {
+        transaction::do_abort();
+      } catch (...) {
+        rollback_failed_ = true;
+        throw;
+      }
+    }
+
+   private:
+    bool rollback_failed_ = false;
+  };
+
+  // Runs "body" (returning absl::Status), whose statements run on "conn", as
+  // one the watchdog cancels; libpqxx's exceptions become a Status.
+  template <typename Body>
+  absl::Status RunStatements(pqxx::connection_base& conn, absl::string_view what, Body&& body);
+
+  // Begins "*tx" on "conn": the transaction, then SET TRANSACTION SNAPSHOT if
+  // "set_snapshot" is not empty, then the statement_timeout.
+  absl::Status BeginTransaction(pqxx::connection_base& conn, const std::string& set_snapshot,
+                                std::unique_ptr<Transaction>* tx);
+
+  // Ends "*tx" (nothing if null): COMMIT if "commit", else ROLLBACK.
+  // "*conn" is discarded if that fails.
+  absl::Status EndTransaction(std::unique_ptr<Transaction>* tx, PooledConnection* conn,
+                              bool commit);
+
+  // Reads slices until none is left in "tx" on "conn".
+  absl::Status ReadSlices(pqxx::connection_base& conn, Transaction& tx,
+                          absl::FunctionRef<bool(const encode::DataValueRow&)> row);
+
+  // Reader "index" > 0: its own connection in the snapshot.
+  absl::Status ReadOnExtraConnection(int index,
+                                     absl::FunctionRef<bool(const encode::DataValueRow&)> row);
+
+  ConnectionPool* const pool_;
+  const ReadSessionOptions options_;
+  QueryCanceller canceller_;
+  std::optional<PooledConnection> conn_;
+  std::unique_ptr<Transaction> tx_;  // on conn_
+  ExportScope scope_;
+  SliceDispenser slices_;
+  int readers_ = 1;
+  int keep_available_ = 0;
+  std::string set_snapshot_sql_;  // for the extra readers
 };
 
 }  // namespace dvexport::db

@@ -6,6 +6,7 @@
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <fstream>
@@ -13,12 +14,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "service/db/libpq_gaps.h"
 
 namespace dvexport::server {
 namespace {
-
-// How long a health probe waits for the database.
-constexpr std::chrono::milliseconds kProbeTimeout{1000};
 
 absl::StatusOr<std::string> ReadPemFile(const std::string& flag, const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -58,6 +57,9 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
   return grpc::SslServerCredentials(ssl);
 }
 
+// How long a health probe may take, at most.
+constexpr std::chrono::milliseconds kMaxProbeTimeout{5000};
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOptions& options) {
@@ -90,9 +92,13 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
                                               : options.service.max_concurrent_exports + 16);
   builder.SetResourceQuota(quota);
   if (options.max_connection_age.count() > 0) {
-    builder.AddChannelArgument(
-        GRPC_ARG_MAX_CONNECTION_AGE_MS,
-        static_cast<int>(std::chrono::milliseconds(options.max_connection_age).count()));
+    const std::chrono::milliseconds age = options.max_connection_age;
+    if (age.count() > INT_MAX) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("max_connection_age: ", options.max_connection_age.count(),
+                       " s is more than gRPC's int milliseconds hold (", INT_MAX / 1000, " s)"));
+    }
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS, static_cast<int>(age.count()));
     // Calls in flight on an aged connection run to their end, however long.
     builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS, INT_MAX);
   }
@@ -101,16 +107,15 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
   if (server->server_ == nullptr || server->port_ == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));
   }
+  server->probe_timeout_ = std::min(options.health_probe_interval, kMaxProbeTimeout);
   server->ProbeDatabase();
-  server->prober_ = std::thread(&ExportServer::RunProber, server.get(),
-                                options.health_probe_interval);
+  server->prober_ =
+      std::thread(&ExportServer::RunProber, server.get(), options.health_probe_interval);
   return server;
 }
 
 void ExportServer::ProbeDatabase() {
-  // Every connection busy counts as answering (see db::ConnectionPool::Probe).
-  const bool serving = pool_->Probe(kProbeTimeout).ok();
-  server_->GetHealthCheckService()->SetServingStatus(serving);
+  server_->GetHealthCheckService()->SetServingStatus(pool_->Probe(probe_timeout_).ok());
 }
 
 void ExportServer::RunProber(std::chrono::milliseconds interval) {

@@ -41,7 +41,8 @@ struct ServerOptions {
   std::string metrics_listen;
   // Connections older than this are asked to go away (HTTP/2 GOAWAY) once
   // their running calls end, so that clients resolve the name again and find
-  // new replicas; 0: never.
+  // new replicas; 0: never. gRPC takes it in int milliseconds: Start refuses
+  // more than INT_MAX ms (about 24.8 days).
   std::chrono::seconds max_connection_age{0};
   ServiceOptions service;
 };
@@ -84,6 +85,7 @@ class ExportServer {
   std::unique_ptr<DataValueExportService> service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
+  std::chrono::milliseconds probe_timeout_{2000};
 
   std::mutex prober_mu_;
   std::condition_variable prober_wake_;

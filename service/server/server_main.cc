@@ -3,58 +3,141 @@
 #include <pthread.h>
 #include <signal.h>
 
-#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
+#include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/string_view.h"
 #include "service/server/export_server.h"
+#include "service/server/server_flags.h"
 
-ABSL_FLAG(std::string, listen, "0.0.0.0:50051", "host:port to listen on (port 0: any free port)");
-ABSL_FLAG(std::string, pg, "",
-          "libpq connection string, e.g. \"host=db dbname=dhis2 user=dvexport\"; PG* environment "
-          "variables fill in what it leaves out");
-ABSL_FLAG(int, pool_size, 8, "database connections at most");
-ABSL_FLAG(int, max_concurrent_exports, 4,
-          "exports running at once; more are refused with RESOURCE_EXHAUSTED");
-ABSL_FLAG(int, chunk_kib, 256, "KiB of rendered output per streamed chunk (16..4096)");
-ABSL_FLAG(int, statement_timeout_s, 0,
-          "PostgreSQL statement_timeout for exports; 0: the role's or database's setting");
-ABSL_FLAG(int, read_streams, 2,
+// Defaults and allowed ranges: ServerFlags and ServerOptionsFromFlags (server_flags.h), which
+// refuse every value outside the range given in the help text.
+ABSL_FLAG(std::string, listen, dvexport::server::ServerFlags().listen,
+          "host:port to listen on: a name, an IPv4 address or an [IPv6] address, and a port "
+          "from 0 to 65535 (0: any free port)");
+ABSL_FLAG(std::string, pg, dvexport::server::ServerFlags().pg,
+          "libpq connection string, e.g. \"host=db dbname=dhis2 user=dvexport\" or a "
+          "postgresql:// URI; must parse as one. PG* environment variables fill in what it "
+          "leaves out");
+ABSL_FLAG(int, pool_size, dvexport::server::ServerFlags().pool_size,
+          "database connections at most, 1 to 1000, and at least --max_concurrent_exports "
+          "(every export holds one)");
+ABSL_FLAG(int, max_concurrent_exports, dvexport::server::ServerFlags().max_concurrent_exports,
+          "exports (and counts) running at once, 1 to 1000 and at most --pool_size; more are "
+          "refused with RESOURCE_EXHAUSTED");
+ABSL_FLAG(int, chunk_kib, dvexport::server::ServerFlags().chunk_kib,
+          "KiB of rendered output per streamed chunk, 16 to 4096");
+ABSL_FLAG(int, statement_timeout_s, dvexport::server::ServerFlags().statement_timeout_s,
+          "PostgreSQL statement_timeout for exports, 0 to 86400 (a day); 0: the role's or "
+          "database's setting");
+ABSL_FLAG(int, read_streams, dvexport::server::ServerFlags().read_streams,
           "database connections (COPYs of slices of the table, one snapshot) a large export "
-          "reads with at once, when the pool can spare them; 1: one COPY per export");
-ABSL_FLAG(int64_t, parallel_min_rows, 100000,
-          "the planner's row estimate from which an export is read with --read_streams");
-ABSL_FLAG(int, connection_wait_ms, 10000, "how long an export waits for a database connection");
-ABSL_FLAG(int, shutdown_grace_s, 30,
-          "on SIGTERM/SIGINT, seconds running exports get to finish before they are cancelled");
-ABSL_FLAG(std::string, port_file, "", "if set, the bound port is written to this file");
-ABSL_FLAG(std::string, tls_cert, "",
-          "PEM file with the server's certificate chain; with --tls_key turns TLS on. Without "
-          "any --tls_* flag the server listens in plaintext");
-ABSL_FLAG(std::string, tls_key, "", "PEM file with the private key of --tls_cert");
-ABSL_FLAG(std::string, tls_client_ca, "",
-          "PEM file of the CA that signs client certificates; when given, every client must "
-          "present one (mutual TLS)");
-ABSL_FLAG(int, health_probe_interval_ms, 2000,
-          "how often the database is probed; grpc.health.v1 says NOT_SERVING while it is down");
-ABSL_FLAG(int, max_connection_age_s, 0,
+          "reads with at once, 1 to 16, when the pool can spare them; 1: one COPY per export");
+ABSL_FLAG(int64_t, parallel_min_rows, dvexport::server::ServerFlags().parallel_min_rows,
+          "the planner's row estimate from which an export is read with --read_streams, 0 to "
+          "1000000000000");
+ABSL_FLAG(int, connection_wait_ms, dvexport::server::ServerFlags().connection_wait_ms,
+          "how long an export waits for a database connection, 0 to 600000 (10 minutes); 0: "
+          "not at all");
+ABSL_FLAG(int, shutdown_grace_s, dvexport::server::ServerFlags().shutdown_grace_s,
+          "on SIGTERM/SIGINT, seconds running exports get to finish before they are cancelled, 0 "
+          "to 86400 (a day)");
+ABSL_FLAG(std::string, port_file, dvexport::server::ServerFlags().port_file,
+          "if set, the bound port is written to this file (a file name, not a directory); the "
+          "server exits 1 when it cannot write it");
+ABSL_FLAG(std::string, tls_cert, dvexport::server::ServerFlags().tls_cert,
+          "PEM file with the server's certificate chain; with --tls_key (both or neither) turns "
+          "TLS on. Without any --tls_* flag the server listens in plaintext");
+ABSL_FLAG(std::string, tls_key, dvexport::server::ServerFlags().tls_key,
+          "PEM file with the private key of --tls_cert; needs --tls_cert");
+ABSL_FLAG(std::string, tls_client_ca, dvexport::server::ServerFlags().tls_client_ca,
+          "PEM file of the CA that signs client certificates; needs --tls_cert and --tls_key. "
+          "When given, every client must present one (mutual TLS)");
+ABSL_FLAG(int, health_probe_interval_ms, dvexport::server::ServerFlags().health_probe_interval_ms,
+          "how often the database is probed, 100 to 600000 (10 minutes); grpc.health.v1 says "
+          "NOT_SERVING while it is down");
+ABSL_FLAG(int, max_connection_age_s, dvexport::server::ServerFlags().max_connection_age_s,
           "seconds after which a client connection is asked to go away (its calls finish), so "
-          "that clients re-resolve DNS and find new replicas; 0: never");
-ABSL_FLAG(std::string, metrics_listen, "",
-          "host:port serving Prometheus metrics at /metrics (e.g. 0.0.0.0:9464); empty: none");
+          "that clients re-resolve DNS and find new replicas, 0 to 2147483 (gRPC takes it in int "
+          "milliseconds: about 24.8 days); 0: never");
+ABSL_FLAG(std::string, metrics_listen, dvexport::server::ServerFlags().metrics_listen,
+          "host:port serving Prometheus metrics at /metrics (e.g. 0.0.0.0:9464), of the same form "
+          "as --listen and not on its port; empty: none");
+
+namespace {
+
+dvexport::server::ServerFlags FlagValues() {
+  dvexport::server::ServerFlags flags;
+  flags.listen = absl::GetFlag(FLAGS_listen);
+  flags.pg = absl::GetFlag(FLAGS_pg);
+  flags.pool_size = absl::GetFlag(FLAGS_pool_size);
+  flags.max_concurrent_exports = absl::GetFlag(FLAGS_max_concurrent_exports);
+  flags.chunk_kib = absl::GetFlag(FLAGS_chunk_kib);
+  flags.statement_timeout_s = absl::GetFlag(FLAGS_statement_timeout_s);
+  flags.read_streams = absl::GetFlag(FLAGS_read_streams);
+  flags.parallel_min_rows = absl::GetFlag(FLAGS_parallel_min_rows);
+  flags.connection_wait_ms = absl::GetFlag(FLAGS_connection_wait_ms);
+  flags.shutdown_grace_s = absl::GetFlag(FLAGS_shutdown_grace_s);
+  flags.port_file = absl::GetFlag(FLAGS_port_file);
+  flags.tls_cert = absl::GetFlag(FLAGS_tls_cert);
+  flags.tls_key = absl::GetFlag(FLAGS_tls_key);
+  flags.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
+  flags.health_probe_interval_ms = absl::GetFlag(FLAGS_health_probe_interval_ms);
+  flags.max_connection_age_s = absl::GetFlag(FLAGS_max_connection_age_s);
+  flags.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  return flags;
+}
+
+// Writes "port" to "path" through a temporary file, so that a reader never
+// sees a partial number; false with errno set when that fails.
+bool WritePortFile(const std::string& path, int port) {
+  const std::string tmp = path + ".tmp";
+  std::FILE* file = std::fopen(tmp.c_str(), "w");
+  if (file == nullptr) return false;
+  const bool written = std::fprintf(file, "%d\n", port) > 0;
+  if (std::fclose(file) != 0 || !written) return false;
+  return std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Streams DHIS2 data values from PostgreSQL over gRPC.\n"
       "Usage: dvexport-server --listen 0.0.0.0:50051 --pg \"host=... dbname=dhis2 user=...\"\n"
       "Plaintext unless --tls_cert and --tls_key are given (add --tls_client_ca for mutual TLS).");
-  absl::ParseCommandLine(argc, argv);
+  // --help lists the flags of this file (absl's default looks for a file named
+  // after the program, dvexport-server.cc).
+  absl::FlagsUsageConfig usage;
+  usage.contains_helpshort_flags = [](absl::string_view file) {
+    return absl::EndsWith(file, "server_main.cc");
+  };
+  usage.contains_help_flags = usage.contains_helpshort_flags;
+  absl::SetFlagsUsageConfig(usage);
+  std::vector<char*> arguments = absl::ParseCommandLine(argc, argv);
+  if (arguments.size() > 1) {
+    std::fprintf(stderr, "dvexport-server: unexpected argument \"%s\" (settings are --flags)\n",
+                 arguments[1]);
+    return 2;
+  }
+  const dvexport::server::ServerFlags flags = FlagValues();
+  absl::StatusOr<dvexport::server::ServerOptions> options =
+      dvexport::server::ServerOptionsFromFlags(flags);
+  if (!options.ok()) {
+    std::fprintf(stderr, "dvexport-server: %s\n", std::string(options.status().message()).c_str());
+    return 2;
+  }
 
   // Signals are taken by a dedicated thread, so block them everywhere else.
   sigset_t signals;
@@ -63,49 +146,18 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  int chunk_kib = absl::GetFlag(FLAGS_chunk_kib);
-  if (chunk_kib < 16 || chunk_kib > 4096) {
-    std::fprintf(stderr, "dvexport-server: --chunk_kib must be between 16 and 4096\n");
-    return 2;
-  }
-  dvexport::server::ServerOptions options;
-  options.listen = absl::GetFlag(FLAGS_listen);
-  options.conninfo = absl::GetFlag(FLAGS_pg);
-  options.pool_size = absl::GetFlag(FLAGS_pool_size);
-  options.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
-  options.tls_key_file = absl::GetFlag(FLAGS_tls_key);
-  options.tls_client_ca_file = absl::GetFlag(FLAGS_tls_client_ca);
-  options.health_probe_interval =
-      std::chrono::milliseconds(std::max(100, absl::GetFlag(FLAGS_health_probe_interval_ms)));
-  options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
-  options.max_connection_age = std::chrono::seconds(absl::GetFlag(FLAGS_max_connection_age_s));
-  options.service.max_concurrent_exports = absl::GetFlag(FLAGS_max_concurrent_exports);
-  options.service.chunk_size = static_cast<size_t>(chunk_kib) * 1024;
-  options.service.statement_timeout =
-      std::chrono::seconds(absl::GetFlag(FLAGS_statement_timeout_s));
-  const int read_streams = absl::GetFlag(FLAGS_read_streams);
-  if (read_streams < 1 || read_streams > 16) {
-    std::fprintf(stderr, "dvexport-server: --read_streams must be between 1 and 16\n");
-    return 2;
-  }
-  options.service.read_plan.max_streams = read_streams;
-  options.service.read_plan.min_rows = absl::GetFlag(FLAGS_parallel_min_rows);
-  options.service.connection_wait =
-      std::chrono::milliseconds(absl::GetFlag(FLAGS_connection_wait_ms));
-
-  auto server = dvexport::server::ExportServer::Start(options);
+  auto server = dvexport::server::ExportServer::Start(*options);
   if (!server.ok()) {
     std::fprintf(stderr, "dvexport-server: %s\n", server.status().ToString().c_str());
     return 1;
   }
   std::fprintf(stderr,
                "{\"event\":\"started\",\"listen\":\"%s\",\"port\":%d,\"metrics_port\":%d}\n",
-               options.listen.c_str(), (*server)->port(), (*server)->metrics_port());
-  std::string port_file = absl::GetFlag(FLAGS_port_file);
-  if (!port_file.empty()) {
-    std::string tmp = port_file + ".tmp";
-    std::ofstream(tmp) << (*server)->port() << "\n";
-    std::rename(tmp.c_str(), port_file.c_str());
+               options->listen.c_str(), (*server)->port(), (*server)->metrics_port());
+  if (!flags.port_file.empty() && !WritePortFile(flags.port_file, (*server)->port())) {
+    std::fprintf(stderr, "dvexport-server: --port_file: cannot write %s: %s\n",
+                 flags.port_file.c_str(), std::strerror(errno));
+    return 1;
   }
 
   std::thread signal_thread([&] {
@@ -113,7 +165,7 @@ int main(int argc, char** argv) {
     sigwait(&signals, &signal);
     std::fprintf(stderr, "{\"event\":\"shutdown\",\"signal\":%d}\n", signal);
     (*server)->Shutdown(std::chrono::system_clock::now() +
-                        std::chrono::seconds(absl::GetFlag(FLAGS_shutdown_grace_s)));
+                        std::chrono::seconds(flags.shutdown_grace_s));
   });
   (*server)->Wait();
   signal_thread.join();

@@ -12,15 +12,16 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <pqxx/transaction>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "dvexport/v1/export.grpc.pb.h"
-#include "service/db/data_value_reader.h"
+#include "service/db/connection_pool.h"
+#include "service/db/data_value_stream.h"
 #include "service/db/export_scope.h"
-#include "service/db/pg_connection.h"
 #include "service/db/read_plan.h"
 #include "service/dhis2/export_request_validator.h"
 #include "service/server/export_server.h"
@@ -184,36 +185,36 @@ Server* ParallelReadTest::single_ = nullptr;
 Server* ParallelReadTest::sliced_ = nullptr;
 
 TEST_F(ParallelReadTest, SlicesCoverTheTableEndToEndAndEveryValueOnce) {
-  absl::StatusOr<std::unique_ptr<db::PgConnection>> conn =
-      db::PgConnection::Connect(testing::TestConninfo());
+  absl::StatusOr<std::unique_ptr<db::DatabaseConnection>> conn =
+      db::DatabaseConnection::Connect(testing::TestConninfo());
   ASSERT_TRUE(conn.ok()) << conn.status();
-  ASSERT_TRUE((*conn)->Exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").ok());
+  pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(**conn);
   absl::StatusOr<dhis2::ExportParams> params = dhis2::ValidateExportRequest(WholeDatabase());
   ASSERT_TRUE(params.ok()) << params.status();
-  absl::StatusOr<db::ExportScope> scope = db::ResolveExportScope(**conn, *params);
+  absl::StatusOr<db::ExportScope> scope =
+      db::ResolveExportScope(tx, &(*conn)->schema_facts(), *params);
   ASSERT_TRUE(scope.ok()) << scope.status();
 
   auto count = [&](const std::optional<db::BlockRange>& blocks) {
     int64_t n = 0;
-    absl::Status status = db::ReadDataValues(
-        **conn, *scope, [&](const encode::DataValueRow&) { return ++n, true; }, nullptr, blocks);
+    absl::Status status = db::StreamDataValues(
+        tx, *scope, blocks, [&](const encode::DataValueRow&) { return ++n, true; });
     EXPECT_TRUE(status.ok()) << status;
     return n;
   };
   const int64_t whole = count(std::nullopt);
   ASSERT_GT(whole, 1000) << "the demo database looks empty";
 
-  absl::StatusOr<std::vector<std::optional<db::BlockRange>>> slices =
-      db::PlanBlockSlices(**conn, *scope, SlicedPlan());
-  ASSERT_TRUE(slices.ok()) << slices.status();
-  ASSERT_EQ(slices->size(), 12u);
+  const std::vector<std::optional<db::BlockRange>> slices =
+      db::PlanBlockSlices(tx, *scope, SlicedPlan());
+  ASSERT_EQ(slices.size(), 12u);
   int64_t next_block = 0;
   int64_t sum = 0;
-  for (size_t i = 0; i < slices->size(); ++i) {
-    const std::optional<db::BlockRange>& slice = (*slices)[i];
+  for (size_t i = 0; i < slices.size(); ++i) {
+    const std::optional<db::BlockRange>& slice = slices[i];
     ASSERT_TRUE(slice.has_value());
     EXPECT_EQ(slice->first_block, next_block);
-    EXPECT_EQ(slice->end_block.has_value(), i + 1 < slices->size()) << "only the last is open";
+    EXPECT_EQ(slice->end_block.has_value(), i + 1 < slices.size()) << "only the last is open";
     if (slice->end_block) {
       EXPECT_GT(*slice->end_block, slice->first_block);
       next_block = *slice->end_block;
@@ -223,16 +224,12 @@ TEST_F(ParallelReadTest, SlicesCoverTheTableEndToEndAndEveryValueOnce) {
   EXPECT_EQ(sum, whole);
 
   // The default plan leaves ~10,000 values to one COPY, as it does a limited export.
-  absl::StatusOr<std::vector<std::optional<db::BlockRange>>> default_plan =
-      db::PlanBlockSlices(**conn, *scope, db::ReadPlanOptions());
-  ASSERT_TRUE(default_plan.ok());
-  EXPECT_EQ(default_plan->size(), 1u);
-  EXPECT_FALSE(default_plan->front().has_value());
+  const std::vector<std::optional<db::BlockRange>> default_plan =
+      db::PlanBlockSlices(tx, *scope, db::ReadPlanOptions());
+  EXPECT_EQ(default_plan.size(), 1u);
+  EXPECT_FALSE(default_plan.front().has_value());
   scope->limit = 5;
-  absl::StatusOr<std::vector<std::optional<db::BlockRange>>> limited =
-      db::PlanBlockSlices(**conn, *scope, SlicedPlan());
-  ASSERT_TRUE(limited.ok());
-  EXPECT_EQ(limited->size(), 1u);
+  EXPECT_EQ(db::PlanBlockSlices(tx, *scope, SlicedPlan()).size(), 1u);
 }
 
 TEST_F(ParallelReadTest, SnapshotIdsAreCheckedBeforeBecomingSql) {

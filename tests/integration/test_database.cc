@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <pqxx/connection>
+#include <pqxx/nontransaction>
+#include <pqxx/result>
 
 namespace dvexport::testing {
 
@@ -18,31 +21,25 @@ std::string TestConninfo() {
 
 std::vector<SqlRow> QueryAll(const std::string& sql) {
   std::vector<SqlRow> rows;
-  PGconn* conn = PQconnectdb(TestConninfo().c_str());
-  if (PQstatus(conn) != CONNECTION_OK) {
-    ADD_FAILURE() << "cannot connect to the test database: " << PQerrorMessage(conn);
-    PQfinish(conn);
-    return rows;
-  }
-  PQsetClientEncoding(conn, "UTF8");
-  PGresult* result = PQexec(conn, sql.c_str());
-  if (PQresultStatus(result) != PGRES_TUPLES_OK) {
-    ADD_FAILURE() << "query failed: " << PQresultErrorMessage(result) << "\n" << sql;
-  } else {
-    for (int r = 0; r < PQntuples(result); ++r) {
+  try {
+    pqxx::connection conn(TestConninfo());
+    conn.set_client_encoding("UTF8");
+    pqxx::nontransaction tx(conn);
+    const pqxx::result result = tx.exec(sql);
+    for (const pqxx::row& r : result) {
       SqlRow row;
-      for (int c = 0; c < PQnfields(result); ++c) {
-        if (PQgetisnull(result, r, c)) {
+      for (const pqxx::field& f : r) {
+        if (f.is_null()) {
           row.emplace_back(std::nullopt);
         } else {
-          row.emplace_back(std::string(PQgetvalue(result, r, c), PQgetlength(result, r, c)));
+          row.emplace_back(std::string(f.c_str(), f.size()));
         }
       }
       rows.push_back(std::move(row));
     }
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "query failed: " << e.what() << "\n" << sql;
   }
-  PQclear(result);
-  PQfinish(conn);
   return rows;
 }
 

@@ -1,8 +1,6 @@
 #ifndef DVEXPORT_TESTS_INTEGRATION_TEST_DATABASE_H_
 #define DVEXPORT_TESTS_INTEGRATION_TEST_DATABASE_H_
 
-#include <libpq-fe.h>
-
 #include <optional>
 #include <string>
 #include <vector>

@@ -1,11 +1,12 @@
 #include "tests/parity/fixture_database.h"
 
 #include <gtest/gtest.h>
-#include <libpq-fe.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
+#include <pqxx/connection>
+#include <pqxx/nontransaction>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
@@ -24,21 +25,17 @@ std::string ReadSourceFile(const std::string& path) {
 // Runs "sql" (any number of statements) on a new connection; false and a
 // test failure on error.
 bool Execute(const std::string& conninfo, const std::string& sql) {
-  PGconn* conn = PQconnectdb(conninfo.c_str());
-  // DROP DATABASE IF EXISTS notices are expected; keep them out of the log.
-  PQsetNoticeProcessor(
-      conn, [](void*, const char*) {}, nullptr);
-  bool ok = PQstatus(conn) == CONNECTION_OK;
-  if (!ok) {
-    ADD_FAILURE() << "cannot connect: " << PQerrorMessage(conn);
-  } else {
-    PGresult* result = PQexec(conn, sql.c_str());
-    ok = PQresultStatus(result) == PGRES_COMMAND_OK || PQresultStatus(result) == PGRES_TUPLES_OK;
-    if (!ok) ADD_FAILURE() << "SQL failed: " << PQresultErrorMessage(result);
-    PQclear(result);
+  try {
+    pqxx::connection conn(conninfo);
+    // DROP DATABASE IF EXISTS notices are expected; keep them out of the log.
+    pqxx::quiet_errorhandler quiet(conn);
+    pqxx::nontransaction tx(conn);
+    tx.exec(sql);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "SQL failed: " << e.what();
+    return false;
   }
-  PQfinish(conn);
-  return ok;
+  return true;
 }
 
 std::string Env(const char* name) {

@@ -24,14 +24,15 @@
 
 #include <algorithm>
 #include <memory>
+#include <pqxx/transaction>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "dvexport/v1/export.grpc.pb.h"
+#include "service/db/connection_pool.h"
 #include "service/db/export_scope.h"
-#include "service/db/pg_connection.h"
 #include "service/dhis2/export_request_validator.h"
 #include "service/server/export_server.h"
 #include "tests/parity/fixture_database.h"
@@ -730,21 +731,25 @@ TEST_F(ParityTest, DetectsPeriodIsoOncePerConnection) {
   ASSERT_TRUE(params.ok()) << params.status();
   for (const auto& [fixture, has_iso] : {std::pair<const Fixture*, bool>{dhis2_242_, false},
                                          std::pair<const Fixture*, bool>{Dhis2_243(), true}}) {
-    absl::StatusOr<std::unique_ptr<db::PgConnection>> conn =
-        db::PgConnection::Connect(fixture->conninfo());
+    absl::StatusOr<std::unique_ptr<db::DatabaseConnection>> conn =
+        db::DatabaseConnection::Connect(fixture->conninfo());
     ASSERT_TRUE(conn.ok()) << conn.status();
     EXPECT_FALSE((*conn)->schema_facts().period_has_iso.has_value());
-    absl::StatusOr<db::ExportScope> scope = db::ResolveExportScope(**conn, *params);
+    pqxx::read_transaction tx(**conn);
+    absl::StatusOr<db::ExportScope> scope =
+        db::ResolveExportScope(tx, &(*conn)->schema_facts(), *params);
     ASSERT_TRUE(scope.ok()) << scope.status();
     EXPECT_EQ((*conn)->schema_facts().period_has_iso, std::optional<bool>(has_iso));
   }
   // The answer is not asked again: told that 2.43's database has no
   // period.iso, the connection computes ids and cannot name WeeklyFriday.
-  absl::StatusOr<std::unique_ptr<db::PgConnection>> conn =
-      db::PgConnection::Connect(Dhis2_243()->conninfo());
+  absl::StatusOr<std::unique_ptr<db::DatabaseConnection>> conn =
+      db::DatabaseConnection::Connect(Dhis2_243()->conninfo());
   ASSERT_TRUE(conn.ok()) << conn.status();
   (*conn)->schema_facts().period_has_iso = false;
-  absl::StatusOr<db::ExportScope> scope = db::ResolveExportScope(**conn, *params);
+  pqxx::read_transaction tx(**conn);
+  absl::StatusOr<db::ExportScope> scope =
+      db::ResolveExportScope(tx, &(*conn)->schema_facts(), *params);
   EXPECT_EQ(scope.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(scope.status().message(),
             "period 604 has period type \"WeeklyFriday\", which has no ISO identifier in DHIS2 "

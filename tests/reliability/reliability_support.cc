@@ -28,7 +28,9 @@ Instance& instance() {
   return *i;
 }
 
-std::string Script() { return absl::StrCat(DVEXPORT_SOURCE_DIR, "/tests/reliability/private_pg.sh"); }
+std::string Script() {
+  return absl::StrCat(DVEXPORT_SOURCE_DIR, "/tests/reliability/private_pg.sh");
+}
 
 bool RunScript(const std::string& args) {
   std::string command = absl::StrCat(Script(), " ", args);
@@ -37,10 +39,14 @@ bool RunScript(const std::string& args) {
   return rc == 0;
 }
 
-PGconn* AdminConnection() {
-  PGconn* conn = PQconnectdb(instance().admin.c_str());
-  EXPECT_EQ(PQstatus(conn), CONNECTION_OK) << PQerrorMessage(conn);
-  return conn;
+// Null, with a test failure, if the admin cannot connect.
+std::unique_ptr<pqxx::connection> AdminConnection() {
+  try {
+    return std::make_unique<pqxx::connection>(instance().admin);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "cannot connect as admin: " << e.what();
+    return nullptr;
+  }
 }
 
 uint32_t Crc32(uint32_t crc, const std::string& bytes) {
@@ -96,16 +102,16 @@ void PrivatePostgres::Restart() {
 }
 
 std::string AdminQuery(const std::string& sql) {
-  PGconn* conn = AdminConnection();
-  PGresult* result = PQexec(conn, sql.c_str());
-  std::string value;
-  ExecStatusType status = PQresultStatus(result);
-  EXPECT_TRUE(status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK)
-      << sql << ": " << PQerrorMessage(conn);
-  if (status == PGRES_TUPLES_OK && PQntuples(result) > 0) value = PQgetvalue(result, 0, 0);
-  PQclear(result);
-  PQfinish(conn);
-  return value;
+  std::unique_ptr<pqxx::connection> conn = AdminConnection();
+  if (conn == nullptr) return "";
+  try {
+    pqxx::nontransaction tx(*conn);
+    const pqxx::result result = tx.exec(sql);
+    if (!result.empty() && result.columns() > 0) return result[0][0].c_str();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << sql << ": " << e.what();
+  }
+  return "";
 }
 
 int ActiveCopies() {
@@ -136,18 +142,27 @@ bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds t
 }
 
 DataValueLock::DataValueLock() : conn_(AdminConnection()) {
-  PGresult* result = PQexec(conn_, "BEGIN; LOCK TABLE datavalue IN ACCESS EXCLUSIVE MODE");
-  EXPECT_EQ(PQresultStatus(result), PGRES_COMMAND_OK) << PQerrorMessage(conn_);
-  PQclear(result);
+  if (conn_ == nullptr) return;
+  try {
+    tx_ = std::make_unique<pqxx::nontransaction>(*conn_);
+    tx_->exec("BEGIN; LOCK TABLE datavalue IN ACCESS EXCLUSIVE MODE");
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "cannot lock datavalue: " << e.what();
+  }
 }
 
 DataValueLock::~DataValueLock() { Release(); }
 
 void DataValueLock::Release() {
-  if (conn_ == nullptr) return;
-  PQclear(PQexec(conn_, "ROLLBACK"));
-  PQfinish(conn_);
-  conn_ = nullptr;
+  if (tx_ != nullptr) {
+    try {
+      tx_->exec("ROLLBACK");
+    } catch (const std::exception&) {
+      // Closing the connection ends the transaction anyway.
+    }
+  }
+  tx_.reset();
+  conn_.reset();
 }
 
 namespace {

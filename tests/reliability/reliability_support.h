@@ -2,12 +2,13 @@
 #define DVEXPORT_TESTS_RELIABILITY_RELIABILITY_SUPPORT_H_
 
 #include <grpcpp/grpcpp.h>
-#include <libpq-fe.h>
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <pqxx/connection>
+#include <pqxx/nontransaction>
 #include <string>
 
 #include "dvexport/v1/export.grpc.pb.h"
@@ -61,7 +62,8 @@ class DataValueLock {
   void Release();
 
  private:
-  PGconn* conn_ = nullptr;
+  std::unique_ptr<pqxx::connection> conn_;
+  std::unique_ptr<pqxx::nontransaction> tx_;
 };
 
 // Whole demo database, every data set and root org unit with children.

@@ -13,13 +13,14 @@
 #include <chrono>
 #include <fstream>
 #include <memory>
+#include <pqxx/nontransaction>
+#include <pqxx/transaction>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "service/db/pg_connection.h"
 #include "service/server/export_server.h"
 #include "tests/reliability/reliability_support.h"
 
@@ -431,32 +432,43 @@ TEST_F(ReliabilityTest, TwoHundredConcurrentExportsCompleteWithRetries) {
   EXPECT_LE(max_connections, 4);
 }
 
+// The message of the exception "sql" throws in "tx", or "" if it throws none.
+template <typename Transaction>
+std::string ErrorOf(Transaction& tx, const std::string& sql) {
+  try {
+    tx.exec(sql);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
 TEST_F(ReliabilityTest, ReadOnlyTransactionRefusesWritesEvenForASuperuser) {
-  auto conn = db::PgConnection::Connect(PrivatePostgres::admin_conninfo());
-  ASSERT_TRUE(conn.ok()) << conn.status();
-  // The statement the service begins every export with.
-  ASSERT_TRUE((*conn)->Exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").ok());
-  auto result = (*conn)->Query(
-      "INSERT INTO periodtype (periodtypeid, name) VALUES (999999, 'Nope') RETURNING 1");
-  ASSERT_FALSE(result.ok());
-  EXPECT_NE(result.status().message().find("read-only transaction"), std::string::npos)
-      << result.status();
-  (*conn)->Exec("ROLLBACK").IgnoreError();
+  pqxx::connection conn(PrivatePostgres::admin_conninfo());
+  // The transaction every export reads in (db::ReadSession).
+  pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(conn);
+  EXPECT_NE(ErrorOf(tx,
+                    "INSERT INTO periodtype (periodtypeid, name) VALUES (999999, 'Nope') "
+                    "RETURNING 1")
+                .find("read-only transaction"),
+            std::string::npos);
 }
 
 TEST_F(ReliabilityTest, ReaderRoleCannotWriteEvenOutsideTheService) {
-  auto conn = db::PgConnection::Connect(PrivatePostgres::reader_conninfo());
-  ASSERT_TRUE(conn.ok()) << conn.status();
-  // default_transaction_read_only: 25006.
-  absl::Status status = (*conn)->Exec("DELETE FROM datavalue");
-  ASSERT_FALSE(status.ok());
-  EXPECT_NE(status.message().find("read-only transaction"), std::string::npos) << status;
-  // And with a read-write transaction: SELECT is all it was granted (42501).
-  ASSERT_TRUE((*conn)->Exec("BEGIN READ WRITE").ok());
-  status = (*conn)->Exec("DELETE FROM datavalue");
-  ASSERT_FALSE(status.ok());
-  EXPECT_NE(status.message().find("permission denied"), std::string::npos) << status;
-  (*conn)->Exec("ROLLBACK").IgnoreError();
+  pqxx::connection conn(PrivatePostgres::reader_conninfo());
+  {
+    // default_transaction_read_only: 25006.
+    pqxx::nontransaction tx(conn);
+    EXPECT_NE(ErrorOf(tx, "DELETE FROM datavalue").find("read-only transaction"),
+              std::string::npos);
+  }
+  {
+    // And with a read-write transaction: SELECT is all it was granted (42501).
+    pqxx::nontransaction tx(conn);
+    EXPECT_NE(ErrorOf(tx, "BEGIN READ WRITE; DELETE FROM datavalue").find("permission denied"),
+              std::string::npos);
+    ErrorOf(tx, "ROLLBACK");
+  }
   EXPECT_NE(AdminQuery("SELECT count(*) FROM datavalue"), "0");
 }
 

@@ -1,0 +1,425 @@
+#include "service/db/data_value_line_parser.h"
+
+#include <charconv>
+#include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "absl/strings/str_cat.h"
+
+namespace dvexport::db {
+namespace {
+
+absl::Status Malformed(absl::string_view what) {
+  return absl::DataLossError(absl::StrCat("malformed data value COPY line: ", what));
+}
+
+// Days from 1970-01-01 to year-month-day of the proleptic Gregorian calendar
+// (astronomical years: 1 BC is 0). Howard Hinnant's days_from_civil.
+[[gnu::always_inline]] inline int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const int64_t yoe = y - era * 400;
+  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+// Two digits at "p" into "*value".
+[[gnu::always_inline]] inline bool TwoDigits(const char* p, int64_t* value) {
+  const unsigned a = static_cast<unsigned char>(p[0]) - '0';
+  const unsigned b = static_cast<unsigned char>(p[1]) - '0';
+  if (a > 9 || b > 9) return false;
+  *value = a * 10 + b;
+  return true;
+}
+
+// Bit i of "*tabs" ("*backslashes") is set when p[i] is a tab (a backslash), for the first
+// min(16, size) bytes at "p".
+inline void SpecialBytes(const char* p, size_t size, uint32_t* tabs, uint32_t* backslashes) {
+#if defined(__SSE2__)
+  __m128i bytes;
+  if (size >= 16) {
+    bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  } else {
+    alignas(16) char tail[16] = {};
+    std::memcpy(tail, p, size);
+    bytes = _mm_load_si128(reinterpret_cast<const __m128i*>(tail));
+  }
+  *tabs = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('\t'))));
+  *backslashes =
+      static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('\\'))));
+#else
+  *tabs = 0;
+  *backslashes = 0;
+  for (size_t i = 0; i < size && i < 16; ++i) {
+    *tabs |= static_cast<uint32_t>(p[i] == '\t') << i;
+    *backslashes |= static_cast<uint32_t>(p[i] == '\\') << i;
+  }
+#endif
+}
+
+bool ParseId(const CopyTextField& field, int64_t* id) {
+  // Ids are bigint primary keys: positive, at most 18 digits here (no overflow).
+  if (field.is_null || field.text.empty() || field.text.size() > 18) return false;
+  int64_t value = 0;
+  for (char c : field.text) {
+    const unsigned digit = static_cast<unsigned char>(c) - '0';
+    if (digit > 9) return false;
+    value = value * 10 + digit;
+  }
+  *id = value;
+  return true;
+}
+
+// "t" or "f"; NULL is false when "nullable".
+bool ParseBool(const CopyTextField& field, bool nullable, bool* value) {
+  if (field.is_null) {
+    *value = false;
+    return nullable;
+  }
+  if (field.text.size() != 1 || (field.text[0] != 't' && field.text[0] != 'f')) return false;
+  *value = field.text[0] == 't';
+  return true;
+}
+
+encode::Text ToText(const CopyTextField& field) {
+  return field.is_null ? encode::Text{{}, true} : encode::Text{field.text, false};
+}
+
+encode::Text IdText(const std::optional<std::string>* id) {
+  return *id ? encode::Text{**id, false} : encode::Text{{}, true};
+}
+
+}  // namespace
+
+namespace {
+
+// Unescapes field "[field, field_end)" of "line" into "*out": a view into the line, NULL, or
+// (with "escaped") the field with its escapes undone, appended to "*scratch" (made ready, that
+// is cleared and big enough for the line, on first use: its views stay valid as it fills).
+absl::Status FinishField(std::string_view line, const char* field, const char* field_end,
+                         bool escaped, CopyTextField* out, std::string* scratch,
+                         bool* scratch_ready) {
+  const size_t size = static_cast<size_t>(field_end - field);
+  if (!escaped) {
+    *out = CopyTextField{std::string_view(field, size), false};
+    return absl::OkStatus();
+  }
+  if (size == 2 && field[1] == 'N') {
+    *out = CopyTextField{{}, true};
+    return absl::OkStatus();
+  }
+  if (!*scratch_ready) {
+    scratch->clear();
+    if (scratch->capacity() < line.size()) scratch->reserve(line.size());
+    *scratch_ready = true;
+  }
+  const size_t start = scratch->size();
+  for (const char* q = field; q < field_end; ++q) {
+    if (*q != '\\') {
+      scratch->push_back(*q);
+      continue;
+    }
+    if (++q == field_end) return Malformed("a field ends with a lone backslash");
+    char c;
+    switch (*q) {
+      case '\\':
+        c = '\\';
+        break;
+      case 'b':
+        c = '\b';
+        break;
+      case 'f':
+        c = '\f';
+        break;
+      case 'n':
+        c = '\n';
+        break;
+      case 'r':
+        c = '\r';
+        break;
+      case 't':
+        c = '\t';
+        break;
+      case 'v':
+        c = '\v';
+        break;
+      default:
+        return Malformed("unknown backslash escape");
+    }
+    scratch->push_back(c);
+  }
+  *out = CopyTextField{std::string_view(scratch->data() + start, scratch->size() - start), false};
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status SplitCopyTextLine(std::string_view line, int count, CopyTextField* fields,
+                               std::string* scratch) {
+  if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
+  const char* const begin = line.data();
+  // One pass over the line, 16 bytes at a time, finds the tabs and whether a field holds a
+  // backslash (an escape never holds a tab byte: a tab in the data is written as "\t").
+  int found = 0;
+  const char* field = begin;
+  bool escaped = false;
+  bool scratch_ready = false;
+  for (size_t offset = 0; offset < line.size(); offset += 16) {
+    uint32_t tabs;
+    uint32_t backslashes;
+    SpecialBytes(begin + offset, line.size() - offset, &tabs, &backslashes);
+    for (uint32_t both = tabs | backslashes; both != 0; both &= both - 1) {
+      const uint32_t bit = both & -both;
+      if ((backslashes & bit) != 0) {
+        escaped = true;
+        continue;
+      }
+      if (found + 1 == count) return Malformed("more fields than expected");
+      const char* const tab = begin + offset + static_cast<size_t>(__builtin_ctz(bit));
+      if (!escaped) {
+        fields[found] =
+            CopyTextField{std::string_view(field, static_cast<size_t>(tab - field)), false};
+      } else if (absl::Status status = FinishField(line, field, tab, escaped, &fields[found],
+                                                   scratch, &scratch_ready);
+                 !status.ok()) {
+        return status;
+      }
+      ++found;
+      field = tab + 1;
+      escaped = false;
+    }
+  }
+  if (found + 1 != count) return Malformed("fewer fields than expected");
+  return FinishField(line, field, begin + line.size(), escaped, &fields[found], scratch,
+                     &scratch_ready);
+}
+
+absl::Status ParseCopyTimestamp(std::string_view text, int64_t* micros) {
+  const char* const t = text.data();
+  size_t n = text.size();
+  const bool bc = n > 3 && std::memcmp(t + n - 3, " BC", 3) == 0;
+  if (bc) n -= 3;
+  int64_t year = 0;
+  size_t y = 0;
+  for (; y < n && y < 7; ++y) {
+    const unsigned digit = static_cast<unsigned char>(t[y]) - '0';
+    if (digit > 9) break;
+    year = year * 10 + digit;
+  }
+  // "-MM-DD HH:MM:SS" after the year, then maybe ".f" to ".ffffff".
+  const char* const r = t + y;
+  const size_t rest = n - y;
+  int64_t month, day, hour, minute, second;
+  if (y < 4 || y > 6 || year < 1 || rest < 15 || rest > 22 || r[0] != '-' || r[3] != '-' ||
+      r[6] != ' ' || r[9] != ':' || r[12] != ':' || !TwoDigits(r + 1, &month) ||
+      !TwoDigits(r + 4, &day) || !TwoDigits(r + 7, &hour) || !TwoDigits(r + 10, &minute) ||
+      !TwoDigits(r + 13, &second) || month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 ||
+      minute > 59 || second > 59 || (rest > 15 && (r[15] != '.' || rest == 16))) {
+    if (text == "infinity" || text == "-infinity") {
+      return absl::DataLossError(absl::StrCat("a data value has the timestamp ",
+                                              absl::string_view(text.data(), text.size()),
+                                              ", which DHIS2's export cannot represent"));
+    }
+    return Malformed("a timestamp");
+  }
+  int64_t fraction = 0;
+  size_t digits = 0;
+  for (size_t i = 16; i < rest; ++i, ++digits) {
+    const unsigned digit = static_cast<unsigned char>(r[i]) - '0';
+    if (digit > 9) return Malformed("a timestamp's fraction");
+    fraction = fraction * 10 + digit;
+  }
+  static constexpr int64_t kScale[] = {1000000, 100000, 10000, 1000, 100, 10, 1};
+  fraction *= kScale[digits];
+  if (bc) year = 1 - year;
+  const int64_t seconds =
+      DaysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second;
+  // PostgreSQL's range (4713 BC to 294276 AD) is wider than microseconds since 1970 in 64 bits.
+  if (__builtin_mul_overflow(seconds, int64_t{1000000}, micros) ||
+      __builtin_add_overflow(*micros, fraction, micros)) {
+    return absl::DataLossError("a data value's timestamp is out of range");
+  }
+  return absl::OkStatus();
+}
+
+DataValueLineParser::DataValueLineParser(const ExportScope* scope)
+    : data_elements_(&scope->data_elements),
+      periods_(&scope->periods),
+      org_units_(&scope->org_units),
+      category_option_combos_(&scope->category_option_combos),
+      attribute_option_combos_(&scope->attribute_option_combos) {}
+
+bool DataValueLineParser::ParseUsualTimestamp(std::string_view text, DateCache* cache,
+                                              int64_t* micros) {
+  const size_t n = text.size();
+  const char* const t = text.data();
+  if (n < 19 || n > 26 || n == 20 || t[10] != ' ' || t[13] != ':' || t[16] != ':' ||
+      (n > 19 && t[19] != '.')) {
+    return false;
+  }
+  if (std::memcmp(t, cache->date, 10) != 0) {
+    int64_t high, low, month, day;
+    if (t[4] != '-' || t[7] != '-' || !TwoDigits(t, &high) || !TwoDigits(t + 2, &low) ||
+        !TwoDigits(t + 5, &month) || !TwoDigits(t + 8, &day) || high * 100 + low < 1 || month < 1 ||
+        month > 12 || day < 1 || day > 31) {
+      return false;
+    }
+    cache->days = DaysFromCivil(high * 100 + low, month, day);
+    std::memcpy(cache->date, t, 10);
+  }
+  int64_t hour, minute, second;
+  if (!TwoDigits(t + 11, &hour) || !TwoDigits(t + 14, &minute) || !TwoDigits(t + 17, &second) ||
+      hour > 23 || minute > 59 || second > 59) {
+    return false;
+  }
+  int64_t fraction = 0;
+  for (size_t i = 20; i < n; ++i) {
+    const unsigned digit = static_cast<unsigned char>(t[i]) - '0';
+    if (digit > 9) return false;
+    fraction = fraction * 10 + digit;
+  }
+  static constexpr int64_t kScale[] = {1000000, 100000, 10000, 1000, 100, 10, 1};
+  // Four-digit years are far from overflowing.
+  *micros = (cache->days * 86400 + hour * 3600 + minute * 60 + second) * 1000000 +
+            fraction * kScale[n > 20 ? n - 20 : 0];
+  return true;
+}
+
+bool DataValueLineParser::ParseUsual(std::string_view line, encode::DataValueRow* row) {
+  if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
+  const char* p = line.data();
+  const char* const end = p + line.size();
+  scratch_ready_ = false;
+  IdentifierLookup* const lookups[5] = {&data_elements_, &periods_, &org_units_,
+                                        &category_option_combos_, &attribute_option_combos_};
+  const std::optional<std::string>* ids[5];
+  for (int i = 0; i < 5; ++i) {
+    const char* const start = p;
+    int64_t id = 0;
+    for (; p < end; ++p) {
+      const unsigned digit = static_cast<unsigned char>(*p) - '0';
+      if (digit > 9) break;
+      id = id * 10 + digit;
+    }
+    if (p == start || p - start > 18 || p == end || *p != '\t' ||
+        (ids[i] = lookups[i]->Find(id)) == nullptr) {
+      return false;
+    }
+    ++p;
+  }
+  encode::Text* const texts[2] = {&row->value, &row->stored_by};
+  for (encode::Text* text : texts) {
+    if (!NextText(&p, end, text)) return false;
+  }
+  int64_t* const times[2] = {&row->created_micros, &row->last_updated_micros};
+  DateCache* const caches[2] = {&created_dates_, &last_updated_dates_};
+  for (int i = 0; i < 2; ++i) {
+    bool escaped = false;
+    const char* const tab = FieldEnd(p, end, &escaped);
+    if (tab == end || escaped ||
+        !ParseUsualTimestamp(std::string_view(p, static_cast<size_t>(tab - p)), caches[i],
+                             times[i])) {
+      return false;
+    }
+    p = tab + 1;
+  }
+  if (!NextText(&p, end, &row->comment)) return false;
+  // "f\tf", "t\tf", "\N\tf" and the like.
+  if (end - p == 3 && p[1] == '\t' && (p[0] == 't' || p[0] == 'f')) {
+    row->followup = p[0] == 't';
+  } else if (end - p == 4 && p[0] == '\\' && p[1] == 'N' && p[2] == '\t') {
+    row->followup = false;
+  } else {
+    return false;
+  }
+  if (end[-1] != 't' && end[-1] != 'f') return false;
+  row->deleted = end[-1] == 't';
+  row->data_element = IdText(ids[0]);
+  row->period = IdText(ids[1]);
+  row->org_unit = IdText(ids[2]);
+  row->category_option_combo = IdText(ids[3]);
+  row->attribute_option_combo = IdText(ids[4]);
+  return true;
+}
+
+const char* DataValueLineParser::FieldEnd(const char* p, const char* end, bool* escaped) {
+  for (const char* chunk = p; chunk < end; chunk += 16) {
+    uint32_t tabs;
+    uint32_t backslashes;
+    SpecialBytes(chunk, static_cast<size_t>(end - chunk), &tabs, &backslashes);
+    if (tabs != 0) {
+      const int first = __builtin_ctz(tabs);
+      if ((backslashes & ((1u << first) - 1)) != 0) *escaped = true;
+      return chunk + first;
+    }
+    if (backslashes != 0) *escaped = true;
+  }
+  return end;
+}
+
+bool DataValueLineParser::NextText(const char** p, const char* end, encode::Text* text) {
+  bool escaped = false;
+  const char* const tab = FieldEnd(*p, end, &escaped);
+  if (tab == end) return false;
+  CopyTextField field;
+  if (!escaped) {
+    field = CopyTextField{std::string_view(*p, static_cast<size_t>(tab - *p)), false};
+  } else if (!FinishField(std::string_view(*p, static_cast<size_t>(end - *p)), *p, tab, true,
+                          &field, &scratch_, &scratch_ready_)
+                  .ok()) {
+    return false;
+  }
+  *text = ToText(field);
+  *p = tab + 1;
+  return true;
+}
+
+absl::Status DataValueLineParser::Parse(std::string_view line, encode::DataValueRow* row) {
+  if (ParseUsual(line, row)) return absl::OkStatus();
+  return ParseAnyLine(line, row);
+}
+
+absl::Status DataValueLineParser::ParseAnyLine(std::string_view line, encode::DataValueRow* row) {
+  const CopyTextField* const f = fields_;
+  absl::Status status = SplitCopyTextLine(line, kDataValueColumns, fields_, &scratch_);
+  if (!status.ok()) return status;
+  IdentifierLookup* lookups[5] = {&data_elements_, &periods_, &org_units_, &category_option_combos_,
+                                  &attribute_option_combos_};
+  const std::optional<std::string>* ids[5];
+  for (int i = 0; i < 5; ++i) {
+    int64_t id;
+    if (!ParseId(f[i], &id)) return Malformed(absl::StrCat("column ", i, " is not an id"));
+    if ((ids[i] = lookups[i]->Find(id)) == nullptr) {
+      return absl::InternalError(
+          absl::StrCat("data value row refers to an id outside the export scope in column ", i));
+    }
+  }
+  if (f[7].is_null || f[8].is_null) return Malformed("a NULL timestamp");
+  if (!ParseUsualTimestamp(f[7].text, &created_dates_, &row->created_micros)) {
+    status = ParseCopyTimestamp(f[7].text, &row->created_micros);
+    if (!status.ok()) return status;
+  }
+  if (!ParseUsualTimestamp(f[8].text, &last_updated_dates_, &row->last_updated_micros)) {
+    status = ParseCopyTimestamp(f[8].text, &row->last_updated_micros);
+    if (!status.ok()) return status;
+  }
+  if (!ParseBool(f[10], /*nullable=*/true, &row->followup) ||
+      !ParseBool(f[11], /*nullable=*/false, &row->deleted)) {
+    return Malformed("a NULL or malformed flag");
+  }
+  row->data_element = IdText(ids[0]);
+  row->period = IdText(ids[1]);
+  row->org_unit = IdText(ids[2]);
+  row->category_option_combo = IdText(ids[3]);
+  row->attribute_option_combo = IdText(ids[4]);
+  row->value = ToText(f[5]);
+  row->stored_by = ToText(f[6]);
+  row->comment = ToText(f[9]);
+  return absl::OkStatus();
+}
+
+}  // namespace dvexport::db

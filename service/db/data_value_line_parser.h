@@ -1,0 +1,106 @@
+#ifndef DVEXPORT_SERVICE_DB_DATA_VALUE_LINE_PARSER_H_
+#define DVEXPORT_SERVICE_DB_DATA_VALUE_LINE_PARSER_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "service/db/export_scope.h"
+#include "service/encode/data_value_row.h"
+
+namespace dvexport::db {
+
+// One field of a line of COPY ... TO STDOUT in text format.
+struct CopyTextField {
+  std::string_view text;  // unescaped
+  bool is_null = false;   // \N
+};
+
+// Splits "line" (its final '\n' optional) into exactly "count" tab-separated
+// fields, undoing COPY's backslash escapes (\\ \b \f \n \r \t \v; a field that
+// is \N is NULL). Fields without a backslash point into "line"; the others
+// into "*scratch", which is cleared and reused: no allocation once it has
+// grown to the longest line. DataLoss for another number of fields or an
+// unknown escape.
+absl::Status SplitCopyTextLine(std::string_view line, int count, CopyTextField* fields,
+                               std::string* scratch);
+
+// A timestamp without time zone as COPY writes it with DateStyle ISO,
+// "YYYY-MM-DD HH:MM:SS[.ffffff]" (years past 9999 have more digits, years
+// before 1 end with " BC"), as microseconds since 1970-01-01T00:00:00.
+// DataLoss for anything else, infinity and -infinity included.
+absl::Status ParseCopyTimestamp(std::string_view text, int64_t* micros);
+
+// Maps internal ids of one dimension to output identifiers, remembering the
+// last hit: consecutive rows mostly share their data element and period.
+class IdentifierLookup {
+ public:
+  explicit IdentifierLookup(const IdentifierMap* map) : map_(map) {}
+
+  // Null if the id is unknown; points at nullopt if the object has no
+  // identifier in the output scheme.
+  [[gnu::always_inline]] const std::optional<std::string>* Find(int64_t id) {
+    if (id == last_id_ && last_ != nullptr) return last_;
+    auto it = map_->find(id);
+    if (it == map_->end()) return nullptr;
+    last_id_ = id;
+    last_ = &it->second;
+    return last_;
+  }
+
+ private:
+  const IdentifierMap* map_;
+  int64_t last_id_ = 0;
+  const std::optional<std::string>* last_ = nullptr;
+};
+
+// Turns the lines of the data value COPY of "scope" (StreamDataValues)
+// into rows with the scope's output identifiers.
+class DataValueLineParser {
+ public:
+  // "*scope" must outlive the parser.
+  explicit DataValueLineParser(const ExportScope* scope);
+
+  // Fills "*row" from "line"; its text points into "line" or the parser, valid
+  // until the next call. DataLoss for a malformed line, Internal for an id
+  // outside the scope.
+  absl::Status Parse(std::string_view line, encode::DataValueRow* row);
+
+ private:
+  // The usual line, parsed in one pass without a field list; false for
+  // anything unusual (then ParseAnyLine parses it, or says what is wrong).
+  bool ParseUsual(std::string_view line, encode::DataValueRow* row);
+  // Parse through SplitCopyTextLine: any line, and precise errors.
+  absl::Status ParseAnyLine(std::string_view line, encode::DataValueRow* row);
+  // The tab that ends the field at "p", or "end"; sets "*escaped" if the field
+  // holds a backslash.
+  static const char* FieldEnd(const char* p, const char* end, bool* escaped);
+  // Reads the text field at "*p" (not the last) into "*text" and moves "*p"
+  // past its tab; false if there is none or it is malformed.
+  bool NextText(const char** p, const char* end, encode::Text* text);
+
+  // The last date of a timestamp column and its days since 1970-01-01:
+  // consecutive values mostly share one.
+  struct DateCache {
+    char date[10] = {};  // "YYYY-MM-DD", or zeros
+    int64_t days = 0;
+  };
+
+  // ParseCopyTimestamp, faster for the usual "YYYY-MM-DD HH:MM:SS[.ffffff]"
+  // with a four-digit year; false for anything else.
+  static bool ParseUsualTimestamp(std::string_view text, DateCache* cache, int64_t* micros);
+
+  IdentifierLookup data_elements_, periods_, org_units_, category_option_combos_,
+      attribute_option_combos_;
+  std::string scratch_;
+  bool scratch_ready_ = false;  // scratch_ was cleared for the line being parsed
+  // The fields of the line being parsed (a member: not initialized again for every line).
+  CopyTextField fields_[kDataValueColumns];
+  DateCache created_dates_, last_updated_dates_;
+};
+
+}  // namespace dvexport::db
+
+#endif  // DVEXPORT_SERVICE_DB_DATA_VALUE_LINE_PARSER_H_

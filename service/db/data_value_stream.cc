@@ -1,0 +1,42 @@
+#include "service/db/data_value_stream.h"
+
+#include <pqxx/connection_base>
+#include <pqxx/stream_from>
+#include <string>
+
+#include "service/db/data_value_line_parser.h"
+
+namespace dvexport::db {
+
+absl::Status StreamDataValues(pqxx::transaction_base& tx, const ExportScope& scope,
+                              const std::optional<BlockRange>& blocks,
+                              absl::FunctionRef<bool(const encode::DataValueRow&)> row) {
+  if (scope.MatchesNothing()) return absl::OkStatus();
+  // libpqxx 6.4's stream_from reads tables only: it runs "COPY <table> TO STDOUT", so the
+  // query goes in as a parenthesized "table". libpqxx 7 has stream_from::query for this.
+  pqxx::stream_from copy(tx, "(" + BuildDataValueSelectSql(scope, blocks) + ")");
+  DataValueLineParser parser(&scope);
+  encode::DataValueRow parsed;
+  std::string line;
+  absl::Status status;
+  while (copy.get_raw_line(line)) {
+    status = parser.Parse(line, &parsed);
+    if (!status.ok()) break;
+    if (!row(static_cast<const encode::DataValueRow&>(parsed))) {
+      status = absl::CancelledError("the export was stopped by its consumer");
+      break;
+    }
+  }
+  if (!status.ok()) {
+    // The COPY is still sending: the server stops it, and the transaction's ROLLBACK reads
+    // (and drops) what it sent before it did.
+    try {
+      tx.conn().cancel_query();
+    } catch (...) {
+      // The connection is broken: the pool drops it.
+    }
+  }
+  return status;
+}
+
+}  // namespace dvexport::db

@@ -1,0 +1,27 @@
+#ifndef DVEXPORT_SERVICE_DB_LIBPQ_GAPS_H_
+#define DVEXPORT_SERVICE_DB_LIBPQ_GAPS_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+// What libpqxx 6.4 cannot do, done with libpq (in libpq_gaps.cc, the only file
+// of dvexport that includes libpq-fe.h).
+
+namespace dvexport::db {
+
+// InvalidArgument if "conninfo" is not a libpq connection string (keyword=value
+// pairs or a postgresql:// URI), without libpq's message: it quotes the
+// offending text, which may be a password.
+absl::Status CheckConninfo(const std::string& conninfo);
+
+// "conninfo" with dvexport's defaults for what it leaves unset (and the PG*
+// environment does not set): connect_timeout=10 (without one a silent
+// database hangs a connect forever) and TCP keepalives (a peer that vanished
+// is noticed within about a minute). The result is keyword=value pairs.
+absl::StatusOr<std::string> WithConnectionDefaults(const std::string& conninfo);
+
+}  // namespace dvexport::db
+
+#endif  // DVEXPORT_SERVICE_DB_LIBPQ_GAPS_H_

@@ -1,0 +1,183 @@
+#include "service/db/read_session.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <pqxx/except>
+
+#include "absl/strings/str_cat.h"
+#include "service/db/data_value_stream.h"
+
+namespace dvexport::db {
+
+ReadSession::ReadSession(ConnectionPool* pool, const ReadSessionOptions& options,
+                         std::chrono::system_clock::time_point deadline)
+    : pool_(pool), options_(options), canceller_(deadline) {}
+
+ReadSession::~ReadSession() {
+  // The Read threads have returned: nothing runs any more. A COPY left
+  // unfinished was cancelled; the ROLLBACK reads what is left of it.
+  EndTransaction(&tx_, conn_ ? &*conn_ : nullptr, /*commit=*/false).IgnoreError();
+}
+
+void ReadSession::Cancel() { canceller_.Cancel(); }
+
+template <typename Body>
+absl::Status ReadSession::RunStatements(pqxx::connection_base& conn, absl::string_view what,
+                                        Body&& body) {
+  QueryCanceller::Statement statement(&canceller_, &conn);
+  if (!statement.started()) return canceller_.StopStatus(what);
+  try {
+    return body();
+  } catch (...) {
+    return CurrentExceptionStatus(what, canceller_.cause(), !conn.is_open());
+  }
+}
+
+absl::Status ReadSession::BeginTransaction(pqxx::connection_base& conn,
+                                           const std::string& set_snapshot,
+                                           std::unique_ptr<Transaction>* tx) {
+  return RunStatements(conn, "beginning the export's transaction", [&] {
+    *tx = std::make_unique<Transaction>(conn);
+    if (!set_snapshot.empty()) (*tx)->exec(set_snapshot);
+    // 0 keeps the role's or database's statement_timeout (e.g. ALTER ROLE ... SET).
+    if (options_.statement_timeout.count() > 0) {
+      (*tx)->exec(
+          absl::StrCat("SET LOCAL statement_timeout = ", options_.statement_timeout.count()));
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::Status ReadSession::EndTransaction(std::unique_ptr<Transaction>* tx, PooledConnection* conn,
+                                         bool commit) {
+  if (*tx == nullptr) return absl::OkStatus();
+  absl::Status status;
+  try {
+    if (commit) {
+      (*tx)->commit();
+    } else {
+      (*tx)->abort();
+    }
+  } catch (...) {
+    status = CurrentExceptionStatus("ending the export's transaction", canceller_.cause(),
+                                    conn != nullptr && !(**conn).is_open());
+  }
+  const bool clean = status.ok() && !(*tx)->rollback_failed();
+  tx->reset();
+  // A connection whose transaction did not end cleanly is not lent again.
+  if (conn != nullptr && (!clean || !(**conn).is_open())) conn->Discard();
+  return status;
+}
+
+absl::Status ReadSession::Begin(const dhis2::ExportParams& params) {
+  // The deadline and Cancel() end the wait through "stopped", with their own status.
+  absl::StatusOr<PooledConnection> conn = pool_->Acquire(options_.connection_wait, [this] {
+    return canceller_.StopStatus("waiting for a database connection");
+  });
+  if (!conn.ok()) return conn.status();
+  conn_.emplace(*std::move(conn));
+  absl::Status status = BeginTransaction(**conn_, "", &tx_);
+  if (!status.ok()) return status;
+  return RunStatements(**conn_, "resolving the export's identifiers", [&] {
+    absl::StatusOr<ExportScope> scope = ResolveExportScope(*tx_, &(*conn_)->schema_facts(), params);
+    if (!scope.ok()) return scope.status();
+    scope_ = *std::move(scope);
+    return absl::OkStatus();
+  });
+}
+
+const ExportScope& ReadSession::scope() const { return scope_; }
+
+absl::StatusOr<int64_t> ReadSession::Count() {
+  if (tx_ == nullptr) return absl::FailedPreconditionError("Count before Begin");
+  if (scope_.MatchesNothing()) return 0;
+  int64_t count = 0;
+  absl::Status status = RunStatements(**conn_, "counting data values", [&] {
+    const pqxx::row row = tx_->exec_params1(
+        absl::StrCat("SELECT count(*) FROM datavalue dv WHERE ", BuildDataValueWhereSql(scope_)));
+    count = row[0].as<int64_t>();
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  if (scope_.limit.has_value()) count = std::min<int64_t>(count, *scope_.limit);
+  return count;
+}
+
+absl::StatusOr<int> ReadSession::PlanReads(int keep_available) {
+  if (tx_ == nullptr) return absl::FailedPreconditionError("PlanReads before Begin");
+  readers_ = 1;
+  slices_.Reset({std::nullopt});
+  if (options_.read_plan.max_streams < 2) return readers_;
+  std::vector<std::optional<BlockRange>> slices;
+  std::string snapshot;
+  absl::Status status = RunStatements(**conn_, "planning the export's reads", [&] {
+    slices = PlanBlockSlices(*tx_, scope_, options_.read_plan);
+    if (slices.size() >= 2) snapshot = ExportSnapshot(*tx_);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  if (slices.size() < 2) return readers_;
+  absl::StatusOr<std::string> set_snapshot = SetTransactionSnapshotSql(snapshot);
+  if (!set_snapshot.ok()) return set_snapshot.status();
+  set_snapshot_sql_ = *std::move(set_snapshot);
+  keep_available_ = keep_available;
+  slices_.Reset(std::move(slices));
+  readers_ = options_.read_plan.max_streams;
+  return readers_;
+}
+
+absl::Status ReadSession::ReadSlices(pqxx::connection_base& conn, Transaction& tx,
+                                     absl::FunctionRef<bool(const encode::DataValueRow&)> row) {
+  std::optional<BlockRange> slice;
+  while (slices_.Next(&slice)) {
+    absl::Status status = RunStatements(conn, "reading data values",
+                                        [&] { return StreamDataValues(tx, scope_, slice, row); });
+    if (!status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadSession::Read(int index,
+                               absl::FunctionRef<bool(const encode::DataValueRow&)> row) {
+  if (tx_ == nullptr) return absl::FailedPreconditionError("Read before Begin");
+  if (index < 0 || index >= readers_) {
+    return absl::InvalidArgumentError(absl::StrCat("no reader ", index, " of ", readers_));
+  }
+  if (index == 0) return ReadSlices(**conn_, *tx_, row);
+  return ReadOnExtraConnection(index, row);
+}
+
+absl::Status ReadSession::ReadOnExtraConnection(
+    int index, absl::FunctionRef<bool(const encode::DataValueRow&)> row) {
+  absl::StatusOr<PooledConnection> conn = pool_->TryAcquire(keep_available_);
+  std::unique_ptr<Transaction> tx;
+  absl::Status status = conn.status();
+  if (status.ok()) status = BeginTransaction(**conn, set_snapshot_sql_, &tx);
+  if (!status.ok()) {
+    EndTransaction(&tx, conn.ok() ? &*conn : nullptr, /*commit=*/false).IgnoreError();
+    absl::Status stopped = canceller_.StopStatus("opening a reader connection");
+    if (!stopped.ok()) return stopped;
+    // Without it the other readers read its share; a pool with no room to spare is expected
+    // under load, anything else is worth a log line.
+    if (status.code() != absl::StatusCode::kResourceExhausted) {
+      std::fprintf(stderr,
+                   "{\"event\":\"read_stream_unavailable\",\"reader\":%d,\"code\":\"%s\"}\n", index,
+                   absl::StatusCodeToString(status.code()).c_str());
+    }
+    return absl::OkStatus();
+  }
+  status = ReadSlices(**conn, *tx, row);
+  absl::Status ended = EndTransaction(&tx, &*conn, /*commit=*/status.ok());
+  return status.ok() ? ended : status;
+}
+
+absl::Status ReadSession::Finish() {
+  if (tx_ == nullptr) return absl::FailedPreconditionError("Finish before Begin");
+  QueryCanceller::Statement statement(&canceller_, &**conn_);
+  if (!statement.started()) return canceller_.StopStatus("ending the export's transaction");
+  return EndTransaction(&tx_, &*conn_, /*commit=*/true);
+}
+
+bool ReadSession::sliced() const { return readers_ > 1; }
+
+}  // namespace dvexport::db

@@ -1,0 +1,182 @@
+#include "service/server/server_flags.h"
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "service/db/libpq_gaps.h"
+
+namespace dvexport::server {
+namespace {
+
+// An integer flag and the values it may take.
+struct IntegerFlag {
+  absl::string_view name;
+  int64_t value;
+  int64_t min;
+  int64_t max;
+  // Why the range is what it is, when that is not obvious; empty: nothing.
+  absl::string_view why;
+};
+
+absl::Status CheckRange(const IntegerFlag& flag) {
+  if (flag.value >= flag.min && flag.value <= flag.max) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("--", flag.name, ": ", flag.value, " is not between ", flag.min, " and ",
+                   flag.max, flag.why.empty() ? "" : " (", flag.why, flag.why.empty() ? "" : ")"));
+}
+
+struct HostPort {
+  absl::string_view host;
+  int port = 0;
+};
+
+// "address" as host:port: the host a name, an IPv4 address or an IPv6 address
+// in brackets, the port a decimal number from 0 to 65535; nullopt when it is
+// not of that form.
+std::optional<HostPort> ParseHostPort(absl::string_view address) {
+  HostPort parsed;
+  size_t colon = 0;
+  if (absl::StartsWith(address, "[")) {
+    const size_t close = address.find(']');
+    if (close == absl::string_view::npos) return std::nullopt;
+    const absl::string_view inside = address.substr(1, close - 1);
+    if (inside.find(':') == absl::string_view::npos) return std::nullopt;
+    for (char c : inside) {
+      if (!absl::ascii_isxdigit(static_cast<unsigned char>(c)) && c != ':' && c != '.') {
+        return std::nullopt;
+      }
+    }
+    parsed.host = address.substr(0, close + 1);
+    colon = close + 1;
+    if (colon >= address.size() || address[colon] != ':') return std::nullopt;
+  } else {
+    colon = address.find(':');
+    if (colon == absl::string_view::npos || colon == 0) return std::nullopt;
+    parsed.host = address.substr(0, colon);
+    for (char c : parsed.host) {
+      if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') {
+        return std::nullopt;
+      }
+    }
+  }
+  const absl::string_view port = address.substr(colon + 1);
+  if (port.empty() || port.size() > 5) return std::nullopt;
+  for (char c : port) {
+    if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) return std::nullopt;
+  }
+  if (!absl::SimpleAtoi(port, &parsed.port) || parsed.port > 65535) return std::nullopt;
+  return parsed;
+}
+
+absl::Status NotHostPort(absl::string_view flag, absl::string_view value) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("--", flag, ": \"", value,
+                   "\" is not host:port (a name, an IPv4 address or an [IPv6] address, a colon, "
+                   "a port between 0 and 65535; e.g. 0.0.0.0:50051 or [::]:50051)"));
+}
+
+// 0.0.0.0 and [::] listen on every address, so they share their port with any
+// other host.
+bool IsWildcardHost(absl::string_view host) { return host == "0.0.0.0" || host == "[::]"; }
+
+// What of the TLS flags is given without what it needs.
+absl::Status CheckTlsFlags(const ServerFlags& flags) {
+  if (!flags.tls_cert.empty() && flags.tls_key.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--tls_cert \"", flags.tls_cert, "\" needs --tls_key: give both (TLS) or neither"));
+  }
+  if (!flags.tls_key.empty() && flags.tls_cert.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--tls_key \"", flags.tls_key, "\" needs --tls_cert: give both (TLS) or neither"));
+  }
+  if (!flags.tls_client_ca.empty() && flags.tls_cert.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--tls_client_ca \"", flags.tls_client_ca,
+                     "\" needs --tls_cert and --tls_key: mutual TLS is TLS first"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
+  const IntegerFlag integer_flags[] = {
+      {"pool_size", flags.pool_size, 1, 1000, ""},
+      {"max_concurrent_exports", flags.max_concurrent_exports, 1, 1000, ""},
+      {"chunk_kib", flags.chunk_kib, 16, 4096, ""},
+      {"statement_timeout_s", flags.statement_timeout_s, 0, 86400,
+       "0: the role's or database's setting; at most a day"},
+      {"read_streams", flags.read_streams, 1, 16, ""},
+      {"parallel_min_rows", flags.parallel_min_rows, 0, 1000000000000, ""},
+      {"connection_wait_ms", flags.connection_wait_ms, 0, 600000, "0: no wait; at most 10 minutes"},
+      {"shutdown_grace_s", flags.shutdown_grace_s, 0, 86400, "at most a day"},
+      {"health_probe_interval_ms", flags.health_probe_interval_ms, 100, 600000,
+       "at least 100 ms, at most 10 minutes"},
+      {"max_connection_age_s", flags.max_connection_age_s, 0, 2147483,
+       "0: never; gRPC takes the age in milliseconds as an int, so at most about 24.8 days"},
+  };
+  for (const IntegerFlag& flag : integer_flags) {
+    absl::Status status = CheckRange(flag);
+    if (!status.ok()) return status;
+  }
+
+  const std::optional<HostPort> listen = ParseHostPort(flags.listen);
+  if (!listen.has_value()) return NotHostPort("listen", flags.listen);
+  std::optional<HostPort> metrics;
+  if (!flags.metrics_listen.empty()) {
+    metrics = ParseHostPort(flags.metrics_listen);
+    if (!metrics.has_value()) return NotHostPort("metrics_listen", flags.metrics_listen);
+  }
+  absl::Status conninfo = db::CheckConninfo(flags.pg);
+  if (!conninfo.ok()) return absl::InvalidArgumentError(absl::StrCat("--pg: ", conninfo.message()));
+  if (absl::EndsWith(flags.port_file, "/")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--port_file: \"", flags.port_file, "\" names a directory; give a file name"));
+  }
+
+  // Flags that must fit together.
+  if (flags.pool_size < flags.max_concurrent_exports) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--pool_size ", flags.pool_size, " is less than --max_concurrent_exports ",
+        flags.max_concurrent_exports,
+        ": every export (and count) holds one database connection, so the exports beyond ",
+        flags.pool_size,
+        " would wait --connection_wait_ms for one and then fail with RESOURCE_EXHAUSTED; raise "
+        "--pool_size or lower --max_concurrent_exports"));
+  }
+  absl::Status tls = CheckTlsFlags(flags);
+  if (!tls.ok()) return tls;
+  if (metrics.has_value() && metrics->port != 0 && metrics->port == listen->port &&
+      (metrics->host == listen->host || IsWildcardHost(metrics->host) ||
+       IsWildcardHost(listen->host))) {
+    return absl::InvalidArgumentError(absl::StrCat("--metrics_listen \"", flags.metrics_listen,
+                                                   "\" takes the port of --listen \"", flags.listen,
+                                                   "\"; give it a port of its own"));
+  }
+
+  ServerOptions options;
+  options.listen = flags.listen;
+  options.conninfo = flags.pg;
+  options.pool_size = flags.pool_size;
+  options.tls_cert_file = flags.tls_cert;
+  options.tls_key_file = flags.tls_key;
+  options.tls_client_ca_file = flags.tls_client_ca;
+  options.health_probe_interval = std::chrono::milliseconds(flags.health_probe_interval_ms);
+  options.metrics_listen = flags.metrics_listen;
+  options.max_connection_age = std::chrono::seconds(flags.max_connection_age_s);
+  options.service.max_concurrent_exports = flags.max_concurrent_exports;
+  options.service.chunk_size = static_cast<size_t>(flags.chunk_kib) * 1024;
+  options.service.statement_timeout = std::chrono::seconds(flags.statement_timeout_s);
+  options.service.read_plan.max_streams = flags.read_streams;
+  options.service.read_plan.min_rows = flags.parallel_min_rows;
+  options.service.connection_wait = std::chrono::milliseconds(flags.connection_wait_ms);
+  return options;
+}
+
+}  // namespace dvexport::server

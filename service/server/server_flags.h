@@ -1,0 +1,48 @@
+#ifndef DVEXPORT_SERVICE_SERVER_SERVER_FLAGS_H_
+#define DVEXPORT_SERVICE_SERVER_SERVER_FLAGS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "service/server/export_server.h"
+
+namespace dvexport::server {
+
+// The values of dvexport-server's command-line flags, one field per flag, as
+// given (nothing checked yet); the defaults are the flags' defaults. The
+// allowed ranges are in each flag's help text (server_main.cc) and in
+// docs/DEPLOYMENT.md.
+struct ServerFlags {
+  std::string listen = "0.0.0.0:50051";
+  std::string pg;
+  int pool_size = 8;
+  int max_concurrent_exports = 4;
+  int chunk_kib = 256;
+  int statement_timeout_s = 0;
+  int read_streams = 2;
+  int64_t parallel_min_rows = 100000;
+  int connection_wait_ms = 10000;
+  int shutdown_grace_s = 30;
+  std::string port_file;
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_client_ca;
+  int health_probe_interval_ms = 2000;
+  int max_connection_age_s = 0;
+  std::string metrics_listen;
+};
+
+// Checks every flag in "flags", and how they fit together, and returns the
+// server's options. The first flag out of its range (or pair of flags that do
+// not fit together) is an InvalidArgument that names the flag, its value and
+// what is allowed, e.g. "--pool_size: 0 is not between 1 and 1000". Nothing is
+// clamped. --pg is parsed as a libpq conninfo, and its value is never quoted (it
+// may hold a password). --shutdown_grace_s and --port_file, which only
+// server_main uses, are checked here too. Touches neither the network, the
+// database nor the file system.
+absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags);
+
+}  // namespace dvexport::server
+
+#endif  // DVEXPORT_SERVICE_SERVER_SERVER_FLAGS_H_

@@ -1,0 +1,220 @@
+#include "service/db/data_value_line_parser.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <string_view>
+
+namespace dvexport::db {
+namespace {
+
+// A scope that knows ids 1..3 of every dimension.
+ExportScope SmallScope() {
+  ExportScope scope;
+  for (int64_t id = 1; id <= 3; ++id) {
+    scope.data_elements[id] = "de" + std::to_string(id);
+    scope.periods[id] = "20240" + std::to_string(id);
+    scope.org_units[id] = "ou" + std::to_string(id);
+    scope.category_option_combos[id] = "coc" + std::to_string(id);
+    scope.attribute_option_combos[id] = "aoc" + std::to_string(id);
+  }
+  scope.org_units[3] = std::nullopt;  // no identifier in the output scheme
+  return scope;
+}
+
+// A COPY text line of the data value query: the ids, then the given fields.
+std::string Line(std::string_view value, std::string_view stored_by = "admin",
+                 std::string_view created = "2024-01-12 10:00:00",
+                 std::string_view last_updated = "2024-01-12 10:00:00",
+                 std::string_view comment = "\\N", std::string_view followup = "f",
+                 std::string_view deleted = "f") {
+  std::string line = "1\t2\t3\t1\t2\t";
+  for (std::string_view field :
+       {value, stored_by, created, last_updated, comment, followup, deleted}) {
+    line.append(field);
+    line += '\t';
+  }
+  line.back() = '\n';
+  return line;
+}
+
+class DataValueLineParserTest : public ::testing::Test {
+ protected:
+  // The row points into the line: it is kept until the next call.
+  absl::Status Parse(std::string line) {
+    line_ = std::move(line);
+    return parser_.Parse(line_, &row_);
+  }
+
+  ExportScope scope_ = SmallScope();
+  DataValueLineParser parser_{&scope_};
+  std::string line_;
+  encode::DataValueRow row_;
+};
+
+TEST_F(DataValueLineParserTest, MapsIdsAndReadsEveryColumn) {
+  ASSERT_TRUE(Parse(Line("42", "admin", "2024-01-12 10:00:00", "2024-01-12 10:00:00.5", "a comment",
+                         "t", "f"))
+                  .ok());
+  EXPECT_EQ(row_.data_element.bytes, "de1");
+  EXPECT_EQ(row_.period.bytes, "202402");
+  EXPECT_TRUE(row_.org_unit.is_null) << "ou 3 has no identifier in the output scheme";
+  EXPECT_EQ(row_.category_option_combo.bytes, "coc1");
+  EXPECT_EQ(row_.attribute_option_combo.bytes, "aoc2");
+  EXPECT_EQ(row_.value.bytes, "42");
+  EXPECT_FALSE(row_.value.is_null);
+  EXPECT_EQ(row_.stored_by.bytes, "admin");
+  EXPECT_EQ(row_.created_micros, 1705053600000000);
+  EXPECT_EQ(row_.last_updated_micros, 1705053600500000);
+  EXPECT_EQ(row_.comment.bytes, "a comment");
+  EXPECT_TRUE(row_.followup);
+  EXPECT_FALSE(row_.deleted);
+}
+
+TEST_F(DataValueLineParserTest, TheFinalNewlineIsOptional) {
+  std::string line = Line("7");
+  line.pop_back();
+  ASSERT_TRUE(Parse(line).ok());
+  EXPECT_EQ(row_.deleted, false);
+  EXPECT_EQ(row_.value.bytes, "7");
+}
+
+TEST_F(DataValueLineParserTest, UndoesEveryBackslashEscape) {
+  ASSERT_TRUE(Parse(Line("a\\\\b\\bc\\fd\\ne\\rf\\tg\\vh")).ok());
+  EXPECT_EQ(row_.value.bytes, "a\\b\bc\fd\ne\rf\tg\vh");
+}
+
+TEST_F(DataValueLineParserTest, SeveralEscapedFieldsInOneLineStayIntact) {
+  ASSERT_TRUE(Parse(Line("one\\ttwo", "by\\\\me", "2024-01-12 10:00:00", "2024-01-12 10:00:00",
+                         "line\\nbreak"))
+                  .ok());
+  EXPECT_EQ(row_.value.bytes, "one\ttwo");
+  EXPECT_EQ(row_.stored_by.bytes, "by\\me");
+  EXPECT_EQ(row_.comment.bytes, "line\nbreak");
+}
+
+TEST_F(DataValueLineParserTest, BackslashNIsNullButAnEscapedBackslashNIsText) {
+  ASSERT_TRUE(
+      Parse(Line("\\N", "\\N", "2024-01-12 10:00:00", "2024-01-12 10:00:00", "\\\\N", "\\N")).ok());
+  EXPECT_TRUE(row_.value.is_null);
+  EXPECT_TRUE(row_.stored_by.is_null);
+  EXPECT_FALSE(row_.comment.is_null);
+  EXPECT_EQ(row_.comment.bytes, "\\N");
+  EXPECT_FALSE(row_.followup) << "a NULL followup is false";
+}
+
+TEST_F(DataValueLineParserTest, ReadsUnusualTimestampsToo) {
+  ASSERT_TRUE(
+      Parse(Line("1", "admin", "0001-12-31 23:59:59 BC", "10000-01-01 00:00:00", "\\N", "\\N"))
+          .ok());
+  EXPECT_EQ(row_.created_micros, -62135596800000000 - 1000000);
+  EXPECT_EQ(row_.last_updated_micros, 253402300800000000);
+  // And the usual ones again after them, with dates the parser has seen or not.
+  ASSERT_TRUE(Parse(Line("1", "admin", "1969-12-31 23:59:59.999999", "2024-01-12 10:00:00")).ok());
+  EXPECT_EQ(row_.created_micros, -1);
+  EXPECT_EQ(row_.last_updated_micros, 1705053600000000);
+  ASSERT_TRUE(Parse(Line("1", "admin", "1969-12-31 00:00:00.5", "2024-01-12 10:00:01")).ok());
+  EXPECT_EQ(row_.created_micros, -86400000000 + 500000);
+  EXPECT_EQ(row_.last_updated_micros, 1705053601000000);
+}
+
+TEST_F(DataValueLineParserTest, KeepsNonAsciiBytesAsTheyAre) {
+  ASSERT_TRUE(Parse(Line("caf\xc3\xa9 \xff")).ok());
+  EXPECT_EQ(row_.value.bytes, "caf\xc3\xa9 \xff");
+}
+
+TEST_F(DataValueLineParserTest, RejectsMalformedLines) {
+  for (const std::string& line : {
+           std::string(),
+           std::string("\n"),
+           std::string("1\t2\t3\n"),
+           Line("1").substr(0, 20),
+           Line("1", "admin", "2024-01-12 10:00:00", "2024-01-12 10:00:00", "\\N", "f", "f\textra"),
+           "x" + Line("1"),
+           Line("bad \\x escape"),
+           Line("lone backslash\\"),
+           Line("1", "admin", "2024-13-01 10:00:00"),
+           Line("1", "admin", "2024-01-12"),
+           Line("1", "admin", "2024-01-12 10:00:00.1234567"),
+           Line("1", "admin", "2024-01-12 10:00:00."),
+           Line("1", "admin", "2024-01-12T10:00:00"),
+           Line("1", "admin", "\\N"),
+           Line("1", "admin", "2024-01-12 10:00:00", "2024-01-12 10:00:00", "\\N", "yes"),
+           Line("1", "admin", "2024-01-12 10:00:00", "2024-01-12 10:00:00", "\\N", "f", "\\N"),
+       }) {
+    absl::Status status = Parse(line);
+    EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << line << ": " << status;
+  }
+}
+
+TEST_F(DataValueLineParserTest, AnIdOutsideTheScopeIsInternal) {
+  std::string line = Line("1");
+  line[0] = '9';
+  EXPECT_EQ(Parse(line).code(), absl::StatusCode::kInternal);
+}
+
+TEST(ParseCopyTimestampTest, FractionalDigitsZeroToSix) {
+  const std::pair<const char*, int64_t> cases[] = {
+      {"1970-01-01 00:00:00", 0},
+      {"1970-01-01 00:00:00.5", 500000},
+      {"1970-01-01 00:00:00.05", 50000},
+      {"1970-01-01 00:00:00.123", 123000},
+      {"1970-01-01 00:00:00.1234", 123400},
+      {"1970-01-01 00:00:00.12345", 123450},
+      {"1970-01-01 00:00:00.123456", 123456},
+  };
+  for (const auto& [text, micros] : cases) {
+    int64_t parsed = -1;
+    ASSERT_TRUE(ParseCopyTimestamp(text, &parsed).ok()) << text;
+    EXPECT_EQ(parsed, micros) << text;
+  }
+}
+
+TEST(ParseCopyTimestampTest, BeforeNineteenSeventyAndBeforeChrist) {
+  int64_t micros = 0;
+  ASSERT_TRUE(ParseCopyTimestamp("1969-12-31 23:59:59.999999", &micros).ok());
+  EXPECT_EQ(micros, -1);
+  ASSERT_TRUE(ParseCopyTimestamp("0001-01-01 00:00:00", &micros).ok());
+  EXPECT_EQ(micros, -62135596800000000);
+  // 1 BC is the year before AD 1, and a leap year.
+  ASSERT_TRUE(ParseCopyTimestamp("0001-12-31 23:59:59 BC", &micros).ok());
+  EXPECT_EQ(micros, -62135596800000000 - 1000000);
+  ASSERT_TRUE(ParseCopyTimestamp("0001-01-01 00:00:00 BC", &micros).ok());
+  EXPECT_EQ(micros, -62135596800000000 - int64_t{366} * 86400 * 1000000);
+  ASSERT_TRUE(ParseCopyTimestamp("4713-11-24 00:00:00 BC", &micros).ok());
+}
+
+TEST(ParseCopyTimestampTest, YearsAfterNineThousandNineHundredNinetyNine) {
+  int64_t micros = 0;
+  ASSERT_TRUE(ParseCopyTimestamp("9999-12-31 23:59:59.999999", &micros).ok());
+  EXPECT_EQ(micros, 253402300799999999);
+  ASSERT_TRUE(ParseCopyTimestamp("10000-01-01 00:00:00", &micros).ok());
+  EXPECT_EQ(micros, 253402300800000000);
+  ASSERT_TRUE(ParseCopyTimestamp("292277-01-01 00:00:00", &micros).ok());
+  // PostgreSQL's last timestamp is past what microseconds since 1970 hold in 64 bits.
+  EXPECT_EQ(ParseCopyTimestamp("294276-12-31 23:59:59.999999", &micros).code(),
+            absl::StatusCode::kDataLoss);
+}
+
+TEST(ParseCopyTimestampTest, InfinityIsAClearError) {
+  int64_t micros = 0;
+  for (const char* text : {"infinity", "-infinity"}) {
+    absl::Status status = ParseCopyTimestamp(text, &micros);
+    EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
+    EXPECT_NE(status.message().find(text), std::string_view::npos) << status;
+  }
+}
+
+TEST(SplitCopyTextLineTest, FieldsWithoutBackslashPointIntoTheLine) {
+  const std::string line = "a\tb\\tc\t\\N\n";
+  CopyTextField fields[3];
+  std::string scratch;
+  ASSERT_TRUE(SplitCopyTextLine(line, 3, fields, &scratch).ok());
+  EXPECT_EQ(fields[0].text.data(), line.data());
+  EXPECT_EQ(fields[1].text, "b\tc");
+  EXPECT_EQ(fields[1].text.data(), scratch.data());
+  EXPECT_TRUE(fields[2].is_null);
+}
+
+}  // namespace
+}  // namespace dvexport::db

@@ -1,0 +1,270 @@
+// ReadSession against the test database: what it reads, and how its waits end
+// (QueryCanceller): a statement blocked behind a lock on datavalue ends within
+// about a second of Cancel() or of the deadline, and the connection can be
+// used again afterwards.
+
+#include "service/db/read_session.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <pqxx/nontransaction>
+#include <string>
+#include <thread>
+
+#include "dvexport/v1/export.pb.h"
+#include "service/db/query_canceller.h"
+#include "tests/db/db_test_support.h"
+
+namespace dvexport::db {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+using std::chrono::system_clock;
+
+constexpr milliseconds kCancelBound{1000};
+
+// Every value of the demo database.
+dhis2::ExportParams WholeDatabase() {
+  v1::ExportRequest request;
+  for (const std::string& uid : AdminColumn("SELECT uid FROM dataset")) request.add_data_set(uid);
+  for (const std::string& uid :
+       AdminColumn("SELECT uid FROM organisationunit WHERE parentid IS NULL")) {
+    request.add_org_unit(uid);
+  }
+  request.set_children(true);
+  request.set_start_date("1900-01-01");
+  request.set_end_date("2100-12-31");
+  absl::StatusOr<dhis2::ExportParams> params = dhis2::ValidateExportRequest(request);
+  EXPECT_TRUE(params.ok()) << params.status();
+  return params.ok() ? *params : dhis2::ExportParams();
+}
+
+// Slices as small as the small demo database allows, three readers.
+ReadSessionOptions Sliced() {
+  ReadSessionOptions options;
+  options.read_plan.max_streams = 3;
+  options.read_plan.min_rows = 0;
+  options.read_plan.slices_per_stream = 4;
+  options.read_plan.min_slice_blocks = 1;
+  return options;
+}
+
+milliseconds Since(Clock::time_point start) {
+  return std::chrono::duration_cast<milliseconds>(Clock::now() - start);
+}
+
+class ReadSessionTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { params_ = new dhis2::ExportParams(WholeDatabase()); }
+  static void TearDownTestSuite() { delete params_; }
+
+  // Counts the values of a new session of "pool_", which must succeed.
+  int64_t CountNow() {
+    ReadSession session(&pool_, ReadSessionOptions(), system_clock::time_point::max());
+    absl::Status status = session.Begin(*params_);
+    EXPECT_TRUE(status.ok()) << status;
+    absl::StatusOr<int64_t> count = session.Count();
+    EXPECT_TRUE(count.ok()) << count.status();
+    EXPECT_TRUE(session.Finish().ok());
+    return count.value_or(-1);
+  }
+
+  static dhis2::ExportParams* params_;
+  ConnectionPool pool_{TestConninfo(), 4};
+};
+
+dhis2::ExportParams* ReadSessionTest::params_ = nullptr;
+
+TEST_F(ReadSessionTest, ReadsAsManyValuesAsItCountsWithOneOrSeveralReaders) {
+  const int64_t count = CountNow();
+  ASSERT_GT(count, 1000) << "the demo database looks empty";
+  for (const ReadSessionOptions& options : {ReadSessionOptions(), Sliced()}) {
+    ReadSession session(&pool_, options, system_clock::time_point::max());
+    ASSERT_TRUE(session.Begin(*params_).ok());
+    absl::StatusOr<int> readers = session.PlanReads(0);
+    ASSERT_TRUE(readers.ok()) << readers.status();
+    EXPECT_EQ(session.sliced(), *readers > 1);
+    std::atomic<int64_t> values{0};
+    std::vector<std::thread> threads;
+    for (int i = 0; i < *readers; ++i) {
+      threads.emplace_back([&, i] {
+        absl::Status status = session.Read(i, [&](const encode::DataValueRow& row) {
+          EXPECT_FALSE(row.period.is_null);
+          ++values;
+          return true;
+        });
+        EXPECT_TRUE(status.ok()) << status;
+      });
+    }
+    for (std::thread& thread : threads) thread.join();
+    EXPECT_EQ(values.load(), count);
+    EXPECT_TRUE(session.Finish().ok());
+  }
+  EXPECT_EQ(pool_.in_use(), 0);
+}
+
+TEST_F(ReadSessionTest, SlicedReadsUseSeveralConnections) {
+  ReadSession session(&pool_, Sliced(), system_clock::time_point::max());
+  ASSERT_TRUE(session.Begin(*params_).ok());
+  absl::StatusOr<int> readers = session.PlanReads(0);
+  ASSERT_TRUE(readers.ok()) << readers.status();
+  EXPECT_EQ(*readers, 3);
+  EXPECT_TRUE(session.sliced());
+}
+
+TEST_F(ReadSessionTest, ConsumerStoppingIsCancelledAndTheConnectionIsReused) {
+  {
+    ReadSession session(&pool_, ReadSessionOptions(), system_clock::time_point::max());
+    ASSERT_TRUE(session.Begin(*params_).ok());
+    ASSERT_TRUE(session.PlanReads(0).ok());
+    int seen = 0;
+    absl::Status status = session.Read(0, [&](const encode::DataValueRow&) { return ++seen < 10; });
+    EXPECT_EQ(status.code(), absl::StatusCode::kCancelled) << status;
+    EXPECT_EQ(seen, 10);
+  }
+  EXPECT_EQ(pool_.in_use(), 0);
+  EXPECT_GT(CountNow(), 1000);
+}
+
+TEST_F(ReadSessionTest, CancelEndsAStatementBlockedBehindALockWithinASecond) {
+  ReadSession session(&pool_, ReadSessionOptions(), system_clock::time_point::max());
+  ASSERT_TRUE(session.Begin(*params_).ok());
+  absl::StatusOr<int64_t> count;
+  Clock::time_point cancelled_at;
+  {
+    DataValueLock lock;
+    std::thread cancel([&] {
+      std::this_thread::sleep_for(milliseconds(500));
+      cancelled_at = Clock::now();
+      session.Cancel();
+    });
+    count = session.Count();
+    const milliseconds late = Since(cancelled_at);
+    cancel.join();
+    EXPECT_EQ(count.status().code(), absl::StatusCode::kCancelled) << count.status();
+    EXPECT_LT(late, kCancelBound);
+  }
+  // Nothing more starts once cancelled.
+  EXPECT_EQ(session.Count().status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(session.Finish().code(), absl::StatusCode::kCancelled);
+}
+
+TEST_F(ReadSessionTest, TheDeadlineEndsAStatementBlockedBehindALockWithinASecond) {
+  const system_clock::time_point deadline = system_clock::now() + milliseconds(800);
+  {
+    ReadSession session(&pool_, ReadSessionOptions(), deadline);
+    ASSERT_TRUE(session.Begin(*params_).ok());
+    DataValueLock lock;
+    absl::StatusOr<int64_t> count = session.Count();
+    EXPECT_EQ(count.status().code(), absl::StatusCode::kDeadlineExceeded) << count.status();
+    EXPECT_LT(system_clock::now() - deadline, kCancelBound);
+  }
+  // The connection went back to the pool and works.
+  EXPECT_EQ(pool_.in_use(), 0);
+  EXPECT_GT(CountNow(), 1000);
+}
+
+TEST_F(ReadSessionTest, CancelEndsACopyBlockedBehindALock) {
+  ReadSession session(&pool_, ReadSessionOptions(), system_clock::time_point::max());
+  ASSERT_TRUE(session.Begin(*params_).ok());
+  ASSERT_TRUE(session.PlanReads(0).ok());
+  absl::Status status;
+  Clock::time_point cancelled_at;
+  {
+    DataValueLock lock;
+    std::thread cancel([&] {
+      std::this_thread::sleep_for(milliseconds(500));
+      cancelled_at = Clock::now();
+      session.Cancel();
+    });
+    status = session.Read(0, [](const encode::DataValueRow&) { return true; });
+    const milliseconds late = Since(cancelled_at);
+    cancel.join();
+    EXPECT_EQ(status.code(), absl::StatusCode::kCancelled) << status;
+    EXPECT_LT(late, kCancelBound);
+  }
+}
+
+TEST_F(ReadSessionTest, StatementTimeoutIsDeadlineExceeded) {
+  ReadSessionOptions options;
+  options.statement_timeout = milliseconds(300);
+  ReadSession session(&pool_, options, system_clock::time_point::max());
+  ASSERT_TRUE(session.Begin(*params_).ok());
+  DataValueLock lock;
+  const Clock::time_point start = Clock::now();
+  absl::StatusOr<int64_t> count = session.Count();
+  EXPECT_EQ(count.status().code(), absl::StatusCode::kDeadlineExceeded) << count.status();
+  EXPECT_LT(Since(start), milliseconds(5000));
+}
+
+TEST_F(ReadSessionTest, BorrowingAConnectionEndsAtCancel) {
+  ConnectionPool small(TestConninfo(), 1);
+  absl::StatusOr<PooledConnection> held = small.Acquire(milliseconds(1000));
+  ASSERT_TRUE(held.ok()) << held.status();
+  ReadSessionOptions options;
+  options.connection_wait = milliseconds(30000);
+  ReadSession session(&small, options, system_clock::time_point::max());
+  std::thread cancel([&] {
+    std::this_thread::sleep_for(milliseconds(300));
+    session.Cancel();
+  });
+  const Clock::time_point start = Clock::now();
+  EXPECT_EQ(session.Begin(*params_).code(), absl::StatusCode::kCancelled);
+  EXPECT_LT(Since(start), milliseconds(300) + kCancelBound);
+  cancel.join();
+}
+
+TEST_F(ReadSessionTest, BorrowingAConnectionEndsAtTheDeadline) {
+  ConnectionPool small(TestConninfo(), 1);
+  absl::StatusOr<PooledConnection> held = small.Acquire(milliseconds(1000));
+  ASSERT_TRUE(held.ok()) << held.status();
+  ReadSessionOptions options;
+  options.connection_wait = milliseconds(30000);
+  const system_clock::time_point deadline = system_clock::now() + milliseconds(300);
+  ReadSession session(&small, options, deadline);
+  EXPECT_EQ(session.Begin(*params_).code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_LT(system_clock::now() - deadline, kCancelBound);
+}
+
+TEST_F(ReadSessionTest, UnknownIdentifiersAreNotFound) {
+  v1::ExportRequest request;
+  request.add_data_set("aaaaaaaaaaa");
+  request.add_org_unit("bbbbbbbbbbb");
+  request.add_period("202401");
+  absl::StatusOr<dhis2::ExportParams> params = dhis2::ValidateExportRequest(request);
+  ASSERT_TRUE(params.ok()) << params.status();
+  ReadSession session(&pool_, ReadSessionOptions(), system_clock::time_point::max());
+  absl::Status status = session.Begin(*params);
+  EXPECT_EQ(status.code(), absl::StatusCode::kNotFound) << status;
+}
+
+TEST(QueryCancellerTest, NoStatementStartsOnceCancelled) {
+  QueryCanceller canceller(system_clock::time_point::max());
+  EXPECT_EQ(canceller.cause(), StopCause::kNone);
+  EXPECT_TRUE(canceller.StopStatus("x").ok());
+  pqxx::connection conn(TestConninfo());
+  {
+    QueryCanceller::Statement statement(&canceller, &conn);
+    EXPECT_TRUE(statement.started());
+  }
+  canceller.Cancel();
+  canceller.Cancel();
+  QueryCanceller::Statement statement(&canceller, &conn);
+  EXPECT_FALSE(statement.started());
+  EXPECT_EQ(canceller.cause(), StopCause::kCancelled);
+  EXPECT_EQ(canceller.StopStatus("x").code(), absl::StatusCode::kCancelled);
+}
+
+TEST(QueryCancellerTest, TheFirstCauseWins) {
+  QueryCanceller canceller(system_clock::now() + milliseconds(50));
+  std::this_thread::sleep_for(milliseconds(200));
+  EXPECT_EQ(canceller.cause(), StopCause::kDeadline);
+  canceller.Cancel();
+  EXPECT_EQ(canceller.cause(), StopCause::kDeadline);
+}
+
+}  // namespace
+}  // namespace dvexport::db

@@ -1,0 +1,374 @@
+// ServerOptionsFromFlags: every flag of dvexport-server in its range, at each
+// edge and one past it, and the rules between flags. No flags parsing, no
+// network, no database (but for the two ExportServer::Start tests at the end,
+// which listen on 127.0.0.1 and find no database).
+
+#include "service/server/server_flags.h"
+
+#include <gmock/gmock.h>
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+
+namespace dvexport::server {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// Flags that let every integer flag reach both ends of its range without
+// breaking a rule between flags (--pool_size >= --max_concurrent_exports).
+ServerFlags RoomyFlags() {
+  ServerFlags flags;
+  flags.pool_size = 1000;
+  flags.max_concurrent_exports = 1;
+  return flags;
+}
+
+absl::Status Check(const ServerFlags& flags) { return ServerOptionsFromFlags(flags).status(); }
+
+struct RangeCase {
+  std::string flag;
+  int64_t min;
+  int64_t max;
+  std::function<void(ServerFlags&, int64_t)> set;
+};
+
+std::ostream& operator<<(std::ostream& out, const RangeCase& range) { return out << range.flag; }
+
+class FlagRangeTest : public ::testing::TestWithParam<RangeCase> {
+ protected:
+  absl::Status CheckWith(int64_t value) const {
+    ServerFlags flags = RoomyFlags();
+    GetParam().set(flags, value);
+    return Check(flags);
+  }
+  std::string Refusal(int64_t value) const {
+    return absl::StrCat("--", GetParam().flag, ": ", value, " is not between ", GetParam().min,
+                        " and ", GetParam().max);
+  }
+};
+
+TEST_P(FlagRangeTest, AcceptsBothEdgesAndTheMiddle) {
+  const RangeCase& range = GetParam();
+  EXPECT_TRUE(CheckWith(range.min).ok()) << CheckWith(range.min);
+  EXPECT_TRUE(CheckWith(range.max).ok()) << CheckWith(range.max);
+  const int64_t middle = range.min + (range.max - range.min) / 2;
+  EXPECT_TRUE(CheckWith(middle).ok()) << CheckWith(middle);
+}
+
+TEST_P(FlagRangeTest, RefusesOneBelowTheRangeNamingFlagValueAndRange) {
+  const RangeCase& range = GetParam();
+  absl::Status status = CheckWith(range.min - 1);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), StartsWith(Refusal(range.min - 1)));
+}
+
+TEST_P(FlagRangeTest, RefusesOneAboveTheRangeNamingFlagValueAndRange) {
+  const RangeCase& range = GetParam();
+  absl::Status status = CheckWith(range.max + 1);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), StartsWith(Refusal(range.max + 1)));
+}
+
+TEST_P(FlagRangeTest, RefusesFarOutsideTheRange) {
+  const RangeCase& range = GetParam();
+  EXPECT_EQ(CheckWith(-1000000).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CheckWith(range.max * 2 + 1000).code(), absl::StatusCode::kInvalidArgument);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryIntegerFlag, FlagRangeTest,
+    ::testing::Values(
+        RangeCase{"pool_size", 1, 1000,
+                  [](ServerFlags& f, int64_t v) { f.pool_size = static_cast<int>(v); }},
+        RangeCase{
+            "max_concurrent_exports", 1, 1000,
+            [](ServerFlags& f, int64_t v) { f.max_concurrent_exports = static_cast<int>(v); }},
+        RangeCase{"chunk_kib", 16, 4096,
+                  [](ServerFlags& f, int64_t v) { f.chunk_kib = static_cast<int>(v); }},
+        RangeCase{"statement_timeout_s", 0, 86400,
+                  [](ServerFlags& f, int64_t v) { f.statement_timeout_s = static_cast<int>(v); }},
+        RangeCase{"read_streams", 1, 16,
+                  [](ServerFlags& f, int64_t v) { f.read_streams = static_cast<int>(v); }},
+        RangeCase{"parallel_min_rows", 0, 1000000000000,
+                  [](ServerFlags& f, int64_t v) { f.parallel_min_rows = v; }},
+        RangeCase{"connection_wait_ms", 0, 600000,
+                  [](ServerFlags& f, int64_t v) { f.connection_wait_ms = static_cast<int>(v); }},
+        RangeCase{"shutdown_grace_s", 0, 86400,
+                  [](ServerFlags& f, int64_t v) { f.shutdown_grace_s = static_cast<int>(v); }},
+        RangeCase{
+            "health_probe_interval_ms", 100, 600000,
+            [](ServerFlags& f, int64_t v) { f.health_probe_interval_ms = static_cast<int>(v); }},
+        RangeCase{"max_connection_age_s", 0, 2147483,
+                  [](ServerFlags& f, int64_t v) { f.max_connection_age_s = static_cast<int>(v); }}),
+    [](const ::testing::TestParamInfo<RangeCase>& info) { return info.param.flag; });
+
+TEST(ServerOptionsFromFlagsTest, DefaultsAreValid) {
+  absl::StatusOr<ServerOptions> options = ServerOptionsFromFlags(ServerFlags());
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->listen, "0.0.0.0:50051");
+  EXPECT_EQ(options->pool_size, 8);
+  EXPECT_EQ(options->service.max_concurrent_exports, 4);
+  EXPECT_EQ(options->service.chunk_size, 256u * 1024);
+}
+
+TEST(ServerOptionsFromFlagsTest, CarriesEveryValueIntoTheOptionsUnchanged) {
+  ServerFlags flags;
+  flags.listen = "127.0.0.1:0";
+  flags.pg = "host=db dbname=dhis2";
+  flags.pool_size = 12;
+  flags.max_concurrent_exports = 3;
+  flags.chunk_kib = 16;
+  flags.statement_timeout_s = 600;
+  flags.read_streams = 4;
+  flags.parallel_min_rows = 0;
+  flags.connection_wait_ms = 0;
+  flags.tls_cert = "cert.pem";
+  flags.tls_key = "key.pem";
+  flags.tls_client_ca = "ca.pem";
+  flags.health_probe_interval_ms = 100;
+  flags.max_connection_age_s = 2147483;
+  flags.metrics_listen = "[::]:9464";
+  absl::StatusOr<ServerOptions> options = ServerOptionsFromFlags(flags);
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->listen, "127.0.0.1:0");
+  EXPECT_EQ(options->conninfo, "host=db dbname=dhis2");
+  EXPECT_EQ(options->pool_size, 12);
+  EXPECT_EQ(options->service.max_concurrent_exports, 3);
+  EXPECT_EQ(options->service.chunk_size, 16u * 1024);
+  EXPECT_EQ(options->service.statement_timeout, std::chrono::milliseconds(600000));
+  EXPECT_EQ(options->service.read_plan.max_streams, 4);
+  EXPECT_EQ(options->service.read_plan.min_rows, 0);
+  EXPECT_EQ(options->service.connection_wait, std::chrono::milliseconds(0));
+  EXPECT_EQ(options->tls_cert_file, "cert.pem");
+  EXPECT_EQ(options->tls_key_file, "key.pem");
+  EXPECT_EQ(options->tls_client_ca_file, "ca.pem");
+  // 100 ms stays 100 ms, and 99 is refused (not raised to 100, as it once was).
+  EXPECT_EQ(options->health_probe_interval, std::chrono::milliseconds(100));
+  EXPECT_EQ(options->max_connection_age, std::chrono::seconds(2147483));
+  EXPECT_EQ(options->metrics_listen, "[::]:9464");
+}
+
+TEST(ServerOptionsFromFlagsTest, ReportsTheIssueCasesThatOnceBrokeTheServer) {
+  ServerFlags age;
+  age.max_connection_age_s = 2592000;  // 30 days: overflowed gRPC's int milliseconds
+  EXPECT_EQ(Check(age).message(),
+            "--max_connection_age_s: 2592000 is not between 0 and 2147483 (0: never; gRPC takes "
+            "the age in milliseconds as an int, so at most about 24.8 days)");
+  ServerFlags timeout;
+  timeout.statement_timeout_s = -1;  // reached SQL
+  EXPECT_THAT(std::string(Check(timeout).message()),
+              StartsWith("--statement_timeout_s: -1 is not between 0 and 86400"));
+  ServerFlags exports;
+  exports.max_concurrent_exports = -16;  // aborted the server
+  EXPECT_THAT(std::string(Check(exports).message()),
+              StartsWith("--max_concurrent_exports: -16 is not between 1 and 1000"));
+  ServerFlags pool;
+  pool.pool_size = 0;  // was silently 1
+  EXPECT_EQ(Check(pool).message(), "--pool_size: 0 is not between 1 and 1000");
+}
+
+TEST(ServerOptionsFromFlagsTest, PoolMustHoldAConnectionForEveryExport) {
+  ServerFlags flags;
+  flags.pool_size = 4;
+  flags.max_concurrent_exports = 4;
+  EXPECT_TRUE(Check(flags).ok()) << Check(flags);
+  flags.pool_size = 3;
+  absl::Status status = Check(flags);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()),
+              StartsWith("--pool_size 3 is less than --max_concurrent_exports 4: every export "
+                         "(and count) holds one database connection"));
+  EXPECT_THAT(std::string(status.message()), HasSubstr("RESOURCE_EXHAUSTED"));
+  flags.pool_size = 1;
+  flags.max_concurrent_exports = 1;
+  EXPECT_TRUE(Check(flags).ok()) << Check(flags);
+}
+
+TEST(ServerOptionsFromFlagsTest, ReadStreamsNeedNoRoomInThePool) {
+  // Extra read streams are only taken when the pool can spare them.
+  ServerFlags flags;
+  flags.pool_size = 1;
+  flags.max_concurrent_exports = 1;
+  flags.read_streams = 16;
+  EXPECT_TRUE(Check(flags).ok()) << Check(flags);
+}
+
+TEST(ServerOptionsFromFlagsTest, TlsCertificateAndKeyGoTogether) {
+  ServerFlags flags;
+  EXPECT_TRUE(Check(flags).ok());
+  flags.tls_cert = "cert.pem";
+  EXPECT_EQ(Check(flags).message(),
+            "--tls_cert \"cert.pem\" needs --tls_key: give both (TLS) or neither");
+  flags.tls_key = "key.pem";
+  EXPECT_TRUE(Check(flags).ok()) << Check(flags);
+  flags.tls_cert.clear();
+  EXPECT_EQ(Check(flags).message(),
+            "--tls_key \"key.pem\" needs --tls_cert: give both (TLS) or neither");
+}
+
+TEST(ServerOptionsFromFlagsTest, TlsClientCaNeedsCertificateAndKey) {
+  ServerFlags flags;
+  flags.tls_client_ca = "ca.pem";
+  EXPECT_EQ(Check(flags).message(),
+            "--tls_client_ca \"ca.pem\" needs --tls_cert and --tls_key: mutual TLS is TLS first");
+  flags.tls_cert = "cert.pem";
+  EXPECT_THAT(std::string(Check(flags).message()), StartsWith("--tls_cert \"cert.pem\" needs"));
+  flags.tls_key = "key.pem";
+  EXPECT_TRUE(Check(flags).ok()) << Check(flags);
+}
+
+TEST(ServerOptionsFromFlagsTest, ListenAcceptsHostColonPort) {
+  for (const char* listen :
+       {"0.0.0.0:50051", "127.0.0.1:0", "localhost:65535", "[::]:50051", "[::1]:1",
+        "[fe80::1:2]:443", "dvexport-0.dvexport.default.svc.cluster.local:50051", "my_host:7"}) {
+    ServerFlags flags;
+    flags.listen = listen;
+    EXPECT_TRUE(Check(flags).ok()) << listen << ": " << Check(flags);
+  }
+}
+
+const char* const kNotHostPort[] = {"",
+                                    "50051",
+                                    ":50051",
+                                    "0.0.0.0:",
+                                    "0.0.0.0:65536",
+                                    "0.0.0.0:100000",
+                                    "0.0.0.0:-1",
+                                    "0.0.0.0:+1",
+                                    "0.0.0.0:5x",
+                                    "0.0.0.0: 1",
+                                    "::1:50051",
+                                    "[::1]50051",
+                                    "[::1]:",
+                                    "[]:1",
+                                    "[::1:1",
+                                    "[not-ipv6]:1",
+                                    "[127.0.0.1]:1",
+                                    "host name:1",
+                                    "unix:/tmp/socket",
+                                    "dns:///host:1"};
+
+TEST(ServerOptionsFromFlagsTest, ListenRefusesWhatIsNotHostColonPort) {
+  for (const char* listen : kNotHostPort) {
+    ServerFlags flags;
+    flags.listen = listen;
+    absl::Status status = Check(flags);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << listen;
+    EXPECT_THAT(std::string(status.message()),
+                StartsWith(absl::StrCat("--listen: \"", listen, "\" is not host:port")));
+  }
+}
+
+TEST(ServerOptionsFromFlagsTest, MetricsListenIsEmptyOrHostColonPort) {
+  ServerFlags flags;
+  EXPECT_TRUE(Check(flags).ok());
+  flags.metrics_listen = "0.0.0.0:9464";
+  EXPECT_TRUE(Check(flags).ok()) << Check(flags);
+  for (const char* listen : kNotHostPort) {
+    if (*listen == '\0') continue;
+    flags.metrics_listen = listen;
+    EXPECT_THAT(std::string(Check(flags).message()),
+                StartsWith(absl::StrCat("--metrics_listen: \"", listen, "\" is not host:port")));
+  }
+}
+
+TEST(ServerOptionsFromFlagsTest, MetricsListenNeedsAPortOfItsOwn) {
+  ServerFlags flags;
+  flags.listen = "0.0.0.0:50051";
+  flags.metrics_listen = "0.0.0.0:50051";
+  EXPECT_EQ(Check(flags).message(),
+            "--metrics_listen \"0.0.0.0:50051\" takes the port of --listen \"0.0.0.0:50051\"; "
+            "give it a port of its own");
+  flags.metrics_listen = "127.0.0.1:50051";  // inside --listen's wildcard
+  EXPECT_EQ(Check(flags).code(), absl::StatusCode::kInvalidArgument);
+  flags.listen = "[::1]:50051";
+  flags.metrics_listen = "[::]:50051";
+  EXPECT_EQ(Check(flags).code(), absl::StatusCode::kInvalidArgument);
+  // Other addresses may share a port number, and port 0 is any free port.
+  flags.listen = "127.0.0.1:50051";
+  flags.metrics_listen = "10.0.0.1:50051";
+  EXPECT_TRUE(Check(flags).ok()) << Check(flags);
+  flags.listen = "127.0.0.1:0";
+  flags.metrics_listen = "127.0.0.1:0";
+  EXPECT_TRUE(Check(flags).ok()) << Check(flags);
+}
+
+TEST(ServerOptionsFromFlagsTest, PgMustParseAndIsNeverQuoted) {
+  ServerFlags flags;
+  for (const char* pg : {"", "host=db dbname=dhis2 user=dvexport", "dbname='a b'",
+                         "postgresql://dvexport@db:5432/dhis2?sslmode=require"}) {
+    flags.pg = pg;
+    EXPECT_TRUE(Check(flags).ok()) << pg << ": " << Check(flags);
+  }
+  for (const char* pg : {"host=db password='s3cret", "host=db password s3cret",
+                         "host=db nosuchoption=s3cret", "postgresql://u:s3cret@db/x?bad=s3cret"}) {
+    flags.pg = pg;
+    absl::Status status = Check(flags);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << pg;
+    EXPECT_THAT(std::string(status.message()),
+                StartsWith("--pg: the connection string is not a valid libpq conninfo"));
+    EXPECT_FALSE(absl::StrContains(status.message(), "s3cret")) << status;
+  }
+}
+
+TEST(ServerOptionsFromFlagsTest, PortFileNamesAFile) {
+  ServerFlags flags;
+  flags.port_file = "run/port";
+  EXPECT_TRUE(Check(flags).ok()) << Check(flags);
+  flags.port_file = "run/";
+  EXPECT_EQ(Check(flags).message(), "--port_file: \"run/\" names a directory; give a file name");
+}
+
+// ExportServer::Start itself refuses what gRPC's int milliseconds cannot hold.
+TEST(ExportServerOptionsTest, StartRefusesAConnectionAgeBeyondIntMilliseconds) {
+  ServerOptions options;
+  options.listen = "127.0.0.1:0";
+  options.conninfo = "host=127.0.0.1 port=1 connect_timeout=1";
+  options.max_connection_age = std::chrono::seconds(2592000);
+  absl::StatusOr<std::unique_ptr<ExportServer>> server = ExportServer::Start(options);
+  ASSERT_FALSE(server.ok());
+  EXPECT_EQ(server.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(server.status().message()), HasSubstr("max_connection_age: 2592000 s"));
+}
+
+// At the top of --max_connection_age_s calls are answered: the age does not
+// wrap around into a deadline every call misses.
+TEST(ExportServerOptionsTest, LongestConnectionAgeStillAnswersCalls) {
+  ServerFlags flags;
+  flags.listen = "127.0.0.1:0";
+  flags.pg = "host=127.0.0.1 port=1 connect_timeout=1";
+  flags.max_connection_age_s = 2147483;
+  absl::StatusOr<ServerOptions> options = ServerOptionsFromFlags(flags);
+  ASSERT_TRUE(options.ok()) << options.status();
+  absl::StatusOr<std::unique_ptr<ExportServer>> server = ExportServer::Start(*options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", (*server)->port()),
+                                     grpc::InsecureChannelCredentials());
+  auto stub = grpc::health::v1::Health::NewStub(channel);
+  for (int call = 0; call < 3; ++call) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    grpc::health::v1::HealthCheckRequest request;
+    grpc::health::v1::HealthCheckResponse response;
+    grpc::Status status = stub->Check(&context, request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_code() << " " << status.error_message();
+    // No database at port 1.
+    EXPECT_EQ(response.status(), grpc::health::v1::HealthCheckResponse::NOT_SERVING);
+  }
+}
+
+}  // namespace
+}  // namespace dvexport::server
