@@ -28,6 +28,15 @@ void JoinAllButSelf(std::vector<std::thread>* threads) {
   }
 }
 
+// Hands the call's record to the log and the metrics, as the call ends with "status".
+void Report(CallEnvironment* env, std::chrono::steady_clock::time_point started,
+            const std::string& peer, const std::string& summary, const grpc::Status& status,
+            CallRecord* record) {
+  record->seconds = SecondsSince(started);
+  record->code = absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code()));
+  if (env->log != nullptr) env->log->Write(*record, peer, summary, status);
+}
+
 }  // namespace
 
 ExportSlot::ExportSlot(CallEnvironment* env) : env_(env) {
@@ -155,8 +164,11 @@ void StreamingExportCall::Pump() {
     }
   }
   if (finish) {
-    final_status_ = queue_.status();
-    Finish(ToGrpcStatus(final_status_));
+    // Reported before the status leaves, so that a client that has its status finds the call in
+    // the log and the metrics.
+    const grpc::Status status = ToGrpcStatus(queue_.status());
+    Report(env_, started_, peer_, summary_, status, &record_);
+    Finish(status);
     return;
   }
   if (record_.first_byte_seconds < 0) record_.first_byte_seconds = SecondsSince(started_);
@@ -180,11 +192,6 @@ void StreamingExportCall::OnDone() {
   {
     absl::MutexLock lock(&threads_mu_);
     JoinAllButSelf(&threads_);
-  }
-  record_.seconds = SecondsSince(started_);
-  record_.code = absl::StatusCodeToString(final_status_.code());
-  if (env_->log != nullptr) {
-    env_->log->Write(record_, peer_, summary_, ToGrpcStatus(final_status_));
   }
   delete this;
 }
@@ -234,8 +241,9 @@ void CountCall::Run(dhis2::ExportParams params) {
 }
 
 void CountCall::End(absl::Status status) {
-  final_status_ = std::move(status);
-  Finish(ToGrpcStatus(final_status_));
+  const grpc::Status grpc_status = ToGrpcStatus(status);
+  Report(env_, started_, peer_, summary_, grpc_status, &record_);
+  Finish(grpc_status);
 }
 
 void CountCall::OnCancel() {
@@ -251,9 +259,6 @@ void CountCall::OnDone() {
       thread_.join();
     }
   }
-  record_.seconds = SecondsSince(started_);
-  record_.code = absl::StatusCodeToString(final_status_.code());
-  if (env_->log != nullptr) env_->log->Write(record_, peer_, summary_, ToGrpcStatus(final_status_));
   delete this;
 }
 

@@ -182,7 +182,6 @@ class StreamingExportCall : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   bool writing_ ABSL_GUARDED_BY(pump_mu_) = false;
   bool finishing_ ABSL_GUARDED_BY(pump_mu_) = false;
   OutgoingMessage in_flight_;  // owned by the write in flight
-  absl::Status final_status_;
 };
 
 // How a reader ends when its messages can no longer be sent.
@@ -209,7 +208,6 @@ class CountCall : public grpc::ServerUnaryReactor {
   CallRecord record_;
   std::string peer_;
   std::string summary_;
-  absl::Status final_status_;
   absl::Mutex session_mu_;
   std::unique_ptr<db::ReadSession> session_ ABSL_GUARDED_BY(session_mu_);
   std::unique_ptr<ExportSlot> slot_;
