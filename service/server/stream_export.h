@@ -25,12 +25,6 @@ struct StreamExportStats {
   int64_t bytes = 0;
 };
 
-// Fills "*out" (which should be clear) with "row": identifiers that are null
-// stay absent, as do a NULL value, stored_by and comment; the micros become
-// Timestamps. Ill-formed UTF-8 is replaced with U+FFFD exactly as the JSON
-// encoder replaces it, so that every string is valid for protobuf.
-void ToDataValue(const encode::DataValueRow& row, dvexport::v1::DataValue* out);
-
 // Sends one serialized DataValueBatch; false if the client has gone.
 using SerializedBatchWriter = std::function<bool(const grpc::ByteBuffer&)>;
 
