@@ -6,13 +6,23 @@
 #include <cstring>
 #include <string_view>
 
+#include "common/plain_copy.h"
+#include "common/utf8_sequence.h"
 #include "service/encode/long_gmt_date.h"
-#include "service/encode/plain_copy.h"
-#include "service/encode/utf8_sequence.h"
 
 namespace dvexport::encode {
 
 namespace {
+
+using common::AnyLane;
+using common::ByteVector;
+using common::CopyIfPlain;
+using common::kUtf8ReplacementCharacter;
+using common::kUtf8ReplacementCharacterLength;
+using common::LoadByteVector;
+using common::ScanUtf8Sequence;
+using common::StoreByteVector;
+using common::Utf8Sequence;
 
 // Worst-case output bytes per input byte of a field: an ill-formed byte becomes U+FFFD (3 bytes).
 // '"' doubles to 2 bytes; well-formed UTF-8 and other ASCII are copied.

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string_view>
 
-#include "service/encode/json_string.h"
+#include "common/json_string.h"
 #include "service/encode/long_gmt_date.h"
 #include "service/encode/pretty_json_data_value_encoder.h"
 
@@ -68,7 +68,8 @@ struct PrettyJsonLayout {
 
 namespace {
 
-using json_string::kMaxOutputBytesPerInputByte;
+using common::kMaxJsonEscapedBytesPerInputByte;
+using common::WriteJsonEscaped;
 
 // What the encoder writes between the strings and dates, in "Layout".
 template <typename Layout>
@@ -133,12 +134,12 @@ inline char* WriteLiteral(char* p, std::string_view literal) {
 }
 
 // Writes `null` or the quoted, escaped string.
-// REQUIRES: kMaxStringOverhead + kMaxOutputBytesPerInputByte * text.bytes.size() bytes
+// REQUIRES: kMaxStringOverhead + kMaxJsonEscapedBytesPerInputByte * text.bytes.size() bytes
 // writable at "p".
 inline char* WriteString(char* p, const Text& text) {
   if (text.is_null) return WriteLiteral(p, kNull);
   *p++ = '"';
-  p = json_string::WriteEscaped(p, text.bytes);
+  p = WriteJsonEscaped(p, text.bytes);
   *p++ = '"';
   return p;
 }
@@ -157,7 +158,8 @@ void JsonDataValueEncoderWithLayout<Layout>::Begin(const DataValueSetHeader* hea
   }
   const size_t string_bytes =
       StringBytes(header->data_set) + StringBytes(header->period) + StringBytes(header->org_unit);
-  const size_t max_size = Literals::kMaxHeaderOverhead + kMaxOutputBytesPerInputByte * string_bytes;
+  const size_t max_size =
+      Literals::kMaxHeaderOverhead + kMaxJsonEscapedBytesPerInputByte * string_bytes;
   char* const start = out_->Reserve(max_size);
   char* p = WriteLiteral(start, Literals::kHeaderDataSet);
   p = WriteString(p, header->data_set);
@@ -185,7 +187,8 @@ void JsonDataValueEncoderWithLayout<Layout>::Add(const DataValueRow& row) {
                               StringBytes(row.org_unit) + StringBytes(row.category_option_combo) +
                               StringBytes(row.attribute_option_combo) + StringBytes(row.value) +
                               StringBytes(row.stored_by) + StringBytes(row.comment);
-  const size_t max_size = Literals::kMaxRowOverhead + kMaxOutputBytesPerInputByte * string_bytes;
+  const size_t max_size =
+      Literals::kMaxRowOverhead + kMaxJsonEscapedBytesPerInputByte * string_bytes;
   char* const start = out_->Reserve(max_size);
   char* p = start;
   *p = ',';

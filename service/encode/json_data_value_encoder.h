@@ -18,8 +18,9 @@ namespace dvexport::encode {
 // Each value has the keys dataElement, period, orgUnit, categoryOptionCombo,
 // attributeOptionCombo, value, storedBy, created, lastUpdated, comment, followup, in that order,
 // then "deleted":true only for deleted values. Null text fields are written as null. Dates use
-// FormatLongGmtDate. Strings are escaped as Jackson escapes them, by json_string::WriteEscaped, and
-// ill-formed UTF-8 becomes U+FFFD, so the output is always well-formed UTF-8 and valid JSON.
+// FormatLongGmtDate. Strings are escaped as Jackson escapes them, by common::WriteJsonEscaped
+// (common/json_string.h), and ill-formed UTF-8 becomes U+FFFD, so the output is always well-formed
+// UTF-8 and valid JSON.
 //
 // The encoder appends to "*out" and never reads or clears it, so the caller may hand out and
 // Clear() the buffer between calls. Each call makes one capacity check, reserving its worst case:

@@ -4,11 +4,18 @@
 #include <cstring>
 #include <string_view>
 
-#include "service/encode/plain_copy.h"
-#include "service/encode/utf8_sequence.h"
+#include "common/plain_copy.h"
+#include "common/utf8_sequence.h"
 
 namespace dvexport::encode {
 namespace {
+
+using common::ByteVector;
+using common::CopyIfPlain;
+using common::kUtf8ReplacementCharacterLength;
+using common::RepairedUtf8Size;
+using common::WellFormedUtf8Prefix;
+using common::WriteRepairedUtf8;
 
 // Wire types: 0 varint, 2 length-delimited.
 constexpr unsigned char Tag(int field, int wire_type) {
@@ -106,15 +113,16 @@ void ProtobufDataValueEncoder::Add(const DataValueRow& row) {
                             TextBytes(row.org_unit) + TextBytes(row.category_option_combo) +
                             TextBytes(row.attribute_option_combo) + TextBytes(row.value) +
                             TextBytes(row.stored_by) + TextBytes(row.comment);
-  const size_t max_size =
-      kMaxFixedOverhead + kTextFields * kMaxTextOverhead + kUtf8ReplacementCharacterLength * text_bytes;
+  const size_t max_size = kMaxFixedOverhead + kTextFields * kMaxTextOverhead +
+                          kUtf8ReplacementCharacterLength * text_bytes;
   char* const start = out_->Reserve(max_size);
   // The value's length comes before it: write the value after room for the longest length,
   // then move it next to the length it turned out to have.
   char* const body = start + 1 + kMaxVarint32;
   char* p = body;
   p = WriteText(p, Tag(1, 2), row.data_element);
-  if (!row.period.is_null && !row.period.bytes.empty()) p = WriteString(p, Tag(2, 2), row.period.bytes);
+  if (!row.period.is_null && !row.period.bytes.empty())
+    p = WriteString(p, Tag(2, 2), row.period.bytes);
   p = WriteText(p, Tag(3, 2), row.org_unit);
   p = WriteText(p, Tag(4, 2), row.category_option_combo);
   p = WriteText(p, Tag(5, 2), row.attribute_option_combo);

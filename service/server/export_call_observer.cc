@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/json_string.h"
 #include "dvexport/v1/export.pb.h"
 #include "service/server/file_export.h"
 #include "service/server/stream_export.h"
@@ -22,22 +23,7 @@ using grpc::experimental::InterceptionHookPoints;
 
 constexpr std::string_view kServicePrefix = "/dvexport.v1.DataValueExport/";
 
-// A JSON string literal of "text" (quotes, backslashes and control characters escaped).
-std::string JsonString(std::string_view text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(static_cast<char>(c));
-    } else if (c < 0x20) {
-      absl::StrAppendFormat(&out, "\\u%04X", c);
-    } else {
-      out.push_back(static_cast<char>(c));
-    }
-  }
-  out.push_back('"');
-  return out;
-}
+using common::JsonString;
 
 void AppendQuerySummary(const dvexport::v1::ExportRequest& query, std::string* line) {
   absl::StrAppend(line, ",\"data_sets\":", query.data_set_size(),

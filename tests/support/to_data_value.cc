@@ -5,25 +5,25 @@
 #include <string>
 #include <string_view>
 
-#include "service/encode/utf8_sequence.h"
+#include "common/utf8_sequence.h"
 
 namespace dvexport::encode {
 namespace {
 
 // Copies "bytes" to "*out", replacing each ill-formed UTF-8 subpart with U+FFFD as
-// ScanUtf8Sequence defines it (the JSON, CSV and protobuf encoders do the same).
+// common::ScanUtf8Sequence defines it (the JSON, CSV and protobuf encoders do the same).
 void AssignUtf8(std::string_view bytes, std::string* out) {
   const auto* s = reinterpret_cast<const unsigned char*>(bytes.data());
   const size_t n = bytes.size();
-  const size_t valid = WellFormedUtf8Prefix(s, n);
+  const size_t valid = common::WellFormedUtf8Prefix(s, n);
   if (valid == n) {
     out->assign(bytes.data(), n);
     return;
   }
   // Rare: the well-formed prefix, then the rest repaired.
-  out->resize(valid + RepairedUtf8Size(s + valid, n - valid));
+  out->resize(valid + common::RepairedUtf8Size(s + valid, n - valid));
   std::memcpy(out->data(), s, valid);
-  WriteRepairedUtf8(out->data() + valid, s + valid, n - valid);
+  common::WriteRepairedUtf8(out->data() + valid, s + valid, n - valid);
 }
 
 void SetTimestamp(int64_t micros, google::protobuf::Timestamp* out) {

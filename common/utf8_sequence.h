@@ -1,11 +1,11 @@
-#ifndef DVEXPORT_SERVICE_ENCODE_UTF8_SEQUENCE_H_
-#define DVEXPORT_SERVICE_ENCODE_UTF8_SEQUENCE_H_
+#ifndef DVEXPORT_COMMON_UTF8_SEQUENCE_H_
+#define DVEXPORT_COMMON_UTF8_SEQUENCE_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
-namespace dvexport::encode {
+namespace dvexport::common {
 
 // U+FFFD REPLACEMENT CHARACTER in UTF-8. The encoders write it in place of ill-formed input.
 inline constexpr char kUtf8ReplacementCharacter[] = "\xEF\xBF\xBD";
@@ -113,6 +113,6 @@ inline char* WriteRepairedUtf8(char* p, const unsigned char* s, size_t n) {
   return p;
 }
 
-}  // namespace dvexport::encode
+}  // namespace dvexport::common
 
-#endif  // DVEXPORT_SERVICE_ENCODE_UTF8_SEQUENCE_H_
+#endif  // DVEXPORT_COMMON_UTF8_SEQUENCE_H_
