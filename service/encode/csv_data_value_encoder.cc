@@ -17,12 +17,11 @@ namespace {
 using common::AnyLane;
 using common::ByteVector;
 using common::CopyIfPlain;
-using common::kUtf8ReplacementCharacter;
-using common::kUtf8ReplacementCharacterLength;
 using common::LoadByteVector;
 using common::ScanUtf8Sequence;
 using common::StoreByteVector;
 using common::Utf8Sequence;
+using common::WriteRepairedUtf8Sequence;
 
 // Worst-case output bytes per input byte of a field: an ill-formed byte becomes U+FFFD (3 bytes).
 // '"' doubles to 2 bytes; well-formed UTF-8 and other ASCII are copied.
@@ -102,13 +101,7 @@ inline char* WriteLiteral(char* p, std::string_view literal) {
       continue;
     }
     const Utf8Sequence sequence = ScanUtf8Sequence(s + i, n - i);
-    if (sequence.well_formed) {
-      std::memcpy(p, s + i, sequence.length);
-      p += sequence.length;
-    } else {
-      p = WriteLiteral(
-          p, std::string_view(kUtf8ReplacementCharacter, kUtf8ReplacementCharacterLength));
-    }
+    p = WriteRepairedUtf8Sequence(p, s + i, sequence);
     i += sequence.length;
   }
   if (quoted) *p++ = '"';
