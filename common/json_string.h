@@ -1,7 +1,7 @@
 #ifndef DVEXPORT_COMMON_JSON_STRING_H_
 #define DVEXPORT_COMMON_JSON_STRING_H_
 
-// The one JSON string escaper: the JSON encoders, the server's call log and the CLI's JSON lines
+// The one JSON string escaper: the JSON encoder, the server's call log and the CLI's JSON lines
 // all write strings with it.
 //
 // Strings are escaped as Jackson's UTF-8 generator (DHIS2 2.42) does: \" \\ \b \t \n \f \r; the
