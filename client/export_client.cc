@@ -4,9 +4,7 @@
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/support/channel_arguments.h>
 
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <string_view>
 #include <utility>
 
@@ -14,7 +12,8 @@
 #include "absl/strings/str_format.h"
 #include "client/buffered_fd_writer.h"
 #include "client/replacement_file.h"
-#include "service/encode/crc32.h"
+#include "common/crc32.h"
+#include "common/pem_file.h"
 
 namespace dvexport::client {
 namespace {
@@ -62,13 +61,9 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> CreateChannel(const std::string& 
                            std::pair{&options.tls_cert_file, &ssl.pem_cert_chain},
                            std::pair{&options.tls_key_file, &ssl.pem_private_key}}) {
     if (path->empty()) continue;
-    std::ifstream in(*path, std::ios::binary);
-    std::stringstream contents;
-    contents << in.rdbuf();
-    if (!in || contents.str().empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("cannot read ", *path));
-    }
-    *pem = contents.str();
+    absl::StatusOr<std::string> contents = common::ReadPemFile(*path);
+    if (!contents.ok()) return contents.status();
+    *pem = *std::move(contents);
   }
   grpc::ChannelArguments arguments;
   arguments.SetMaxReceiveMessageSize(kMaxReceiveMessageBytes);
@@ -224,7 +219,7 @@ absl::StatusOr<ExportSummary> ExportClient::Receive(const ExportFileRequest& req
     }
     if (chunk.has_data()) {
       const std::string& data = chunk.data();
-      file_crc32 = encode::Crc32(file_crc32, data);
+      file_crc32 = common::Crc32(file_crc32, data);
       progress.file_bytes += static_cast<int64_t>(data.size());
       failure = writer.Append(data);
       if (!failure.ok()) break;

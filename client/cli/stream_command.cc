@@ -18,44 +18,14 @@
 #include "client/cli/progress_line.h"
 #include "client/export_client.h"
 #include "client/replacement_file.h"
+#include "common/civil_date.h"
+#include "common/json_string.h"
 
 namespace dvexport::cli {
 
 namespace {
 
-// Appends "text" (UTF-8) as a JSON string.
-void AppendJsonString(std::string_view text, std::string* out) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out->push_back('"');
-  for (const char c : text) {
-    switch (c) {
-      case '"':
-        out->append("\\\"");
-        break;
-      case '\\':
-        out->append("\\\\");
-        break;
-      case '\n':
-        out->append("\\n");
-        break;
-      case '\r':
-        out->append("\\r");
-        break;
-      case '\t':
-        out->append("\\t");
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out->append("\\u00");
-          out->push_back(kHex[(c >> 4) & 15]);
-          out->push_back(kHex[c & 15]);
-        } else {
-          out->push_back(c);
-        }
-    }
-  }
-  out->push_back('"');
-}
+using common::AppendJsonString;
 
 // Appends `"key":"value"`, preceded by a comma.
 void AppendMember(std::string_view key, const std::string& value, std::string* out) {
@@ -81,34 +51,22 @@ void AppendTimestampMember(std::string_view key, const google::protobuf::Timesta
     AppendMember(key, google::protobuf::util::TimeUtil::ToString(t), out);  // out of 0001..9999
     return;
   }
-  // Days since 1970-01-01 to civil date (H. Hinnant, "chrono-Compatible Low-Level Date
-  // Algorithms").
   int64_t days = seconds / 86400;
   int64_t second_of_day = seconds % 86400;
   if (second_of_day < 0) {
     second_of_day += 86400;
     --days;
   }
-  days += 719468;
-  const int64_t era = (days >= 0 ? days : days - 146096) / 146097;
-  const int64_t day_of_era = days - era * 146097;
-  const int64_t year_of_era =
-      (day_of_era - day_of_era / 1460 + day_of_era / 36524 - day_of_era / 146096) / 365;
-  const int64_t day_of_year =
-      day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-  const int64_t mp = (5 * day_of_year + 2) / 153;
-  const int64_t day = day_of_year - (153 * mp + 2) / 5 + 1;
-  const int64_t month = mp < 10 ? mp + 3 : mp - 9;
-  const int64_t year = year_of_era + era * 400 + (month <= 2 ? 1 : 0);
+  const common::CivilDate date = common::CivilFromDays(days);
 
   out->push_back(',');
   AppendJsonString(key, out);
   out->append(":\"");
-  AppendDigits(year, 4, out);
+  AppendDigits(date.year, 4, out);
   out->push_back('-');
-  AppendDigits(month, 2, out);
+  AppendDigits(date.month, 2, out);
   out->push_back('-');
-  AppendDigits(day, 2, out);
+  AppendDigits(date.day, 2, out);
   out->push_back('T');
   AppendDigits(second_of_day / 3600, 2, out);
   out->push_back(':');

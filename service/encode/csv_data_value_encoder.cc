@@ -6,13 +6,22 @@
 #include <cstring>
 #include <string_view>
 
+#include "common/plain_copy.h"
+#include "common/utf8_sequence.h"
 #include "service/encode/long_gmt_date.h"
-#include "service/encode/plain_copy.h"
-#include "service/encode/utf8_sequence.h"
 
 namespace dvexport::encode {
 
 namespace {
+
+using common::AnyLane;
+using common::ByteVector;
+using common::CopyIfPlain;
+using common::LoadByteVector;
+using common::ScanUtf8Sequence;
+using common::StoreByteVector;
+using common::Utf8Sequence;
+using common::WriteRepairedUtf8Sequence;
 
 // Worst-case output bytes per input byte of a field: an ill-formed byte becomes U+FFFD (3 bytes).
 // '"' doubles to 2 bytes; well-formed UTF-8 and other ASCII are copied.
@@ -92,13 +101,7 @@ inline char* WriteLiteral(char* p, std::string_view literal) {
       continue;
     }
     const Utf8Sequence sequence = ScanUtf8Sequence(s + i, n - i);
-    if (sequence.well_formed) {
-      std::memcpy(p, s + i, sequence.length);
-      p += sequence.length;
-    } else {
-      p = WriteLiteral(
-          p, std::string_view(kUtf8ReplacementCharacter, kUtf8ReplacementCharacterLength));
-    }
+    p = WriteRepairedUtf8Sequence(p, s + i, sequence);
     i += sequence.length;
   }
   if (quoted) *p++ = '"';

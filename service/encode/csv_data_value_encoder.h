@@ -23,8 +23,8 @@ namespace dvexport::encode {
 // - the field is quoted when it contains '"', ',', '\n' or '\r', or when it is in the first
 //   column and is empty or starts with '#'; inside quotes '"' is doubled;
 // - nothing else is escaped. Lines end with '\n'; there is no byte order mark.
-// Ill-formed UTF-8 is replaced with U+FFFD as described at ScanUtf8Sequence, so the output is
-// always well-formed UTF-8.
+// Ill-formed UTF-8 is replaced with U+FFFD as described at common::ScanUtf8Sequence, so the output
+// is always well-formed UTF-8.
 //
 // The encoder appends to "*out" and never reads or clears it, so the caller may hand out and
 // Clear() the buffer between calls. Each call makes one capacity check, reserving its worst case:

@@ -9,38 +9,37 @@
 
 namespace dvexport::encode {
 
-// Writes a data value set as DHIS2 2.42's JSON export does (Jackson, compact), byte for byte:
-//
-//   {"dataValues":[{"dataElement":"fbfJHSPpUQD","period":"202401",...,"followup":false},...]}
+// Writes a data value set as DHIS2 2.42's JSON export does (Jackson), byte for byte, in the
+// layout "Layout" gives: CompactJsonLayout (JsonDataValueEncoder, below) or PrettyJsonLayout
+// (PrettyJsonDataValueEncoder, pretty_json_data_value_encoder.h). A layout is only the white
+// space around the members: the literals built from it are constants, so each layout's Add() is
+// the same straight-line code with its own literals.
 //
 // Each value has the keys dataElement, period, orgUnit, categoryOptionCombo,
 // attributeOptionCombo, value, storedBy, created, lastUpdated, comment, followup, in that order,
 // then "deleted":true only for deleted values. Null text fields are written as null. Dates use
-// FormatLongGmtDate.
-//
-// Strings are escaped as Jackson's UTF-8 generator does: \" \\ \b \t \n \f \r; the other bytes
-// below 0x20 as \u00XX (upper-case hex); characters beyond the BMP as an escaped surrogate pair
-// (U+1F600 as \uD83D\uDE00); everything else, including '/', DEL and U+2028/U+2029, as raw
-// UTF-8. Ill-formed UTF-8 in the input is replaced with U+FFFD as described at
-// ScanUtf8Sequence, so the output is always well-formed UTF-8 and valid JSON.
+// FormatLongGmtDate. Strings are escaped as Jackson escapes them, by common::WriteJsonEscaped
+// (common/json_string.h), and ill-formed UTF-8 becomes U+FFFD, so the output is always well-formed
+// UTF-8 and valid JSON.
 //
 // The encoder appends to "*out" and never reads or clears it, so the caller may hand out and
 // Clear() the buffer between calls. Each call makes one capacity check, reserving its worst case:
 // 6 bytes per input byte of text (a byte below 0x20 becomes \u00XX; nothing grows more) plus
-// a fixed overhead of 273 bytes. It does not allocate otherwise.
+// a fixed overhead. It does not allocate otherwise.
 //
 // Usage: Begin(), any number of Add(), End(). The encoder may then start another document.
-class JsonDataValueEncoder {
+template <typename Layout>
+class JsonDataValueEncoderWithLayout {
  public:
   // "*out" must outlive the encoder.
-  explicit JsonDataValueEncoder(ChunkBuffer* out);
+  explicit JsonDataValueEncoderWithLayout(ChunkBuffer* out) : out_(out) {}
 
-  JsonDataValueEncoder(const JsonDataValueEncoder&) = delete;
-  JsonDataValueEncoder& operator=(const JsonDataValueEncoder&) = delete;
+  JsonDataValueEncoderWithLayout(const JsonDataValueEncoderWithLayout&) = delete;
+  JsonDataValueEncoderWithLayout& operator=(const JsonDataValueEncoderWithLayout&) = delete;
 
-  // Starts a document: `{"dataValues":[` when "header" is nullptr, otherwise
-  // `{"dataSet":..,"completeDate":..,"period":..,"orgUnit":..,"dataValues":[`.
-  // "*header" is only read during the call.
+  // Starts a document, with the single data value set header (dataSet, completeDate, period,
+  // orgUnit before dataValues) if "header" is not nullptr. "*header" is only read during the
+  // call.
   void Begin(const DataValueSetHeader* header);
 
   // Appends one data value. "row" is only read during the call.
@@ -54,7 +53,7 @@ class JsonDataValueEncoder {
   void SetValuesWritten(bool values_written) { first_value_ = !values_written; }
   static constexpr std::string_view kValueSeparator = ",";
 
-  // Ends the document: `]}`.
+  // Ends the document.
   void End();
 
  private:
@@ -62,6 +61,15 @@ class JsonDataValueEncoder {
   LongGmtDateFormatter dates_;
   bool first_value_ = true;
 };
+
+// DHIS2's compact layout, no white space at all:
+//
+//   {"dataValues":[{"dataElement":"fbfJHSPpUQD","period":"202401",...,"followup":false},...]}
+//
+// With a header: {"dataSet":..,"completeDate":..,"period":..,"orgUnit":..,"dataValues":[...]}.
+struct CompactJsonLayout;
+
+using JsonDataValueEncoder = JsonDataValueEncoderWithLayout<CompactJsonLayout>;
 
 }  // namespace dvexport::encode
 

@@ -1,44 +1,19 @@
 #include "service/encode/long_gmt_date.h"
 
 #include <cstring>
+#include <limits>
+
+#include "common/civil_date.h"
 
 namespace dvexport::encode {
 
 namespace {
 
 constexpr int64_t kMicrosPerDay = int64_t{86'400'000'000};
-constexpr uint32_t kDaysPerEra = 146'097;  // 400 Gregorian years.
 
-// Days from 0000-03-01, the origin of Hinnant's eras, to 1970-01-01.
-constexpr uint32_t kEpochDaysSinceOrigin = 719'468;
-
-// int64 microseconds reach about 106.8 million days either side of 1970. Counting days from an
-// origin this many eras before 0000-03-01 keeps every day count positive and below 2^32, so
-// the calendar arithmetic below is unsigned 32-bit with no floor corrections.
-constexpr uint32_t kOriginEraShift = 800;  // 320,000 years.
-static_assert(uint64_t{kOriginEraShift} * kDaysPerEra > 106'800'000);
-static_assert(uint64_t{kOriginEraShift} * kDaysPerEra + kEpochDaysSinceOrigin + 106'800'000 <
-              (uint64_t{1} << 32));
-
-struct CivilDate {
-  int64_t year;
-  uint32_t month;  // [1, 12]
-  uint32_t day;    // [1, 31]
-};
-
-// Howard Hinnant's civil_from_days (http://howardhinnant.github.io/date_algorithms.html), for
-// "days" counted from the shifted origin above.
-inline CivilDate CivilFromShiftedDays(uint32_t days) {
-  const uint32_t era = days / kDaysPerEra;
-  const uint32_t doe = days - era * kDaysPerEra;                                 // [0, 146096]
-  const uint32_t yoe = (doe - doe / 1460 + doe / 36'524 - doe / 146'096) / 365;  // [0, 399]
-  const uint32_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);                  // [0, 365]
-  const uint32_t mp = (5 * doy + 2) / 153;                                       // [0, 11]
-  const uint32_t day = doy - (153 * mp + 2) / 5 + 1;
-  const uint32_t month = mp < 10 ? mp + 3 : mp - 9;
-  const int64_t year = (static_cast<int64_t>(era) - kOriginEraShift) * 400 + yoe + (month <= 2);
-  return CivilDate{year, month, day};
-}
+// Every day an int64 of microseconds reaches (about 106.8 million either side of 1970) is one
+// common::CivilFromDays takes.
+static_assert(std::numeric_limits<int64_t>::max() / kMicrosPerDay + 1 <= common::kMaxCivilDays);
 
 constexpr char kDigitPairs[] =
     "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
@@ -72,8 +47,7 @@ char* WriteYear(int64_t year, char* p) {
 
 // Writes "yyyy-MM-dd" (the year as in WriteYear) for a day counted from 1970-01-01.
 char* WriteDate(int64_t days_since_epoch, char* p) {
-  const CivilDate date = CivilFromShiftedDays(static_cast<uint32_t>(
-      days_since_epoch + kEpochDaysSinceOrigin + int64_t{kOriginEraShift} * kDaysPerEra));
+  const common::CivilDate date = common::CivilFromDays(days_since_epoch);
   p = WriteYear(date.year, p);
   *p++ = '-';
   p = WriteTwoDigits(date.month, p);

@@ -8,7 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "service/encode/crc32.h"
+#include "common/crc32.h"
 
 namespace dvexport::encode {
 
@@ -51,7 +51,7 @@ class ParallelGzipCompressor::Worker {
   bool ok() const { return ok_; }
 
   void Run(Block* block) {
-    block->crc = Crc32(0, block->input);
+    block->crc = common::Crc32(0, block->input);
     if (deflateReset(&stream_) != Z_OK) std::abort();
     if (!block->dictionary.empty() &&
         deflateSetDictionary(&stream_, reinterpret_cast<const Bytef*>(block->dictionary.data()),
@@ -71,8 +71,8 @@ class ParallelGzipCompressor::Worker {
       const int result = deflate(&stream_, flush);
       produced = capacity - stream_.avail_out;
       if (result == Z_STREAM_ERROR) std::abort();
-      const bool complete = block->last ? result == Z_STREAM_END
-                                        : (stream_.avail_in == 0 && stream_.avail_out != 0);
+      const bool complete =
+          block->last ? result == Z_STREAM_END : (stream_.avail_in == 0 && stream_.avail_out != 0);
       if (complete) break;
       capacity *= 2;
       block->output.resize(capacity);
@@ -182,8 +182,8 @@ void ParallelGzipCompressor::SubmitPending(bool last) {
   } else {
     // A short block: the dictionary is the end of the previous one plus this block.
     dictionary_.append(pending_);
-    dictionary_.erase(0, dictionary_.size() > kDictionarySize ? dictionary_.size() - kDictionarySize
-                                                              : 0);
+    dictionary_.erase(
+        0, dictionary_.size() > kDictionarySize ? dictionary_.size() - kDictionarySize : 0);
   }
   length_ += pending_.size();
   block->input = std::move(pending_);

@@ -37,7 +37,8 @@ struct ParallelGzipOptions {
 // Output comes in input order. Memory is bounded: at most "max_blocks_in_flight" blocks wait,
 // after which Compress() blocks until the oldest is done.
 //
-// The same shape as GzipCompressor. Not thread-safe; one compressor per output stream.
+// The same shape as the single-threaded GzipCompressor the tests compare it with
+// (tests/support). Not thread-safe; one compressor per output stream.
 class ParallelGzipCompressor {
  public:
   // InvalidArgument for a level outside 1..9, no threads, or a block smaller than 32 KiB.

@@ -4,13 +4,19 @@
 #include <cstring>
 #include <string_view>
 
-#include "service/encode/plain_copy.h"
-#include "service/encode/utf8_sequence.h"
+#include "common/plain_copy.h"
+#include "common/utf8_sequence.h"
 #include "service/encode/wire_format.h"
 
 namespace dvexport::encode {
 namespace {
 
+using common::ByteVector;
+using common::CopyIfPlain;
+using common::kUtf8ReplacementCharacterLength;
+using common::RepairedUtf8Size;
+using common::WellFormedUtf8Prefix;
+using common::WriteRepairedUtf8;
 using wire::kMaxVarint32;
 using wire::kMaxVarint64;
 using wire::VarintSize;
@@ -88,8 +94,8 @@ void ProtobufDataValueEncoder::Add(const DataValueRow& row) {
                             TextBytes(row.org_unit) + TextBytes(row.category_option_combo) +
                             TextBytes(row.attribute_option_combo) + TextBytes(row.value) +
                             TextBytes(row.stored_by) + TextBytes(row.comment);
-  const size_t max_size =
-      kMaxFixedOverhead + kTextFields * kMaxTextOverhead + kUtf8ReplacementCharacterLength * text_bytes;
+  const size_t max_size = kMaxFixedOverhead + kTextFields * kMaxTextOverhead +
+                          kUtf8ReplacementCharacterLength * text_bytes;
   char* const start = out_->Reserve(max_size);
   // The value's length comes before it: write the value after room for the longest length,
   // then move it next to the length it turned out to have.

@@ -12,11 +12,11 @@ namespace dvexport::encode {
 // Writes data values in protobuf wire format as entries of `repeated DataValue data_values = 1`
 // of dvexport.v1.DataValueBatch (proto/dvexport/v1/export.proto), straight from the row: no
 // message objects, no per-value allocation, one capacity check per value. The bytes are those
-// protobuf's own serializer writes for the message server::ToDataValue builds from the row
+// protobuf's own serializer writes for the message the tests' ToDataValue builds from the row
 // (fields in number order; a null text field absent, an empty one present; period omitted when
 // empty, as proto3 omits an empty string; both timestamps always present; followup and deleted
-// only when true); ill-formed UTF-8 is replaced with U+FFFD as ScanUtf8Sequence describes, so
-// every string is valid for protobuf.
+// only when true); ill-formed UTF-8 is replaced with U+FFFD as common::ScanUtf8Sequence describes,
+// so every string is valid for protobuf.
 //
 // A batch is the values written, then AppendBatchEnd's fields.
 class ProtobufDataValueEncoder {

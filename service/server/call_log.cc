@@ -5,28 +5,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/json_string.h"
 
 namespace dvexport::server {
-namespace {
-
-// A JSON string literal of "text" (quotes, backslashes and control characters escaped).
-std::string JsonString(std::string_view text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(static_cast<char>(c));
-    } else if (c < 0x20) {
-      absl::StrAppendFormat(&out, "\\u%04X", c);
-    } else {
-      out.push_back(static_cast<char>(c));
-    }
-  }
-  out.push_back('"');
-  return out;
-}
-
-}  // namespace
+using common::JsonString;
 
 std::string SummarizeRequest(const dvexport::v1::ExportRequest& query) {
   return absl::StrCat(",\"data_sets\":", query.data_set_size(),

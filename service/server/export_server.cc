@@ -9,24 +9,20 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "service/db/libpq_gaps.h"
+#include "common/pem_file.h"
 
 namespace dvexport::server {
 namespace {
 
 absl::StatusOr<std::string> ReadPemFile(const std::string& flag, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream contents;
-  contents << in.rdbuf();
-  if (!in || contents.str().empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(flag, ": cannot read ", path));
+  absl::StatusOr<std::string> pem = common::ReadPemFile(path);
+  if (!pem.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(flag, ": ", pem.status().message()));
   }
-  return contents.str();
+  return pem;
 }
 
 // Plaintext without TLS files; TLS with a certificate and key; mutual TLS

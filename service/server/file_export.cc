@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "service/encode/chunk_buffer.h"
-#include "service/encode/crc32.h"
+#include "common/crc32.h"
 #include "service/encode/csv_data_value_encoder.h"
 #include "service/encode/json_data_value_encoder.h"
 #include "service/encode/parallel_gzip_compressor.h"
@@ -114,10 +114,10 @@ class FileSequencer {
         uncompressed_crc_ = gzip_->input_crc32();
       }
       data = compressed_;
-      file_crc_ = encode::Crc32(file_crc_, data);
+      file_crc_ = common::Crc32(file_crc_, data);
     } else {
       // Uncompressed, the file is the rendered bytes: one checksum serves both.
-      uncompressed_crc_ = file_crc_ = encode::Crc32(file_crc_, data);
+      uncompressed_crc_ = file_crc_ = common::Crc32(file_crc_, data);
     }
     if (data.empty()) return false;
     file_bytes_ += static_cast<int64_t>(data.size());

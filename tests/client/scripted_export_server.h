@@ -19,7 +19,7 @@ namespace dvexport::client::testutil {
 // stream; this one sends whatever a test needs.
 struct ExportScript {
   std::vector<dvexport::v1::FileChunk> messages;
-  grpc::Status status;
+  grpc::Status status = grpc::Status::OK;
   bool wait_for_cancel = false;
 };
 
@@ -27,7 +27,7 @@ struct ExportScript {
 // ends the call with "status".
 struct StreamScript {
   std::vector<dvexport::v1::DataValueBatch> batches;
-  grpc::Status status;
+  grpc::Status status = grpc::Status::OK;
 };
 
 // A batch of "values" minimal values after "before" earlier ones.

@@ -14,13 +14,13 @@
 #include "dvexport/v1/export.pb.h"
 #include "service/encode/chunk_buffer.h"
 #include "service/encode/csv_data_value_encoder.h"
-#include "service/encode/gzip_compressor.h"
 #include "service/encode/json_data_value_encoder.h"
 #include "service/encode/long_gmt_date.h"
 #include "service/encode/parallel_gzip_compressor.h"
 #include "service/encode/pretty_json_data_value_encoder.h"
 #include "service/encode/protobuf_data_value_encoder.h"
-#include "service/server/stream_export.h"
+#include "tests/support/gzip_compressor.h"
+#include "tests/support/to_data_value.h"
 
 namespace dvexport::encode {
 namespace {
@@ -186,7 +186,7 @@ void BM_ProtobufMessagesBatch(benchmark::State& state) {
   for (auto _ : state) {
     for (const DataValueRow& row : rows) {
       next.Clear();
-      server::ToDataValue(row, &next);
+      ToDataValue(row, &next);
       const size_t value_size = next.ByteSizeLong();
       const size_t framed_size =
           1 + google::protobuf::io::CodedOutputStream::VarintSize64(value_size) + value_size;

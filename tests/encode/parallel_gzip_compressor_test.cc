@@ -11,7 +11,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "service/encode/gzip_compressor.h"
+#include "tests/support/gzip_compressor.h"
 
 namespace dvexport::encode {
 namespace {

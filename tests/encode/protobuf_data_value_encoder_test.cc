@@ -1,5 +1,5 @@
 // ProtobufDataValueEncoder against protobuf's own serializer: the bytes it writes for a row must
-// be exactly those DataValueBatch::SerializeAsString() writes for the message server::ToDataValue
+// be exactly those DataValueBatch::SerializeAsString() writes for the message ToDataValue
 // builds from the same row, for rows with nulls, empty and long strings, ill-formed UTF-8,
 // control characters, timestamps before 1970 and flags; and protobuf's parser must read them.
 
@@ -15,7 +15,7 @@
 
 #include "dvexport/v1/export.pb.h"
 #include "service/encode/chunk_buffer.h"
-#include "service/server/stream_export.h"
+#include "tests/support/to_data_value.h"
 
 namespace dvexport::encode {
 namespace {
@@ -59,9 +59,10 @@ class RowMaker {
   }
 
   std::string RandomBytes(size_t n, bool ascii) {
-    static const char* const kPieces[] = {"\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80",
-                                          "\xED\xA0\x80", "\xC0\xAF", "\xE2\x82", "\xFF", "\x01",
-                                          "\n", "\"", "\\", "\x7F"};
+    static const char* const kPieces[] = {"\xC3\xA9",     "\xE2\x82\xAC", "\xF0\x9F\x98\x80",
+                                          "\xED\xA0\x80", "\xC0\xAF",     "\xE2\x82",
+                                          "\xFF",         "\x01",         "\n",
+                                          "\"",           "\\",           "\x7F"};
     std::string s;
     while (s.size() < n) {
       if (ascii || rng_() % 4 != 0) {
@@ -101,7 +102,7 @@ TEST(ProtobufDataValueEncoderTest, WritesWhatProtobufSerializes) {
     for (int i = 0; i < 40; ++i) {
       const DataValueRow row = maker.Next();
       encoder.Add(row);
-      server::ToDataValue(row, expected.add_data_values());
+      ToDataValue(row, expected.add_data_values());
     }
     ASSERT_EQ(std::string(out.view()), expected.SerializeAsString()) << "round " << round;
   }

@@ -1,4 +1,4 @@
-#include "service/encode/gzip_compressor.h"
+#include "tests/support/gzip_compressor.h"
 
 #include <algorithm>
 #include <cassert>

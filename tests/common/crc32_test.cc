@@ -1,4 +1,4 @@
-#include "service/encode/crc32.h"
+#include "common/crc32.h"
 
 #include <zlib.h>
 
@@ -7,7 +7,7 @@
 
 #include "gtest/gtest.h"
 
-namespace dvexport::encode {
+namespace dvexport::common {
 namespace {
 
 TEST(Crc32Test, EqualsZlibForEveryLengthAndSplit) {
@@ -26,4 +26,4 @@ TEST(Crc32Test, EqualsZlibForEveryLengthAndSplit) {
 }
 
 }  // namespace
-}  // namespace dvexport::encode
+}  // namespace dvexport::common

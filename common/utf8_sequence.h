@@ -1,11 +1,11 @@
-#ifndef DVEXPORT_SERVICE_ENCODE_UTF8_SEQUENCE_H_
-#define DVEXPORT_SERVICE_ENCODE_UTF8_SEQUENCE_H_
+#ifndef DVEXPORT_COMMON_UTF8_SEQUENCE_H_
+#define DVEXPORT_COMMON_UTF8_SEQUENCE_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
-namespace dvexport::encode {
+namespace dvexport::common {
 
 // U+FFFD REPLACEMENT CHARACTER in UTF-8. The encoders write it in place of ill-formed input.
 inline constexpr char kUtf8ReplacementCharacter[] = "\xEF\xBF\xBD";
@@ -58,6 +58,18 @@ inline uint32_t DecodeUtf8FourByteSequence(const unsigned char* s) {
          (static_cast<uint32_t>(s[2] & 0x3F) << 6) | static_cast<uint32_t>(s[3] & 0x3F);
 }
 
+// Writes the sequence at "s" that "sequence" describes (ScanUtf8Sequence's result) to "p" when it
+// is well formed, otherwise U+FFFD in place of its ill-formed subpart, and returns the end of
+// what was written: at most kUtf8ReplacementCharacterLength bytes per input byte.
+inline char* WriteRepairedUtf8Sequence(char* p, const unsigned char* s, Utf8Sequence sequence) {
+  if (sequence.well_formed) {
+    std::memcpy(p, s, sequence.length);
+    return p + sequence.length;
+  }
+  std::memcpy(p, kUtf8ReplacementCharacter, kUtf8ReplacementCharacterLength);
+  return p + kUtf8ReplacementCharacterLength;
+}
+
 // The length of the longest well-formed UTF-8 prefix of the "n" bytes at "s": n when they are
 // all valid UTF-8. ASCII is skipped eight bytes at a time.
 inline size_t WellFormedUtf8Prefix(const unsigned char* s, size_t n) {
@@ -101,18 +113,12 @@ inline char* WriteRepairedUtf8(char* p, const unsigned char* s, size_t n) {
       continue;
     }
     const Utf8Sequence sequence = ScanUtf8Sequence(s + i, n - i);
-    if (sequence.well_formed) {
-      std::memcpy(p, s + i, sequence.length);
-      p += sequence.length;
-    } else {
-      std::memcpy(p, kUtf8ReplacementCharacter, kUtf8ReplacementCharacterLength);
-      p += kUtf8ReplacementCharacterLength;
-    }
+    p = WriteRepairedUtf8Sequence(p, s + i, sequence);
     i += sequence.length;
   }
   return p;
 }
 
-}  // namespace dvexport::encode
+}  // namespace dvexport::common
 
-#endif  // DVEXPORT_SERVICE_ENCODE_UTF8_SEQUENCE_H_
+#endif  // DVEXPORT_COMMON_UTF8_SEQUENCE_H_

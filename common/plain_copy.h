@@ -1,11 +1,11 @@
-#ifndef DVEXPORT_SERVICE_ENCODE_PLAIN_COPY_H_
-#define DVEXPORT_SERVICE_ENCODE_PLAIN_COPY_H_
+#ifndef DVEXPORT_COMMON_PLAIN_COPY_H_
+#define DVEXPORT_COMMON_PLAIN_COPY_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
-namespace dvexport::encode {
+namespace dvexport::common {
 
 // Sixteen bytes at once, with GCC/Clang vector extensions (SSE2 on x86-64, NEON on ARM).
 // Bytes are signed, so "v < 0x20" also holds for the non-ASCII bytes 0x80..0xFF.
@@ -76,6 +76,6 @@ inline bool CopyIfPlain(const unsigned char* s, size_t n, char* p, AttentionMask
   return true;
 }
 
-}  // namespace dvexport::encode
+}  // namespace dvexport::common
 
-#endif  // DVEXPORT_SERVICE_ENCODE_PLAIN_COPY_H_
+#endif  // DVEXPORT_COMMON_PLAIN_COPY_H_

@@ -1,5 +1,5 @@
-#ifndef DVEXPORT_SERVICE_ENCODE_GZIP_COMPRESSOR_H_
-#define DVEXPORT_SERVICE_ENCODE_GZIP_COMPRESSOR_H_
+#ifndef DVEXPORT_TESTS_SUPPORT_GZIP_COMPRESSOR_H_
+#define DVEXPORT_TESTS_SUPPORT_GZIP_COMPRESSOR_H_
 
 #include <zlib.h>
 
@@ -11,6 +11,9 @@
 
 namespace dvexport::encode {
 
+// The single-threaded gzip reference the tests hold encode::ParallelGzipCompressor's output and
+// speed against (the service itself only uses ParallelGzipCompressor).
+//
 // Streams bytes into one gzip file (RFC 1952) with zlib's deflate. Input is fed with Z_NO_FLUSH
 // only: no sync flush between calls, so splitting the input differently does not change the
 // compression ratio. Hand it large blocks (64 KiB or more); each call has a fixed cost.
@@ -48,4 +51,4 @@ class GzipCompressor {
 
 }  // namespace dvexport::encode
 
-#endif  // DVEXPORT_SERVICE_ENCODE_GZIP_COMPRESSOR_H_
+#endif  // DVEXPORT_TESTS_SUPPORT_GZIP_COMPRESSOR_H_

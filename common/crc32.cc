@@ -1,4 +1,4 @@
-#include "service/encode/crc32.h"
+#include "common/crc32.h"
 
 #include <algorithm>
 
@@ -8,7 +8,7 @@
 #include <zlib.h>
 #endif
 
-namespace dvexport::encode {
+namespace dvexport::common {
 
 uint32_t Crc32(uint32_t crc, std::string_view bytes) {
 #ifdef DVEXPORT_HAVE_LIBDEFLATE
@@ -25,4 +25,4 @@ uint32_t Crc32(uint32_t crc, std::string_view bytes) {
 #endif
 }
 
-}  // namespace dvexport::encode
+}  // namespace dvexport::common
