@@ -26,8 +26,8 @@ BufferedFdWriter::BufferedFdWriter(int fd, std::string name)
   struct stat st;
   if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) return;
   const int flags = ::fcntl(fd_, F_GETFL);
-  const off_t offset = (flags >= 0 && (flags & O_APPEND) != 0) ? st.st_size
-                                                               : ::lseek(fd_, 0, SEEK_CUR);
+  const off_t offset =
+      (flags >= 0 && (flags & O_APPEND) != 0) ? st.st_size : ::lseek(fd_, 0, SEEK_CUR);
   if (offset < 0) return;
   write_back_ = true;
   offset_ = offset;
@@ -78,8 +78,7 @@ void BufferedFdWriter::Written(size_t size) {
   if (offset_ - write_back_from_ < static_cast<int64_t>(kWriteBackSize)) return;
 #ifdef __linux__
   // Only a hint: its errors (EINVAL, ESPIPE, EIO...) are left to the fsync.
-  (void)::sync_file_range(fd_, write_back_from_, offset_ - write_back_from_,
-                          SYNC_FILE_RANGE_WRITE);
+  (void)::sync_file_range(fd_, write_back_from_, offset_ - write_back_from_, SYNC_FILE_RANGE_WRITE);
 #endif
   write_back_from_ = offset_;
 }

@@ -87,14 +87,13 @@ const FlagSpec kFlags[] = {
        return absl::OkStatus();
      }},
     {kAllCommands, "Connection", "--tls-cert", "", "FILE",
-     "Use TLS with this PEM client certificate (for mutual TLS; needs --tls-key).",
-     Arity::kValue,
+     "Use TLS with this PEM client certificate (for mutual TLS; needs --tls-key).", Arity::kValue,
      [](absl::string_view value, ExportFlags& flags) {
        flags.command.channel.tls_cert_file = std::string(value);
        return absl::OkStatus();
      }},
-    {kAllCommands, "Connection", "--tls-key", "", "FILE",
-     "The PEM private key of --tls-cert.", Arity::kValue,
+    {kAllCommands, "Connection", "--tls-key", "", "FILE", "The PEM private key of --tls-cert.",
+     Arity::kValue,
      [](absl::string_view value, ExportFlags& flags) {
        flags.command.channel.tls_key_file = std::string(value);
        return absl::OkStatus();

@@ -102,7 +102,8 @@ void ProtobufDataValueEncoder::Add(const DataValueRow& row) {
   char* const body = start + 1 + kMaxVarint32;
   char* p = body;
   p = WriteText(p, dv::kDataElement, row.data_element);
-  if (!row.period.is_null && !row.period.bytes.empty()) p = WriteString(p, dv::kPeriod, row.period.bytes);
+  if (!row.period.is_null && !row.period.bytes.empty())
+    p = WriteString(p, dv::kPeriod, row.period.bytes);
   p = WriteText(p, dv::kOrgUnit, row.org_unit);
   p = WriteText(p, dv::kCategoryOptionCombo, row.category_option_combo);
   p = WriteText(p, dv::kAttributeOptionCombo, row.attribute_option_combo);

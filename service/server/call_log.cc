@@ -11,14 +11,13 @@ namespace dvexport::server {
 using common::JsonString;
 
 std::string SummarizeRequest(const dvexport::v1::ExportRequest& query) {
-  return absl::StrCat(",\"data_sets\":", query.data_set_size(),
-                      ",\"data_elements\":", query.data_element_size(),
-                      ",\"data_element_groups\":", query.data_element_group_size(),
-                      ",\"org_units\":", query.org_unit_size(),
-                      ",\"org_unit_groups\":", query.org_unit_group_size(),
-                      ",\"periods\":", query.period_size(),
-                      ",\"date_range\":", query.start_date().empty() ? "false" : "true",
-                      ",\"children\":", query.children() ? "true" : "false");
+  return absl::StrCat(
+      ",\"data_sets\":", query.data_set_size(), ",\"data_elements\":", query.data_element_size(),
+      ",\"data_element_groups\":", query.data_element_group_size(),
+      ",\"org_units\":", query.org_unit_size(),
+      ",\"org_unit_groups\":", query.org_unit_group_size(), ",\"periods\":", query.period_size(),
+      ",\"date_range\":", query.start_date().empty() ? "false" : "true",
+      ",\"children\":", query.children() ? "true" : "false");
 }
 
 void CallLog::Write(const CallRecord& record, const std::string& peer, const std::string& summary,

@@ -57,8 +57,8 @@ absl::Status ClientGoneError() {
   return absl::CancelledError("the client went away; the export was stopped");
 }
 
-StreamingExportCall::StreamingExportCall(CallEnvironment* env,
-                                         grpc::CallbackServerContext* context, std::string rpc)
+StreamingExportCall::StreamingExportCall(CallEnvironment* env, grpc::CallbackServerContext* context,
+                                         std::string rpc)
     : env_(env),
       context_(context),
       started_(std::chrono::steady_clock::now()),

@@ -87,9 +87,9 @@ absl::StatusOr<Request> ParseRequest(const grpc::ByteBuffer* bytes) {
   grpc::ByteBuffer copy(*bytes);
   grpc::Status status = grpc::SerializationTraits<Request>::Deserialize(&copy, &request);
   if (!status.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the request is not a valid ", Request::descriptor()->full_name(),
-                     " (every string field must be UTF-8)"));
+    return absl::InvalidArgumentError(absl::StrCat("the request is not a valid ",
+                                                   Request::descriptor()->full_name(),
+                                                   " (every string field must be UTF-8)"));
   }
   return request;
 }

@@ -1,8 +1,8 @@
 #include "service/server/file_export.h"
 
 #include <algorithm>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -10,8 +10,8 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "service/encode/chunk_buffer.h"
 #include "common/crc32.h"
+#include "service/encode/chunk_buffer.h"
 #include "service/encode/csv_data_value_encoder.h"
 #include "service/encode/json_data_value_encoder.h"
 #include "service/encode/parallel_gzip_compressor.h"
@@ -36,8 +36,9 @@ absl::Status ValidateFileOptions(const dvexport::v1::ExportFileRequest& request)
         absl::StrCat("compression: unknown value ", request.compression()));
   }
   if (request.compression_level() < 0 || request.compression_level() > 9) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "compression_level: ", request.compression_level(), " is not between 1 and 9 (0: default)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("compression_level: ", request.compression_level(),
+                     " is not between 1 and 9 (0: default)"));
   }
   return absl::OkStatus();
 }
@@ -53,10 +54,9 @@ grpc::Slice TagAndVarintSlice(char tag, uint64_t value) {
 // slice) and values_so_far (always written, last). No FileChunk object holds a second copy of
 // the bytes, and gRPC serializes nothing.
 grpc::ByteBuffer FrameChunk(char tag, std::string_view content, int64_t values_so_far) {
-  grpc::Slice parts[3] = {TagAndVarintSlice(tag, content.size()),
-                          grpc::Slice(content.data(), content.size()),
-                          TagAndVarintSlice(chunk::kValuesSoFar,
-                                            static_cast<uint64_t>(values_so_far))};
+  grpc::Slice parts[3] = {
+      TagAndVarintSlice(tag, content.size()), grpc::Slice(content.data(), content.size()),
+      TagAndVarintSlice(chunk::kValuesSoFar, static_cast<uint64_t>(values_so_far))};
   return grpc::ByteBuffer(parts, 3);
 }
 

@@ -84,7 +84,8 @@ class StreamExportCall final : public StreamingExportCall {
   // The batch held back (or none) with its end fields.
   OutgoingMessage Frame(bool last) ABSL_EXCLUSIVE_LOCKS_REQUIRED(order_mu_) {
     char end[ProtobufDataValueEncoder::kMaxBatchEndSize];
-    const char* const end_of_end = ProtobufDataValueEncoder::WriteBatchEnd(end, last, values_so_far_);
+    const char* const end_of_end =
+        ProtobufDataValueEncoder::WriteBatchEnd(end, last, values_so_far_);
     grpc::Slice parts[2] = {pending_ ? *std::move(pending_) : grpc::Slice(),
                             grpc::Slice(end, static_cast<size_t>(end_of_end - end))};
     pending_.reset();

@@ -238,8 +238,8 @@ namespace {
 
 TEST(ParseCommandLineTest, TlsFlagsFillTheChannelOptionsOfEveryCommand) {
   for (const char* command_name : {"export", "stream", "count", "health"}) {
-    std::vector<std::string> args = {command_name, "--server", "h:1", "--tls-ca", "ca.pem",
-                                      "--tls-cert", "c.pem", "--tls-key", "k.pem"};
+    std::vector<std::string> args = {command_name, "--server", "h:1",       "--tls-ca", "ca.pem",
+                                     "--tls-cert", "c.pem",    "--tls-key", "k.pem"};
     if (std::string(command_name) == "export") {
       args.insert(args.end(), {"-o", "-", "--format", "json"});
     } else if (std::string(command_name) == "stream") {

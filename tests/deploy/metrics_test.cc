@@ -100,8 +100,7 @@ TEST_F(ServerMetricsTest, StreamedValuesAreCounted) {
   ASSERT_TRUE(values.ok()) << values.status();
   ASSERT_GT(*values, 0);
   std::string after = HttpGet(server_->metrics_port(), "/metrics");
-  EXPECT_EQ(SumSamples(after, "dvexport_values_sent_total", {"rpc=\"StreamDataValues\""}),
-            *values)
+  EXPECT_EQ(SumSamples(after, "dvexport_values_sent_total", {"rpc=\"StreamDataValues\""}), *values)
       << after;
 }
 

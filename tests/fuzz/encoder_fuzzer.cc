@@ -63,9 +63,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         texts[r].push_back(in.ConsumeRandomLengthString(64));
       }
     }
-    Text* fields[] = {&rows[r].data_element, &rows[r].period,     &rows[r].org_unit,
-                      &rows[r].category_option_combo, &rows[r].attribute_option_combo,
-                      &rows[r].value,        &rows[r].stored_by,  &rows[r].comment};
+    Text* fields[] = {&rows[r].data_element,
+                      &rows[r].period,
+                      &rows[r].org_unit,
+                      &rows[r].category_option_combo,
+                      &rows[r].attribute_option_combo,
+                      &rows[r].value,
+                      &rows[r].stored_by,
+                      &rows[r].comment};
     for (int f = 0; f < 8; ++f) {
       *fields[f] = texts[r][f] ? Text{*texts[r][f], false} : Text{"x", true};
     }

@@ -25,10 +25,26 @@ void Check(bool condition) {
 
 // Mostly plausible values, so that validation gets past its first checks.
 std::string Field(FuzzedDataProvider& in) {
-  static const char* const kPlausible[] = {
-      "BfMAe6Itzgt", "ImspTQPwCqd", "2024", "202401", "2024W5", "2024Q1", "2024-01-31",
-      "2024-01-31T10:00:00Z", "1d", "10h", "UID", "CODE", "NAME", "ATTRIBUTE:BfMAe6Itzgt",
-      "", "ID", "2025SunW53", "2024NovS1", "2024BiW27", "99999999999"};
+  static const char* const kPlausible[] = {"BfMAe6Itzgt",
+                                           "ImspTQPwCqd",
+                                           "2024",
+                                           "202401",
+                                           "2024W5",
+                                           "2024Q1",
+                                           "2024-01-31",
+                                           "2024-01-31T10:00:00Z",
+                                           "1d",
+                                           "10h",
+                                           "UID",
+                                           "CODE",
+                                           "NAME",
+                                           "ATTRIBUTE:BfMAe6Itzgt",
+                                           "",
+                                           "ID",
+                                           "2025SunW53",
+                                           "2024NovS1",
+                                           "2024BiW27",
+                                           "99999999999"};
   if (in.ConsumeBool()) return kPlausible[in.ConsumeIntegralInRange<size_t>(0, 19)];
   return in.ConsumeRandomLengthString(40);
 }
@@ -56,13 +72,17 @@ ExportRequest BuildRequest(FuzzedDataProvider& in) {
   if (in.ConsumeBool()) r.set_limit(in.ConsumeIntegral<int32_t>());
   if (in.ConsumeBool()) r.set_attribute_combo(Field(in));
   FillRepeated(in, r.mutable_attribute_options());
-  std::string* schemes[] = {
-      r.mutable_input_id_scheme(),          r.mutable_input_org_unit_id_scheme(),
-      r.mutable_input_data_element_id_scheme(), r.mutable_input_data_set_id_scheme(),
-      r.mutable_input_data_element_group_id_scheme(), r.mutable_id_scheme(),
-      r.mutable_data_element_id_scheme(),   r.mutable_org_unit_id_scheme(),
-      r.mutable_category_option_combo_id_scheme(), r.mutable_attribute_option_combo_id_scheme(),
-      r.mutable_data_set_id_scheme()};
+  std::string* schemes[] = {r.mutable_input_id_scheme(),
+                            r.mutable_input_org_unit_id_scheme(),
+                            r.mutable_input_data_element_id_scheme(),
+                            r.mutable_input_data_set_id_scheme(),
+                            r.mutable_input_data_element_group_id_scheme(),
+                            r.mutable_id_scheme(),
+                            r.mutable_data_element_id_scheme(),
+                            r.mutable_org_unit_id_scheme(),
+                            r.mutable_category_option_combo_id_scheme(),
+                            r.mutable_attribute_option_combo_id_scheme(),
+                            r.mutable_data_set_id_scheme()};
   for (std::string* scheme : schemes) {
     if (in.ConsumeBool()) *scheme = Field(in);
   }

@@ -69,18 +69,18 @@ constexpr char kIsoPeriodSql[] =
     "END";
 
 std::string IsoPeriodSql() {
-  return absl::StrReplaceAll(
-      kIsoPeriodSql,
-      {{"%W%",
-        "(extract(year FROM pe.startdate + 3)::int || 'W' || "
-        "((extract(doy FROM pe.startdate + 3)::int - 1) / 7 + 1))"}});
+  return absl::StrReplaceAll(kIsoPeriodSql,
+                             {{"%W%",
+                               "(extract(year FROM pe.startdate + 3)::int || 'W' || "
+                               "((extract(doy FROM pe.startdate + 3)::int - 1) / 7 + 1))"}});
 }
 
 // The independent query: DHIS2's six-way join (reference §2), ids as UIDs,
 // dates as DHIS2's toLongGmtDate.
 std::string OracleSql(const std::string& where) {
   return absl::StrCat(
-      "SELECT de.uid, ", IsoPeriodSql(), ", "
+      "SELECT de.uid, ", IsoPeriodSql(),
+      ", "
       "ou.uid, coc.uid, aoc.uid, dv.value, dv.storedby, "
       "to_char(date_trunc('milliseconds', dv.created), 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"+0000\"'), "
       "to_char(date_trunc('milliseconds', dv.lastupdated), "
@@ -181,9 +181,9 @@ std::vector<std::vector<std::string>> ParseCsv(const std::string& text) {
 
 SqlRow JsonValueToRow(const nlohmann::json& v) {
   SqlRow row;
-  for (const char* key : {"dataElement", "period", "orgUnit", "categoryOptionCombo",
-                          "attributeOptionCombo", "value", "storedBy", "created", "lastUpdated",
-                          "comment"}) {
+  for (const char* key :
+       {"dataElement", "period", "orgUnit", "categoryOptionCombo", "attributeOptionCombo", "value",
+        "storedBy", "created", "lastUpdated", "comment"}) {
     EXPECT_TRUE(v.contains(key)) << "missing key " << key << " in " << v.dump();
     const nlohmann::json& field = v.at(key);
     row.push_back(field.is_null() ? std::nullopt
@@ -258,13 +258,14 @@ class ExportFileTest : public ::testing::Test {
   static std::string WholeDatabaseWhere() {
     std::vector<std::string> like;
     for (const std::string& root : *roots_) {
-      like.push_back(absl::StrCat(
-          "ou.path LIKE (SELECT path FROM organisationunit WHERE uid = '", root, "') || '%'"));
+      like.push_back(absl::StrCat("ou.path LIKE (SELECT path FROM organisationunit WHERE uid = '",
+                                  root, "') || '%'"));
     }
     return absl::StrCat(
         "dv.dataelementid IN (SELECT dse.dataelementid FROM datasetelement dse JOIN dataset ds "
-        "ON ds.datasetid = dse.datasetid WHERE ds.uid IN (", Quoted(*data_sets_), ")) AND (",
-        absl::StrJoin(like, " OR "), ") AND pe.startdate >= '1900-01-01' "
+        "ON ds.datasetid = dse.datasetid WHERE ds.uid IN (",
+        Quoted(*data_sets_), ")) AND (", absl::StrJoin(like, " OR "),
+        ") AND pe.startdate >= '1900-01-01' "
         "AND pe.enddate <= '2100-12-31'");
   }
 
@@ -417,8 +418,8 @@ TEST_F(ExportFileTest, OrgUnitWithoutChildrenSelectsOnlyThatUnit) {
   ASSERT_TRUE(result.status.ok()) << result.status.error_message();
   std::string where = WholeDatabaseWhere();
   where = where.substr(0, where.find(" AND (ou.path"));
-  std::vector<SqlRow> expected = QueryAll(OracleSql(absl::StrCat(
-      where, " AND dv.deleted IS FALSE AND ou.uid = '", unit[0], "'")));
+  std::vector<SqlRow> expected = QueryAll(
+      OracleSql(absl::StrCat(where, " AND dv.deleted IS FALSE AND ou.uid = '", unit[0], "'")));
   ASSERT_FALSE(expected.empty());
   ExpectSameRows(ParseJsonValues(result.bytes), expected);
 }
@@ -435,8 +436,8 @@ TEST_F(ExportFileTest, DataElementFilterAloneWorks) {
   ASSERT_TRUE(result.status.ok()) << result.status.error_message();
   std::string where = WholeDatabaseWhere();
   where = where.substr(where.find(" AND (ou.path") + 5);
-  std::vector<SqlRow> expected = QueryAll(OracleSql(absl::StrCat(
-      where, " AND dv.deleted IS FALSE AND de.uid = '", element[0], "'")));
+  std::vector<SqlRow> expected = QueryAll(
+      OracleSql(absl::StrCat(where, " AND dv.deleted IS FALSE AND de.uid = '", element[0], "'")));
   ASSERT_FALSE(expected.empty());
   ExpectSameRows(ParseJsonValues(result.bytes), expected);
 }
@@ -448,8 +449,8 @@ TEST_F(ExportFileTest, IncludeDeletedAddsTheDeletedValues) {
   ASSERT_TRUE(result.status.ok()) << result.status.error_message();
   std::vector<SqlRow> expected = QueryAll(OracleSql(WholeDatabaseWhere()));
   std::vector<SqlRow> actual = ParseJsonValues(result.bytes);
-  size_t deleted = std::count_if(actual.begin(), actual.end(),
-                                 [](const SqlRow& r) { return r[11] == "true"; });
+  size_t deleted =
+      std::count_if(actual.begin(), actual.end(), [](const SqlRow& r) { return r[11] == "true"; });
   EXPECT_GT(deleted, 0u) << "the demo database should have deleted values";
   ExpectSameRows(actual, expected);
 }
@@ -491,7 +492,8 @@ TEST_F(ExportFileTest, SingleDataValueSetHasDhis2Header) {
   EXPECT_EQ(result.bytes.substr(0, prefix.size()), prefix);
   std::vector<SqlRow> expected = QueryAll(OracleSql(absl::StrCat(
       "de.dataelementid IN (SELECT dse.dataelementid FROM datasetelement dse JOIN dataset ds ON "
-      "ds.datasetid = dse.datasetid WHERE ds.uid = '", *reg[0], "') AND ou.uid = '", *reg[2],
+      "ds.datasetid = dse.datasetid WHERE ds.uid = '",
+      *reg[0], "') AND ou.uid = '", *reg[2],
       "' AND pt.name = 'Monthly' AND to_char(pe.startdate, 'YYYYMM') = '", *reg[1],
       "' AND dv.deleted IS FALSE")));
   ExpectSameRows(ParseJsonValues(result.bytes), expected);
@@ -573,7 +575,8 @@ TEST_F(ExportFileTest, InvalidRequestsAreRejectedWithDhis2Messages) {
     ExportFileRequest request = WholeDatabase(v1::FORMAT_JSON);
     c.mutate(request.mutable_query());
     ExportResult result = Export(request);
-    EXPECT_EQ(result.status.error_code(), c.code) << c.name << ": " << result.status.error_message();
+    EXPECT_EQ(result.status.error_code(), c.code)
+        << c.name << ": " << result.status.error_message();
     EXPECT_NE(result.status.error_message().find(c.message), std::string::npos)
         << c.name << ": " << result.status.error_message();
     EXPECT_FALSE(result.has_trailer) << c.name;

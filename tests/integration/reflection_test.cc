@@ -38,8 +38,8 @@ class ReflectionTest : public ::testing::Test {
 
   ServerReflectionResponse Ask(const ServerReflectionRequest& request) {
     grpc::ClientContext context;
-    grpc::internal::RpcMethod method(kReflectionMethod,
-                                     grpc::internal::RpcMethod::BIDI_STREAMING, channel_);
+    grpc::internal::RpcMethod method(kReflectionMethod, grpc::internal::RpcMethod::BIDI_STREAMING,
+                                     channel_);
     std::unique_ptr<grpc::ClientReaderWriter<ServerReflectionRequest, ServerReflectionResponse>>
         stream(grpc::internal::ClientReaderWriterFactory<
                ServerReflectionRequest, ServerReflectionResponse>::Create(channel_.get(), method,

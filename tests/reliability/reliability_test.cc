@@ -262,9 +262,9 @@ TEST_F(ReliabilityTest, SlowClientGetsCompleteExportWithBoundedMemory) {
   // MiB on a busy machine); a fixed window keeps what is measured the server's memory.
   grpc::ChannelArguments fixed_window;
   fixed_window.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
-  auto slow_stub = v1::DataValueExport::NewStub(grpc::CreateCustomChannel(
-      absl::StrCat("127.0.0.1:", server_->port()), grpc::InsecureChannelCredentials(),
-      fixed_window));
+  auto slow_stub = v1::DataValueExport::NewStub(
+      grpc::CreateCustomChannel(absl::StrCat("127.0.0.1:", server_->port()),
+                                grpc::InsecureChannelCredentials(), fixed_window));
   grpc::ClientContext context;
   ExportOutcome slow = ReadExport(slow_stub.get(), &context, WholeDatabaseRequest(), [](int n) {
     if (n == 2) std::this_thread::sleep_for(seconds(4));
@@ -289,8 +289,9 @@ TEST_F(ReliabilityTest, TerminatedBackendFailsStreamWithUnavailable) {
   ExportOutcome outcome = ReadExport(stub_.get(), &context, WholeDatabaseRequest(), [](int n) {
     if (n != 2) return;
     WaitForCopies(1);
-    AdminQuery("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = "
-               "'dvexport_reader' AND query LIKE 'COPY%'");
+    AdminQuery(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = "
+        "'dvexport_reader' AND query LIKE 'COPY%'");
   });
   EXPECT_EQ(outcome.status.error_code(), grpc::StatusCode::UNAVAILABLE)
       << outcome.status.error_message();

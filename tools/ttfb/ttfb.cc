@@ -81,8 +81,7 @@ int main(int argc, char** argv) {
 
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
-  auto channel =
-      grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(), args);
+  auto channel = grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(), args);
   auto stub = dvexport::v1::DataValueExport::NewStub(channel);
   grpc::ClientContext context;
   const Clock::time_point start = Clock::now();
