@@ -48,6 +48,31 @@ ExportSlot::~ExportSlot() {
   if (acquired_) env_->active_exports.fetch_sub(1);
 }
 
+absl::Status CallSession::Open(CallEnvironment* env,
+                               std::chrono::system_clock::time_point deadline) {
+  slot_ = std::make_unique<ExportSlot>(env);
+  if (!slot_->acquired()) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "too many exports running (limit ", env->options.max_concurrent_exports, "); retry later"));
+  }
+  absl::MutexLock lock(&mu_);
+  session_ = std::make_unique<db::ReadSession>(env->pool, env->options.session(), deadline);
+  return absl::OkStatus();
+}
+
+void CallSession::Cancel() {
+  absl::MutexLock lock(&mu_);
+  if (session_ != nullptr) session_->Cancel();
+}
+
+void CallSession::Close() {
+  {
+    absl::MutexLock lock(&mu_);
+    session_.reset();
+  }
+  slot_.reset();
+}
+
 grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
@@ -81,30 +106,22 @@ void StreamingExportCall::Start(const absl::Status& status,
     ReaderDone(params.status());
     return;
   }
-  slot_ = std::make_unique<ExportSlot>(env_);
-  if (!slot_->acquired()) {
-    ReaderDone(absl::ResourceExhaustedError(absl::StrCat("too many exports running (limit ",
-                                                         env_->options.max_concurrent_exports,
-                                                         "); retry later")));
+  if (absl::Status opened = session_.Open(env_, context_->deadline()); !opened.ok()) {
+    ReaderDone(std::move(opened));
     return;
-  }
-  {
-    absl::MutexLock lock(&session_mu_);
-    session_ = std::make_unique<db::ReadSession>(env_->pool, env_->options.session(),
-                                                 context_->deadline());
   }
   absl::MutexLock lock(&threads_mu_);
   threads_.emplace_back(&StreamingExportCall::RunFirstReader, this, *std::move(params));
 }
 
 void StreamingExportCall::RunFirstReader(dhis2::ExportParams params) {
-  absl::Status status = session_->Begin(params);
+  absl::Status status = session().Begin(params);
   absl::StatusOr<int> readers = 1;
   if (status.ok()) {
     // Extra connections only where the pool keeps one for every export that may still start.
     const int keep_available =
         std::max(0, env_->options.max_concurrent_exports - env_->active_exports.load());
-    readers = session_->PlanReads(keep_available);
+    readers = session().PlanReads(keep_available);
     status = readers.status();
   }
   if (status.ok() && *readers > 1) {
@@ -128,22 +145,17 @@ void StreamingExportCall::ReaderDone(absl::Status status) {
   if (running_readers_.fetch_sub(1) == 1) {
     // The last reader: every value is queued.
     if (status.ok() && !queue_.stopped()) {
-      status = session_->Finish();
+      status = session().Finish();
       if (status.ok()) status = WriteEnd();
     }
-    {
-      absl::MutexLock lock(&session_mu_);
-      session_.reset();
-    }
-    slot_.reset();
+    session_.Close();
   }
   queue_.Close(std::move(status));
 }
 
 void StreamingExportCall::StopReaders(absl::Status why) {
   queue_.Stop(std::move(why));
-  absl::MutexLock lock(&session_mu_);
-  if (session_ != nullptr) session_->Cancel();
+  session_.Cancel();
 }
 
 void StreamingExportCall::Pump() {
@@ -211,32 +223,21 @@ CountCall::CountCall(CallEnvironment* env, grpc::CallbackServerContext* context,
     End(params.status());
     return;
   }
-  slot_ = std::make_unique<ExportSlot>(env_);
-  if (!slot_->acquired()) {
-    End(absl::ResourceExhaustedError(absl::StrCat("too many exports running (limit ",
-                                                  env_->options.max_concurrent_exports,
-                                                  "); retry later")));
+  if (absl::Status opened = session_.Open(env_, context_->deadline()); !opened.ok()) {
+    End(std::move(opened));
     return;
-  }
-  {
-    absl::MutexLock lock(&session_mu_);
-    session_ = std::make_unique<db::ReadSession>(env_->pool, env_->options.session(),
-                                                 context_->deadline());
   }
   thread_ = std::thread(&CountCall::Run, this, *std::move(params));
 }
 
 void CountCall::Run(dhis2::ExportParams params) {
-  absl::Status status = session_->Begin(params);
-  absl::StatusOr<int64_t> count = status.ok() ? session_->Count() : status;
+  db::ReadSession& session = session_.get();
+  absl::Status status = session.Begin(params);
+  absl::StatusOr<int64_t> count = status.ok() ? session.Count() : status;
   status = count.status();
-  if (status.ok()) status = session_->Finish();
+  if (status.ok()) status = session.Finish();
   if (status.ok()) response_->set_count(*count);
-  {
-    absl::MutexLock lock(&session_mu_);
-    session_.reset();
-  }
-  slot_.reset();
+  session_.Close();
   End(std::move(status));
 }
 
@@ -246,10 +247,7 @@ void CountCall::End(absl::Status status) {
   Finish(grpc_status);
 }
 
-void CountCall::OnCancel() {
-  absl::MutexLock lock(&session_mu_);
-  if (session_ != nullptr) session_->Cancel();
-}
+void CountCall::OnCancel() { session_.Cancel(); }
 
 void CountCall::OnDone() {
   if (thread_.joinable()) {

@@ -75,6 +75,28 @@ class ExportSlot {
   bool acquired_;
 };
 
+// The database side of one call (its db::ReadSession) and the export slot it holds. Cancel may
+// come from any thread at any time (gRPC's OnCancel), also before Open or after Close.
+class CallSession {
+ public:
+  // Takes an export slot (ResourceExhausted if every one is taken) and creates the session,
+  // bounded by "deadline".
+  absl::Status Open(CallEnvironment* env, std::chrono::system_clock::time_point deadline);
+
+  // Between Open and Close, on the call's own threads only.
+  db::ReadSession& get() ABSL_NO_THREAD_SAFETY_ANALYSIS { return *session_; }
+
+  void Cancel();
+
+  // Ends the session (every connection goes back to the pool) and frees the slot.
+  void Close();
+
+ private:
+  absl::Mutex mu_;
+  std::unique_ptr<db::ReadSession> session_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<ExportSlot> slot_;
+};
+
 // absl::Status as the gRPC status a client sees.
 grpc::Status ToGrpcStatus(const absl::Status& status);
 
@@ -144,7 +166,7 @@ class StreamingExportCall : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   // ClientGoneError()).
   bool Push(OutgoingMessage message) { return queue_.Push(std::move(message)); }
 
-  db::ReadSession& session() { return *session_; }
+  db::ReadSession& session() { return session_.get(); }
   CallRecord& record() { return record_; }
   const ServiceOptions& options() const { return env_->options; }
 
@@ -168,11 +190,8 @@ class StreamingExportCall : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   std::string summary_;
   Queue queue_;
 
-  // Set before the first reader starts; reset by the last reader to end (ABSL: the pointer, not
-  // the session, which is thread-safe where its contract says so).
-  absl::Mutex session_mu_;
-  std::unique_ptr<db::ReadSession> session_ ABSL_GUARDED_BY(session_mu_);
-  std::unique_ptr<ExportSlot> slot_;
+  // Opened before the first reader starts; closed by the last reader to end.
+  CallSession session_;
   std::atomic<int> running_readers_{1};
 
   absl::Mutex threads_mu_;
@@ -208,9 +227,7 @@ class CountCall : public grpc::ServerUnaryReactor {
   CallRecord record_;
   std::string peer_;
   std::string summary_;
-  absl::Mutex session_mu_;
-  std::unique_ptr<db::ReadSession> session_ ABSL_GUARDED_BY(session_mu_);
-  std::unique_ptr<ExportSlot> slot_;
+  CallSession session_;
   std::thread thread_;
 };
 

@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/pem_file.h"
+#include "service/db/libpq_gaps.h"
 
 namespace dvexport::server {
 namespace {
