@@ -1,6 +1,7 @@
 #include "service/db/data_value_line_parser.h"
 
 #include <charconv>
+#include <algorithm>
 #include <cstring>
 
 #if defined(__SSE2__)
@@ -289,6 +290,17 @@ bool DataValueLineParser::ParseUsualTimestamp(std::string_view text, DateCache* 
   return true;
 }
 
+// The tab after the usual timestamp at "p" ("YYYY-MM-DD HH:MM:SS[.ffffff]": 19 to 26 bytes), or
+// null. What lies before it is checked by ParseUsualTimestamp, which rejects anything else
+// (a backslash included).
+inline const char* UsualTimestampEnd(const char* p, const char* end) {
+  const char* const last = std::min(end, p + 27);
+  for (const char* q = p + 19; q < last; ++q) {
+    if (*q == '\t') return q;
+  }
+  return nullptr;
+}
+
 bool DataValueLineParser::ParseUsual(std::string_view line, encode::DataValueRow* row) {
   if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
   const char* p = line.data();
@@ -315,18 +327,20 @@ bool DataValueLineParser::ParseUsual(std::string_view line, encode::DataValueRow
   for (encode::Text* text : texts) {
     if (!NextText(&p, end, text)) return false;
   }
-  int64_t* const times[2] = {&row->created_micros, &row->last_updated_micros};
-  DateCache* const caches[2] = {&created_dates_, &last_updated_dates_};
-  for (int i = 0; i < 2; ++i) {
-    bool escaped = false;
-    const char* const tab = FieldEnd(p, end, &escaped);
-    if (tab == end || escaped ||
-        !ParseUsualTimestamp(std::string_view(p, static_cast<size_t>(tab - p)), caches[i],
-                             times[i])) {
-      return false;
-    }
-    p = tab + 1;
+  // created, then lastupdated: most values were never updated, and their two are the same text.
+  const char* tab = UsualTimestampEnd(p, end);
+  if (tab == nullptr) return false;
+  const std::string_view created(p, static_cast<size_t>(tab - p));
+  if (!ParseUsualTimestamp(created, &created_dates_, &row->created_micros)) return false;
+  p = tab + 1;
+  if ((tab = UsualTimestampEnd(p, end)) == nullptr) return false;
+  const std::string_view last_updated(p, static_cast<size_t>(tab - p));
+  if (last_updated == created) {
+    row->last_updated_micros = row->created_micros;
+  } else if (!ParseUsualTimestamp(last_updated, &last_updated_dates_, &row->last_updated_micros)) {
+    return false;
   }
+  p = tab + 1;
   if (!NextText(&p, end, &row->comment)) return false;
   // "f\tf", "t\tf", "\N\tf" and the like.
   if (end - p == 3 && p[1] == '\t' && (p[0] == 't' || p[0] == 'f')) {

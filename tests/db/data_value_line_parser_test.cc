@@ -71,6 +71,20 @@ TEST_F(DataValueLineParserTest, MapsIdsAndReadsEveryColumn) {
   EXPECT_FALSE(row_.deleted);
 }
 
+// Consecutive rows share dates, and a value never updated has lastupdated == created: each
+// timestamp must still be its own, whichever shortcut reads it.
+TEST_F(DataValueLineParserTest, TimestampsOfConsecutiveRowsAreEachTheirOwn) {
+  ASSERT_TRUE(Parse(Line("1", "a", "2024-01-12 10:00:00.25", "2024-01-12 10:00:00.25")).ok());
+  EXPECT_EQ(row_.created_micros, 1705053600250000);
+  EXPECT_EQ(row_.last_updated_micros, 1705053600250000);
+  ASSERT_TRUE(Parse(Line("2", "a", "2024-01-12 23:59:59", "2024-01-13 00:00:00.000001")).ok());
+  EXPECT_EQ(row_.created_micros, 1705103999000000);
+  EXPECT_EQ(row_.last_updated_micros, 1705104000000001);
+  ASSERT_TRUE(Parse(Line("3", "a", "1999-12-31 00:00:01", "1999-12-31 00:00:01")).ok());
+  EXPECT_EQ(row_.created_micros, 946598401000000);
+  EXPECT_EQ(row_.last_updated_micros, 946598401000000);
+}
+
 TEST_F(DataValueLineParserTest, TheFinalNewlineIsOptional) {
   std::string line = Line("7");
   line.pop_back();
