@@ -1,7 +1,7 @@
 #include "service/db/data_value_line_parser.h"
 
-#include <charconv>
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 
 #if defined(__SSE2__)
