@@ -376,6 +376,12 @@ const char* DataValueLineParser::FieldEnd(const char* p, const char* end, bool* 
 }
 
 bool DataValueLineParser::NextText(const char** p, const char* end, encode::Text* text) {
+  // NULL (\N), common for comment and stored_by: no scan.
+  if (end - *p >= 3 && (*p)[0] == '\\' && (*p)[1] == 'N' && (*p)[2] == '\t') {
+    *text = encode::Text{{}, true};
+    *p += 3;
+    return true;
+  }
   bool escaped = false;
   const char* const tab = FieldEnd(*p, end, &escaped);
   if (tab == end) return false;
