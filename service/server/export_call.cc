@@ -1,6 +1,7 @@
 #include "service/server/export_call.h"
 
 #include <algorithm>
+#include <mutex>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -55,19 +56,19 @@ absl::Status CallSession::Open(CallEnvironment* env,
     return absl::ResourceExhaustedError(absl::StrCat(
         "too many exports running (limit ", env->options.max_concurrent_exports, "); retry later"));
   }
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   session_ = std::make_unique<db::ReadSession>(env->pool, env->options.session(), deadline);
   return absl::OkStatus();
 }
 
 void CallSession::Cancel() {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (session_ != nullptr) session_->Cancel();
 }
 
 void CallSession::Close() {
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     session_.reset();
   }
   slot_.reset();
@@ -110,7 +111,7 @@ void StreamingExportCall::Start(const absl::Status& status,
     ReaderDone(std::move(opened));
     return;
   }
-  absl::MutexLock lock(&threads_mu_);
+  std::lock_guard<std::mutex> lock(threads_mu_);
   threads_.emplace_back(&StreamingExportCall::RunFirstReader, this, *std::move(params));
 }
 
@@ -128,7 +129,7 @@ void StreamingExportCall::RunFirstReader(dhis2::ExportParams params) {
     env_->sliced_exports.fetch_add(1);
     running_readers_.fetch_add(*readers - 1);
     queue_.AddProducers(*readers - 1);
-    absl::MutexLock lock(&threads_mu_);
+    std::lock_guard<std::mutex> lock(threads_mu_);
     for (int i = 1; i < *readers; ++i) {
       threads_.emplace_back(&StreamingExportCall::RunReader, this, i);
     }
@@ -161,7 +162,7 @@ void StreamingExportCall::StopReaders(absl::Status why) {
 void StreamingExportCall::Pump() {
   bool finish = false;
   {
-    absl::MutexLock lock(&pump_mu_);
+    std::lock_guard<std::mutex> lock(pump_mu_);
     if (writing_ || finishing_) return;
     switch (queue_.TryPop(&in_flight_)) {
       case Queue::Next::kItem:
@@ -191,7 +192,7 @@ void StreamingExportCall::Pump() {
 
 void StreamingExportCall::OnWriteDone(bool ok) {
   {
-    absl::MutexLock lock(&pump_mu_);
+    std::lock_guard<std::mutex> lock(pump_mu_);
     writing_ = false;
   }
   if (!ok) StopReaders(ClientGoneError());
@@ -202,7 +203,7 @@ void StreamingExportCall::OnCancel() { StopReaders(CallCancelledError()); }
 
 void StreamingExportCall::OnDone() {
   {
-    absl::MutexLock lock(&threads_mu_);
+    std::lock_guard<std::mutex> lock(threads_mu_);
     JoinAllButSelf(&threads_);
   }
   delete this;

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -16,7 +17,6 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "dvexport/v1/export.pb.h"
 #include "service/db/connection_pool.h"
 #include "service/db/read_session.h"
@@ -92,7 +92,7 @@ class CallSession {
   void Close();
 
  private:
-  absl::Mutex mu_;
+  std::mutex mu_;
   std::unique_ptr<db::ReadSession> session_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<ExportSlot> slot_;
 };
@@ -194,10 +194,10 @@ class StreamingExportCall : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   CallSession session_;
   std::atomic<int> running_readers_{1};
 
-  absl::Mutex threads_mu_;
+  std::mutex threads_mu_;
   std::vector<std::thread> threads_ ABSL_GUARDED_BY(threads_mu_);
 
-  absl::Mutex pump_mu_;
+  std::mutex pump_mu_;
   bool writing_ ABSL_GUARDED_BY(pump_mu_) = false;
   bool finishing_ ABSL_GUARDED_BY(pump_mu_) = false;
   OutgoingMessage in_flight_;  // owned by the write in flight

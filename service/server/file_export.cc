@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -9,7 +10,6 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "common/crc32.h"
 #include "service/encode/chunk_buffer.h"
 #include "service/encode/csv_data_value_encoder.h"
@@ -195,7 +195,7 @@ class FileExportCall final : public StreamingExportCall {
 
   // Queues "rendered" (in the order of the calls; the first carries the document's start).
   bool HandOver(std::string_view rendered, int64_t values) {
-    absl::MutexLock lock(&order_mu_);
+    std::lock_guard<std::mutex> lock(order_mu_);
     std::string first;
     if (!started_) {
       started_ = true;
@@ -210,7 +210,7 @@ class FileExportCall final : public StreamingExportCall {
   }
 
   absl::Status WriteEnd() override {
-    absl::MutexLock lock(&order_mu_);
+    std::lock_guard<std::mutex> lock(order_mu_);
     std::string rendered;
     if (!started_) {
       frame_.emplace(session().scope());
@@ -229,7 +229,7 @@ class FileExportCall final : public StreamingExportCall {
     return absl::OkStatus();
   }
 
-  absl::Mutex order_mu_;
+  std::mutex order_mu_;
   bool started_ ABSL_GUARDED_BY(order_mu_) = false;
   std::optional<DocumentFrame<Encoder>> frame_ ABSL_GUARDED_BY(order_mu_);
   FileSequencer sequencer_ ABSL_GUARDED_BY(order_mu_);

@@ -1,14 +1,15 @@
 #ifndef DVEXPORT_SERVICE_SERVER_HAND_OFF_QUEUE_H_
 #define DVEXPORT_SERVICE_SERVER_HAND_OFF_QUEUE_H_
 
+#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <mutex>
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 
 namespace dvexport::server {
 
@@ -43,7 +44,7 @@ class HandOffQueue {
 
   // More producers, added by one that has not closed yet.
   void AddProducers(int n) {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     producers_ += n;
   }
 
@@ -52,11 +53,10 @@ class HandOffQueue {
   bool Push(Item item) {
     bool wake = false;
     {
-      absl::MutexLock lock(&mu_);
-      auto room = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      std::unique_lock<std::mutex> lock(mu_);
+      room_.wait(lock, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
         return stopped_ || items_.size() < capacity_;
-      };
-      mu_.Await(absl::Condition(&room));
+      });
       if (stopped_) return false;
       items_.push_back(std::move(item));
       wake = std::exchange(consumer_waiting_, false);
@@ -69,7 +69,7 @@ class HandOffQueue {
   void Close(absl::Status status) {
     bool wake = false;
     {
-      absl::MutexLock lock(&mu_);
+      std::lock_guard<std::mutex> lock(mu_);
       --producers_;
       if (!status.ok() && status_.ok()) status_ = std::move(status);
       if (!status_.ok()) StopLocked();
@@ -83,7 +83,7 @@ class HandOffQueue {
   void Stop(absl::Status why) {
     bool wake = false;
     {
-      absl::MutexLock lock(&mu_);
+      std::lock_guard<std::mutex> lock(mu_);
       if (status_.ok()) status_ = std::move(why);
       StopLocked();
       if (producers_ == 0) wake = std::exchange(consumer_waiting_, false);
@@ -94,10 +94,11 @@ class HandOffQueue {
   // Consumer: the next message, if any. kEmpty arms "ready"; kDone once every producer closed
   // and nothing is left (then status() tells how the export ended).
   Next TryPop(Item* item) {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     if (!items_.empty()) {
       *item = std::move(items_.front());
       items_.pop_front();
+      room_.notify_one();
       return Next::kItem;
     }
     if (producers_ == 0) return Next::kDone;
@@ -106,13 +107,13 @@ class HandOffQueue {
   }
 
   bool stopped() const {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     return stopped_;
   }
 
   // OK, or the first failure / the reason the queue was stopped.
   absl::Status status() const {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     return status_;
   }
 
@@ -120,10 +121,14 @@ class HandOffQueue {
   void StopLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     stopped_ = true;
     items_.clear();
+    room_.notify_all();
   }
 
   const size_t capacity_;
-  mutable absl::Mutex mu_;
+  // std::mutex rather than absl::Mutex: Debian's Abseil is not built for ThreadSanitizer, which
+  // would not see its synchronization.
+  mutable std::mutex mu_;
+  std::condition_variable room_;  // a producer may push
   std::deque<Item> items_ ABSL_GUARDED_BY(mu_);
   int producers_ ABSL_GUARDED_BY(mu_);
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;

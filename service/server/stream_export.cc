@@ -1,12 +1,12 @@
 #include "service/server/stream_export.h"
 
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "service/encode/chunk_buffer.h"
 #include "service/encode/protobuf_data_value_encoder.h"
 
@@ -65,7 +65,7 @@ class StreamExportCall final : public StreamingExportCall {
   // Only the end of the export tells which batch is the last: each is queued when the next one
   // arrives, and WriteEnd sends the one held back with last = true.
   bool HandOver(std::string_view batch, int64_t count) {
-    absl::MutexLock lock(&order_mu_);
+    std::lock_guard<std::mutex> lock(order_mu_);
     std::optional<OutgoingMessage> previous;
     if (pending_) previous = Frame(/*last=*/false);
     values_so_far_ += count;
@@ -74,7 +74,7 @@ class StreamExportCall final : public StreamingExportCall {
   }
 
   absl::Status WriteEnd() override {
-    absl::MutexLock lock(&order_mu_);
+    std::lock_guard<std::mutex> lock(order_mu_);
     if (!Push(Frame(/*last=*/true))) {
       return absl::CancelledError("the client went away before the last batch");
     }
@@ -92,7 +92,7 @@ class StreamExportCall final : public StreamingExportCall {
     return OutgoingMessage{grpc::ByteBuffer(parts, 2), values_so_far_};
   }
 
-  absl::Mutex order_mu_;
+  std::mutex order_mu_;
   std::optional<grpc::Slice> pending_ ABSL_GUARDED_BY(order_mu_);
   int64_t values_so_far_ ABSL_GUARDED_BY(order_mu_) = 0;
 };
