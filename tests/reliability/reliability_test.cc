@@ -386,8 +386,16 @@ TEST_F(ReliabilityTest, ExportsBeyondTheLimitAreRefusedAtOnce) {
 
 // 200 clients at once against 4 export slots and 4 connections: each retries
 // on RESOURCE_EXHAUSTED with a jittered backoff, all complete, and the
-// server never holds more than pool_size database connections.
+// server never holds more than pool_size database connections. Under
+// ThreadSanitizer (10-20x slower, server and clients in this one process) the
+// retry storm of 200 clients kept the 4 running exports from progressing for
+// up to a minute, past their deadlines: there 40 clients.
 TEST_F(ReliabilityTest, TwoHundredConcurrentExportsCompleteWithRetries) {
+#if defined(__SANITIZE_THREAD__)
+  constexpr int kClients = 40;
+#else
+  constexpr int kClients = 200;
+#endif
   server::ServerOptions options;
   options.pool_size = 4;
   options.service.max_concurrent_exports = 4;
@@ -405,7 +413,7 @@ TEST_F(ReliabilityTest, TwoHundredConcurrentExportsCompleteWithRetries) {
     }
   });
   std::vector<std::thread> clients;
-  for (int i = 0; i < 200; ++i) {
+  for (int i = 0; i < kClients; ++i) {
     clients.emplace_back([&, i] {
       std::minstd_rand random(i);
       auto give_up = Clock::now() + seconds(120);
@@ -427,9 +435,9 @@ TEST_F(ReliabilityTest, TwoHundredConcurrentExportsCompleteWithRetries) {
   for (std::thread& t : clients) t.join();
   done = true;
   watcher.join();
-  std::printf("200 exports: %d refusals retried, at most %d database connections\n",
+  std::printf("%d exports: %d refusals retried, at most %d database connections\n", kClients,
               refusals.load(), max_connections.load());
-  EXPECT_EQ(completed, 200);
+  EXPECT_EQ(completed, kClients);
   EXPECT_LE(max_connections, 4);
 }
 
