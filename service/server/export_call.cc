@@ -17,15 +17,13 @@ absl::Status CallCancelledError() {
   return absl::CancelledError("the call was cancelled (by the client, its deadline or shutdown)");
 }
 
-// Joins every thread of "threads" but the calling one, which is left to end on its own.
-void JoinAllButSelf(std::vector<std::thread>* threads) {
-  for (std::thread& thread : *threads) {
-    if (!thread.joinable()) continue;
-    if (thread.get_id() == std::this_thread::get_id()) {
-      thread.detach();
-    } else {
-      thread.join();
-    }
+// Joins "thread" unless it is the calling one, which is left to end on its own.
+void JoinUnlessSelf(std::thread& thread) {
+  if (!thread.joinable()) return;
+  if (thread.get_id() == std::this_thread::get_id()) {
+    thread.detach();
+  } else {
+    thread.join();
   }
 }
 
@@ -49,16 +47,20 @@ ExportSlot::~ExportSlot() {
   if (acquired_) env_->active_exports.fetch_sub(1);
 }
 
-absl::Status CallSession::Open(CallEnvironment* env,
-                               std::chrono::system_clock::time_point deadline) {
+absl::StatusOr<dhis2::ExportParams> CallSession::Open(CallEnvironment* env,
+                                                      grpc::CallbackServerContext* context,
+                                                      const dvexport::v1::ExportRequest& query) {
+  absl::StatusOr<dhis2::ExportParams> params = dhis2::ValidateExportRequest(query);
+  if (!params.ok()) return params.status();
   slot_ = std::make_unique<ExportSlot>(env);
   if (!slot_->acquired()) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "too many exports running (limit ", env->options.max_concurrent_exports, "); retry later"));
   }
   std::lock_guard<std::mutex> lock(mu_);
-  session_ = std::make_unique<db::ReadSession>(env->pool, env->options.session(), deadline);
-  return absl::OkStatus();
+  session_ =
+      std::make_unique<db::ReadSession>(env->pool, env->options.session(), context->deadline());
+  return params;
 }
 
 void CallSession::Cancel() {
@@ -102,13 +104,9 @@ void StreamingExportCall::Start(const absl::Status& status,
     return;
   }
   summary_ = SummarizeRequest(*query);
-  absl::StatusOr<dhis2::ExportParams> params = dhis2::ValidateExportRequest(*query);
+  absl::StatusOr<dhis2::ExportParams> params = session_.Open(env_, context_, *query);
   if (!params.ok()) {
     ReaderDone(params.status());
-    return;
-  }
-  if (absl::Status opened = session_.Open(env_, context_->deadline()); !opened.ok()) {
-    ReaderDone(std::move(opened));
     return;
   }
   std::lock_guard<std::mutex> lock(threads_mu_);
@@ -204,7 +202,7 @@ void StreamingExportCall::OnCancel() { StopReaders(CallCancelledError()); }
 void StreamingExportCall::OnDone() {
   {
     std::lock_guard<std::mutex> lock(threads_mu_);
-    JoinAllButSelf(&threads_);
+    for (std::thread& thread : threads_) JoinUnlessSelf(thread);
   }
   delete this;
 }
@@ -219,13 +217,9 @@ CountCall::CountCall(CallEnvironment* env, grpc::CallbackServerContext* context,
       peer_(context->peer()),
       summary_(SummarizeRequest(*request)) {
   record_.rpc = "CountDataValues";
-  absl::StatusOr<dhis2::ExportParams> params = dhis2::ValidateExportRequest(*request);
+  absl::StatusOr<dhis2::ExportParams> params = session_.Open(env_, context_, *request);
   if (!params.ok()) {
     End(params.status());
-    return;
-  }
-  if (absl::Status opened = session_.Open(env_, context_->deadline()); !opened.ok()) {
-    End(std::move(opened));
     return;
   }
   thread_ = std::thread(&CountCall::Run, this, *std::move(params));
@@ -251,13 +245,7 @@ void CountCall::End(absl::Status status) {
 void CountCall::OnCancel() { session_.Cancel(); }
 
 void CountCall::OnDone() {
-  if (thread_.joinable()) {
-    if (thread_.get_id() == std::this_thread::get_id()) {
-      thread_.detach();
-    } else {
-      thread_.join();
-    }
-  }
+  JoinUnlessSelf(thread_);
   delete this;
 }
 

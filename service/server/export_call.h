@@ -79,9 +79,12 @@ class ExportSlot {
 // come from any thread at any time (gRPC's OnCancel), also before Open or after Close.
 class CallSession {
  public:
-  // Takes an export slot (ResourceExhausted if every one is taken) and creates the session,
-  // bounded by "deadline".
-  absl::Status Open(CallEnvironment* env, std::chrono::system_clock::time_point deadline);
+  // Validates "query", takes an export slot (ResourceExhausted if every one is taken) and
+  // creates the session, bounded by the call's deadline. The query's parameters, or why the call
+  // cannot start.
+  absl::StatusOr<dhis2::ExportParams> Open(CallEnvironment* env,
+                                           grpc::CallbackServerContext* context,
+                                           const dvexport::v1::ExportRequest& query);
 
   // Between Open and Close, on the call's own threads only.
   db::ReadSession& get() ABSL_NO_THREAD_SAFETY_ANALYSIS { return *session_; }
