@@ -68,6 +68,10 @@ class DataValueLineParser {
   // outside the scope.
   absl::Status Parse(std::string_view line, encode::DataValueRow* row);
 
+  // Lines that the one-pass parser (for the usual line) handed to the general one: escapes,
+  // NULL ids or timestamps, unusual timestamps, errors. Tests check the usual lines stay usual.
+  int64_t general_lines() const { return general_lines_; }
+
  private:
   // The usual line, parsed in one pass without a field list; false for
   // anything unusual (then ParseAnyLine parses it, or says what is wrong).
@@ -99,6 +103,7 @@ class DataValueLineParser {
   // The fields of the line being parsed (a member: not initialized again for every line).
   CopyTextField fields_[kDataValueColumns];
   DateCache created_dates_, last_updated_dates_;
+  int64_t general_lines_ = 0;
 };
 
 }  // namespace dvexport::db

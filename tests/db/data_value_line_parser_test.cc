@@ -161,6 +161,38 @@ TEST_F(DataValueLineParserTest, RejectsMalformedLines) {
   }
 }
 
+// Ids of every length from 1 to 18 digits, in every column, with 8 or more bytes after them or
+// (a short line's last id) fewer: each maps to its own identifier, the line to the same row.
+TEST(DataValueLineParserIdTest, IdsOfEveryLengthInEveryColumn) {
+  for (int digits = 1; digits <= 18; ++digits) {
+    const int64_t id = digits == 1
+                           ? 7
+                           : static_cast<int64_t>(std::stoll(
+                                 "9" + std::string(static_cast<size_t>(digits - 2), '0') + "1"));
+    for (int column = 0; column < 5; ++column) {
+      ExportScope scope = SmallScope();
+      IdentifierMap* maps[5] = {&scope.data_elements, &scope.periods, &scope.org_units,
+                                &scope.category_option_combos, &scope.attribute_option_combos};
+      (*maps[column])[id] = "the" + std::to_string(digits);
+      std::string line = Line("1");
+      const std::string ids[5] = {"1", "2", "1", "1", "2"};
+      std::string head;
+      for (int c = 0; c < 5; ++c) head += (c == column ? std::to_string(id) : ids[c]) + '\t';
+      line.replace(0, line.find("\t1\tadmin") + 1, head);
+      // A digit, then bytes that carry when 6 is added to them, right after the id.
+      line.replace(line.find("\t1\tadmin") + 1, 1, "1\xfa\xff");
+      DataValueLineParser parser(&scope);
+      encode::DataValueRow row;
+      ASSERT_TRUE(parser.Parse(line, &row).ok()) << line;
+      const encode::Text* texts[5] = {&row.data_element, &row.period, &row.org_unit,
+                                      &row.category_option_combo, &row.attribute_option_combo};
+      EXPECT_EQ(texts[column]->bytes, "the" + std::to_string(digits)) << line;
+      EXPECT_EQ(row.value.bytes, "1\xfa\xff");
+      EXPECT_EQ(parser.general_lines(), 0) << "the one-pass parser gave up on " << line;
+    }
+  }
+}
+
 TEST_F(DataValueLineParserTest, AnIdOutsideTheScopeIsInternal) {
   std::string line = Line("1");
   line[0] = '9';
