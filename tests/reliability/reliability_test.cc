@@ -389,12 +389,12 @@ TEST_F(ReliabilityTest, ExportsBeyondTheLimitAreRefusedAtOnce) {
 // on RESOURCE_EXHAUSTED with a jittered exponential backoff (5 ms doubling up
 // to 0.5 s: docs/DEPLOYMENT.md says to retry with backoff), all complete, and the server never
 // holds more than pool_size database connections. Under ThreadSanitizer
-// (10-20x slower, server and clients in this one process) 40 clients: there a
+// (10-20x slower, server and clients in this one process) 20 clients: there a
 // fixed 5-55 ms backoff made a refusal storm (~1,000 refusals a second) that
 // kept the 4 running exports from progressing past their deadlines.
 TEST_F(ReliabilityTest, TwoHundredConcurrentExportsCompleteWithRetries) {
 #if defined(__SANITIZE_THREAD__)
-  constexpr int kClients = 40;
+  constexpr int kClients = 20;
 #else
   constexpr int kClients = 200;
 #endif
