@@ -108,7 +108,8 @@ TEST_F(ServerMetricsTest, StreamedValuesAreCounted) {
       << after;
 }
 
-// The queue's metrics: one export holds the only slot (its client pauses), one more waits until
+// The queue's metrics: one stream holds the only slot (its client stops reading after the first
+// batch; with a fixed HTTP/2 window the server cannot send the rest), one more export waits until
 // --max_queue_wait_ms runs out, the next finds the queue full.
 TEST_F(ServerMetricsTest, QueuedAndRefusedExportsAreCounted) {
   server::ServerOptions options;
@@ -117,33 +118,46 @@ TEST_F(ServerMetricsTest, QueuedAndRefusedExportsAreCounted) {
   options.service.max_queue_wait = std::chrono::milliseconds(300);
   options.service.batch_bytes = 1024;
   StartServer(options);
+  grpc::ChannelArguments fixed_window;
+  fixed_window.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  auto stub = v1::DataValueExport::NewStub(
+      grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(server_->port()),
+                                grpc::InsecureChannelCredentials(), fixed_window));
   v1::ExportRequest query;
-  query.add_data_set("JurnHCkmDCn");
   query.add_org_unit("ImspTQPwCqd");
   query.set_children(true);
-  query.set_start_date("2020-01-01");
+  query.set_start_date("2000-01-01");
   query.set_end_date("2030-12-31");
+  for (const char* data_set :
+       {"IF4YaBzxNHa", "JurnHCkmDCn", "QfF9ZANatcj", "Se00xj4OCO2", "av9SOZj6FcK"}) {
+    query.add_data_set(data_set);
+  }
+  grpc::ClientContext held_context;
+  std::unique_ptr<grpc::ClientReader<v1::DataValueBatch>> held =
+      stub->StreamDataValues(&held_context, query);
+  v1::DataValueBatch batch;
+  ASSERT_TRUE(held->Read(&batch));
+
   absl::Status waited = absl::UnknownError("not called");
-  absl::Status refused = absl::UnknownError("not called");
-  std::string during;
-  absl::StatusOr<int64_t> held = client_->StreamDataValues(query, [&](const v1::DataValueBatch&) {
-    std::thread waiting([&] { waited = Export("JurnHCkmDCn", v1::COMPRESSION_NONE).status(); });
-    for (int i = 0; i < 500 && SumSamples(HttpGet(server_->metrics_port(), "/metrics"),
-                                          "dvexport_queued_exports") != 1;
-         ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    during = HttpGet(server_->metrics_port(), "/metrics");
-    refused = Export("JurnHCkmDCn", v1::COMPRESSION_NONE).status();
-    waiting.join();
-    return false;
-  });
-  EXPECT_EQ(held.status().code(), absl::StatusCode::kCancelled) << held.status();
+  std::thread waiting([&] { waited = Export("JurnHCkmDCn", v1::COMPRESSION_NONE).status(); });
+  for (int i = 0; i < 500 && SumSamples(HttpGet(server_->metrics_port(), "/metrics"),
+                                        "dvexport_queued_exports") != 1;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const std::string during = HttpGet(server_->metrics_port(), "/metrics");
+  const absl::Status refused = Export("JurnHCkmDCn", v1::COMPRESSION_NONE).status();
+  waiting.join();
+  held_context.TryCancel();
+  while (held->Read(&batch)) {
+  }
+  EXPECT_EQ(held->Finish().error_code(), grpc::StatusCode::CANCELLED);
+
   EXPECT_EQ(SumSamples(during, "dvexport_queued_exports"), 1) << during;
   EXPECT_EQ(SumSamples(during, "dvexport_active_exports"), 1) << during;
   EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted) << refused;
   EXPECT_EQ(waited.code(), absl::StatusCode::kResourceExhausted) << waited;
-  std::string after = HttpGet(server_->metrics_port(), "/metrics");
+  const std::string after = HttpGet(server_->metrics_port(), "/metrics");
   EXPECT_EQ(SumSamples(after, "dvexport_exports_refused_total", {"reason=\"queue_full\""}), 1)
       << after;
   EXPECT_EQ(SumSamples(after, "dvexport_exports_refused_total", {"reason=\"max_wait\""}), 1)
