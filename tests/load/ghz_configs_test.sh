@@ -69,4 +69,26 @@ echo "== grpc.health.v1.Health.Check through reflection"
 "$ghz" --insecure --call grpc.health.v1.Health.Check -n 4 -O json "$address" >"$work/report.json" ||
   { cat "$work/report.json"; fail "health: ghz failed"; }
 check_report "$work/report.json" 4 || fail "health"
+# Clients that cancel after the first message and call again at once, as many as the server's
+# 4 slots: none is refused (a slot is free the moment its call ends) and every log line,
+# cancelled ones included, names its peer.
+echo "== cancel and call again: export-file-full.json -n 40 -c 4 --stream-call-count 1"
+"$ghz" --config "$config_dir/export-file-full.json" -n 40 -c 4 --stream-call-count 1 -O json \
+  "$address" >"$work/report.json" || true
+python3 - "$work/report.json" <<'PY' || fail "cancel and call again"
+import json, sys
+report = json.load(open(sys.argv[1]))
+codes = report.get("statusCodeDistribution") or {}
+print(f"  count={report.get('count')} codes={codes}")
+if report.get("count") != 40 or set(codes) - {"OK", "Canceled"}:
+    sys.exit("FAIL: expected 40 calls, each OK or cancelled by ghz")
+PY
+if grep -q '"status":"RESOURCE_EXHAUSTED"' "$work/server.log"; then
+  fail "the server refused calls: $(grep -c '"status":"RESOURCE_EXHAUSTED"' "$work/server.log")"
+fi
+if grep -q '"peer":"unknown"' "$work/server.log"; then
+  fail "log lines without their peer: $(grep '"peer":"unknown"' "$work/server.log" | head -3)"
+fi
+echo "  server log: $(grep -c '"status":"CANCELLED"' "$work/server.log" || true) CANCELLED lines, \
+each with its peer; none refused"
 echo "ghz_configs_test: ${#configs[@]} configs and the health check, every call OK"
