@@ -38,34 +38,28 @@ void Report(CallEnvironment* env, std::chrono::steady_clock::time_point started,
 
 }  // namespace
 
-ExportSlot::ExportSlot(CallEnvironment* env) : env_(env) {
-  acquired_ = env_->active_exports.fetch_add(1) < env_->options.max_concurrent_exports;
-  if (!acquired_) env_->active_exports.fetch_sub(1);
-}
-
-ExportSlot::~ExportSlot() {
-  if (acquired_) env_->active_exports.fetch_sub(1);
-}
-
 absl::StatusOr<dhis2::ExportParams> CallSession::Open(CallEnvironment* env,
                                                       grpc::CallbackServerContext* context,
                                                       const dvexport::v1::ExportRequest& query) {
   absl::StatusOr<dhis2::ExportParams> params = dhis2::ValidateExportRequest(query);
   if (!params.ok()) return params.status();
-  slot_ = std::make_unique<ExportSlot>(env);
-  if (!slot_->acquired()) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "too many exports running (limit ", env->options.max_concurrent_exports, "); retry later"));
-  }
+  env_ = env;
+  deadline_ = context->deadline();
   std::lock_guard<std::mutex> lock(mu_);
-  session_ =
-      std::make_unique<db::ReadSession>(env->pool, env->options.session(), context->deadline());
+  session_ = std::make_unique<db::ReadSession>(env->pool, env->options.session(), deadline_);
   return params;
 }
 
+absl::Status CallSession::AwaitSlot(std::function<void(absl::Status)> admitted) {
+  return env_->slots->Join(&ticket_, deadline_, std::move(admitted));
+}
+
 void CallSession::Cancel() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (session_ != nullptr) session_->Cancel();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (session_ != nullptr) session_->Cancel();
+  }
+  if (env_ != nullptr) env_->slots->Leave(&ticket_);
 }
 
 void CallSession::Close() {
@@ -73,7 +67,7 @@ void CallSession::Close() {
     std::lock_guard<std::mutex> lock(mu_);
     session_.reset();
   }
-  slot_.reset();
+  if (env_ != nullptr) env_->slots->Leave(&ticket_);
 }
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {
@@ -109,8 +103,16 @@ void StreamingExportCall::Start(const absl::Status& status,
     ReaderDone(params.status());
     return;
   }
-  std::lock_guard<std::mutex> lock(threads_mu_);
-  threads_.emplace_back(&StreamingExportCall::RunFirstReader, this, *std::move(params));
+  absl::Status queued =
+      session_.AwaitSlot([this, params = *std::move(params)](absl::Status admitted) {
+        if (!admitted.ok()) {
+          ReaderDone(std::move(admitted));
+          return;
+        }
+        std::lock_guard<std::mutex> lock(threads_mu_);
+        threads_.emplace_back(&StreamingExportCall::RunFirstReader, this, params);
+      });
+  if (!queued.ok()) ReaderDone(std::move(queued));
 }
 
 void StreamingExportCall::RunFirstReader(dhis2::ExportParams params) {
@@ -119,7 +121,7 @@ void StreamingExportCall::RunFirstReader(dhis2::ExportParams params) {
   if (status.ok()) {
     // Extra connections only where the pool keeps one for every export that may still start.
     const int keep_available =
-        std::max(0, env_->options.max_concurrent_exports - env_->active_exports.load());
+        std::max(0, env_->options.max_concurrent_exports - env_->slots->running());
     readers = session().PlanReads(keep_available);
     status = readers.status();
   }
@@ -231,7 +233,10 @@ void CountCall::Run(dhis2::ExportParams params) {
   absl::StatusOr<int64_t> count = status.ok() ? session.Count() : status;
   status = count.status();
   if (status.ok()) status = session.Finish();
-  if (status.ok()) response_->set_count(*count);
+  if (status.ok()) {
+    response_->set_count(*count);
+    record_.values = *count;
+  }
   session_.Close();
   End(std::move(status));
 }

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -22,6 +23,7 @@
 #include "service/db/read_session.h"
 #include "service/dhis2/export_request_validator.h"
 #include "service/server/call_log.h"
+#include "service/server/export_slots.h"
 #include "service/server/hand_off_queue.h"
 
 namespace dvexport::server {
@@ -32,8 +34,13 @@ struct ServiceOptions {
   // Serialized bytes of a StreamDataValues batch, at most (a single larger
   // value makes a batch of its own).
   size_t batch_bytes = 256 * 1024;
-  // Exports running at once; one more is refused with RESOURCE_EXHAUSTED.
+  // Exports running at once; the next ones wait for a slot (first come first served).
   int max_concurrent_exports = 4;
+  // Exports waiting for a slot at most; one more is refused with RESOURCE_EXHAUSTED. 0: none wait.
+  int max_queued_exports = 64;
+  // How long an export waits for a slot at most (never past its deadline); then it is refused
+  // with RESOURCE_EXHAUSTED. 0: none wait.
+  std::chrono::milliseconds max_queue_wait{30000};
   // How long a call waits for a pooled database connection.
   std::chrono::milliseconds connection_wait{10000};
   // PostgreSQL statement_timeout for a call's statements; 0: the role's or
@@ -50,54 +57,57 @@ struct ServiceOptions {
             .statement_timeout = statement_timeout,
             .read_plan = read_plan};
   }
+
+  // The export slots and their queue.
+  ExportSlotOptions slots() const {
+    return {.slots = max_concurrent_exports,
+            .max_queued = max_queued_exports,
+            .max_wait = max_queue_wait};
+  }
 };
 
 // What every call of the service shares. Outlives every call.
 struct CallEnvironment {
   db::ConnectionPool* pool = nullptr;
   ServiceOptions options;
-  std::atomic<int> active_exports{0};
+  // The export slots (ExportFile and StreamDataValues; counts take none).
+  std::unique_ptr<ExportSlots> slots;
   std::atomic<int64_t> sliced_exports{0};
   CallLog* log = nullptr;
 };
 
-// Holds one of the max_concurrent_exports places while alive.
-class ExportSlot {
- public:
-  explicit ExportSlot(CallEnvironment* env);
-  ~ExportSlot();
-  ExportSlot(const ExportSlot&) = delete;
-  ExportSlot& operator=(const ExportSlot&) = delete;
-  bool acquired() const { return acquired_; }
-
- private:
-  CallEnvironment* const env_;
-  bool acquired_;
-};
-
-// The database side of one call (its db::ReadSession) and the export slot it holds. Cancel may
-// come from any thread at any time (gRPC's OnCancel), also before Open or after Close.
+// The database side of one call (its db::ReadSession) and, for an export, its export slot (or
+// its place in the slots' queue). Cancel may come from any thread at any time (gRPC's OnCancel),
+// also before Open or after Close.
 class CallSession {
  public:
-  // Validates "query", takes an export slot (ResourceExhausted if every one is taken) and
-  // creates the session, bounded by the call's deadline. The query's parameters, or why the call
-  // cannot start.
+  // Validates "query" and creates the session, bounded by the call's deadline (no I/O, no slot).
+  // The query's parameters, or why the call cannot start.
   absl::StatusOr<dhis2::ExportParams> Open(CallEnvironment* env,
                                            grpc::CallbackServerContext* context,
                                            const dvexport::v1::ExportRequest& query);
 
+  // After Open: asks an export slot, waiting in the queue if none is free; "admitted" as
+  // ExportSlots::Join's (called once with OK when the slot is held, or with why there is none),
+  // unless the queue is full, which is returned (ResourceExhausted) without calling it.
+  absl::Status AwaitSlot(std::function<void(absl::Status)> admitted);
+
   // Between Open and Close, on the call's own threads only.
   db::ReadSession& get() ABSL_NO_THREAD_SAFETY_ANALYSIS { return *session_; }
 
+  // Cancels the session and frees the slot (or leaves the queue) at once: the session's
+  // cancellation and drain go on on the call's threads, holding only pool connections.
   void Cancel();
 
   // Ends the session (every connection goes back to the pool) and frees the slot.
   void Close();
 
  private:
+  CallEnvironment* env_ = nullptr;
+  std::chrono::system_clock::time_point deadline_;
+  ExportSlots::Ticket ticket_;
   std::mutex mu_;
   std::unique_ptr<db::ReadSession> session_ ABSL_GUARDED_BY(mu_);
-  std::unique_ptr<ExportSlot> slot_;
 };
 
 // absl::Status as the gRPC status a client sees.
@@ -154,7 +164,8 @@ class StreamingExportCall : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   ~StreamingExportCall() override;
 
   // Starts the export of "query" (or ends the call with "status" if that is an error, or with
-  // the query's validation error): takes a slot, then starts the first reader. Called once, at
+  // the query's validation error): asks a slot, and once it has one (now, or later from the
+  // thread that frees one) starts the first reader; no thread waits for the slot. Called once, at
   // the end of the derived class's constructor; "query" may be null if "status" is an error.
   void Start(const absl::Status& status, const dvexport::v1::ExportRequest* query);
 

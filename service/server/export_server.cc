@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/pem_file.h"
+#include "grpc/health/v1/health.pb.h"
 #include "service/db/libpq_gaps.h"
 
 namespace dvexport::server {
@@ -70,15 +71,20 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
         options.metrics_listen,
         {.active_exports =
              [self] { return self->service_ == nullptr ? 0 : self->service_->active_exports(); },
+         .queued_exports =
+             [self] { return self->service_ == nullptr ? 0 : self->service_->queued_exports(); },
          .db_pool_in_use = [self] { return self->pool_->in_use(); }});
     if (!metrics.ok()) return metrics.status();
     server->metrics_ = *std::move(metrics);
   }
   server->log_ = std::make_unique<CallLog>(server->metrics_.get(), stderr);
-  server->service_ = std::make_unique<DataValueExportService>(server->pool_.get(), options.service,
-                                                              server->log_.get());
+  server->service_ = std::make_unique<DataValueExportService>(
+      server->pool_.get(), options.service, server->log_.get(), server->metrics_.get());
 
   grpc::EnableDefaultHealthCheckService(true);
+  // gRPC's health service is built in without its descriptors: linking them in lets reflection
+  // describe grpc.health.v1.Health (ghz --call grpc.health.v1.Health.Check needs no --proto).
+  google::protobuf::LinkMessageReflection<grpc::health::v1::HealthCheckRequest>();
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials = MakeCredentials(options);

@@ -1,14 +1,18 @@
 #include "service/server/export_service.h"
 
+#include <memory>
+
 #include "service/server/file_export.h"
 #include "service/server/stream_export.h"
 
 namespace dvexport::server {
 
 DataValueExportService::DataValueExportService(db::ConnectionPool* pool,
-                                               const ServiceOptions& options, CallLog* log) {
+                                               const ServiceOptions& options, CallLog* log,
+                                               SlotObserver* slot_observer) {
   env_.pool = pool;
   env_.options = options;
+  env_.slots = std::make_unique<ExportSlots>(options.slots(), slot_observer);
   env_.log = log;
 }
 

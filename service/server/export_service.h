@@ -26,8 +26,9 @@ using DataValueExportCallbackBase = dvexport::v1::DataValueExport::WithRawCallba
 // waits for the database.
 class DataValueExportService final : public DataValueExportCallbackBase {
  public:
-  // "*pool" and "*log" (may be null) must outlive the service.
-  DataValueExportService(db::ConnectionPool* pool, const ServiceOptions& options, CallLog* log);
+  // "*pool", "*log" and "*slot_observer" (both may be null) must outlive the service.
+  DataValueExportService(db::ConnectionPool* pool, const ServiceOptions& options, CallLog* log,
+                         SlotObserver* slot_observer = nullptr);
 
   grpc::ServerWriteReactor<grpc::ByteBuffer>* ExportFile(grpc::CallbackServerContext* context,
                                                          const grpc::ByteBuffer* request) override;
@@ -39,7 +40,9 @@ class DataValueExportService final : public DataValueExportCallbackBase {
                                             const dvexport::v1::ExportRequest* request,
                                             dvexport::v1::CountResponse* response) override;
 
-  int active_exports() const { return env_.active_exports.load(); }
+  // Exports holding a slot now, and waiting for one.
+  int active_exports() const { return env_.slots->running(); }
+  int queued_exports() const { return env_.slots->queued(); }
 
   // Exports that were read with more than one connection so far.
   int64_t sliced_exports() const { return env_.sliced_exports.load(); }

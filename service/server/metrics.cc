@@ -20,7 +20,10 @@ class GaugeCollectable final : public prometheus::Collectable {
   explicit GaugeCollectable(ServerMetrics::GaugeSources sources) : sources_(std::move(sources)) {}
 
   std::vector<prometheus::MetricFamily> Collect() const override {
-    return {Gauge("dvexport_active_exports", "Exports running now.", sources_.active_exports),
+    return {Gauge("dvexport_active_exports", "Exports holding an export slot now.",
+                  sources_.active_exports),
+            Gauge("dvexport_queued_exports", "Exports waiting for an export slot now.",
+                  sources_.queued_exports),
             Gauge("dvexport_db_pool_in_use", "Database connections borrowed from the pool now.",
                   sources_.db_pool_in_use)};
   }
@@ -82,6 +85,19 @@ absl::StatusOr<std::unique_ptr<ServerMetrics>> ServerMetrics::Start(const std::s
                               .Name("dvexport_time_to_first_byte_seconds")
                               .Help("From a call's arrival to its first message.")
                               .Register(registry);
+  metrics->slot_wait_ =
+      &prometheus::BuildHistogram()
+           .Name("dvexport_export_slot_wait_seconds")
+           .Help("How long an export waited for its export slot (0: one was free).")
+           .Register(registry)
+           .Add({}, SecondsBuckets());
+  metrics->refused_ = &prometheus::BuildCounter()
+                           .Name("dvexport_exports_refused_total")
+                           .Help(
+                               "Exports refused an export slot, by reason: queue_full (at once), "
+                               "max_wait (--max_queue_wait_ms ran out), deadline (the call's "
+                               "deadline came first).")
+                           .Register(registry);
   metrics->gauges_ = std::make_shared<GaugeCollectable>(std::move(sources));
   try {
     metrics->exposer_ = std::make_unique<prometheus::Exposer>(listen, 2);
@@ -107,12 +123,32 @@ void ServerMetrics::Record(const CallRecord& call) {
              {"compression", call.compression},
              {"code", call.code}})
       .Increment();
-  if (call.values > 0) values_sent_->Add({{"rpc", call.rpc}}).Increment(call.values);
+  if (call.values > 0 && call.rpc != "CountDataValues") {
+    values_sent_->Add({{"rpc", call.rpc}}).Increment(call.values);
+  }
   if (call.bytes > 0) bytes_sent_->Add({{"rpc", call.rpc}}).Increment(call.bytes);
   duration_->Add({{"rpc", call.rpc}}, SecondsBuckets()).Observe(call.seconds);
   if (call.first_byte_seconds >= 0) {
     first_byte_->Add({{"rpc", call.rpc}}, SecondsBuckets()).Observe(call.first_byte_seconds);
   }
+}
+
+void ServerMetrics::SlotWaited(double seconds) { slot_wait_->Observe(seconds); }
+
+void ServerMetrics::SlotRefused(SlotRefusal reason) {
+  const char* label = "queue_full";
+  switch (reason) {
+    case SlotRefusal::kQueueFull:
+      label = "queue_full";
+      break;
+    case SlotRefusal::kMaxWait:
+      label = "max_wait";
+      break;
+    case SlotRefusal::kDeadline:
+      label = "deadline";
+      break;
+  }
+  refused_->Add({{"reason", label}}).Increment();
 }
 
 }  // namespace dvexport::server

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "service/server/export_slots.h"
 
 namespace prometheus {
 class Counter;
@@ -30,7 +31,8 @@ struct CallRecord {
   std::string compression;
   // The gRPC status code name (OK, NOT_FOUND, ...).
   std::string code;
-  // Data values sent (the trailer's or the last batch's count; 0 for counts).
+  // Data values sent (the trailer's or the last batch's count); for CountDataValues the count it
+  // answered (not counted as sent in the metrics).
   int64_t values = 0;
   // Serialized bytes of the messages sent.
   int64_t bytes = 0;
@@ -45,13 +47,17 @@ struct CallRecord {
 //   dvexport_values_sent_total{rpc}, dvexport_bytes_sent_total{rpc}
 //   dvexport_export_duration_seconds{rpc}                  histogram
 //   dvexport_time_to_first_byte_seconds{rpc}               histogram
-//   dvexport_active_exports, dvexport_db_pool_in_use       gauges, read at each scrape
+//   dvexport_export_slot_wait_seconds                      histogram (exports given a slot)
+//   dvexport_exports_refused_total{reason}                 counter: queue_full, max_wait, deadline
+//   dvexport_active_exports, dvexport_queued_exports,
+//   dvexport_db_pool_in_use                                gauges, read at each scrape
 // Thread-safe.
-class ServerMetrics {
+class ServerMetrics final : public SlotObserver {
  public:
   // Reads the gauges' current values.
   struct GaugeSources {
     std::function<int()> active_exports;
+    std::function<int()> queued_exports;
     std::function<int()> db_pool_in_use;
   };
 
@@ -67,6 +73,9 @@ class ServerMetrics {
 
   void Record(const CallRecord& call);
 
+  void SlotWaited(double seconds) override;
+  void SlotRefused(SlotRefusal reason) override;
+
  private:
   ServerMetrics() = default;
 
@@ -78,6 +87,8 @@ class ServerMetrics {
   prometheus::Family<prometheus::Counter>* bytes_sent_ = nullptr;
   prometheus::Family<prometheus::Histogram>* duration_ = nullptr;
   prometheus::Family<prometheus::Histogram>* first_byte_ = nullptr;
+  prometheus::Histogram* slot_wait_ = nullptr;
+  prometheus::Family<prometheus::Counter>* refused_ = nullptr;
   int port_ = 0;
 };
 

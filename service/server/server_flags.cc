@@ -109,6 +109,9 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
   const IntegerFlag integer_flags[] = {
       {"pool_size", flags.pool_size, 1, 1000, ""},
       {"max_concurrent_exports", flags.max_concurrent_exports, 1, 1000, ""},
+      {"max_queued_exports", flags.max_queued_exports, 0, 10000, "0: refuse at once"},
+      {"max_queue_wait_ms", flags.max_queue_wait_ms, 0, 600000,
+       "0: refuse at once; at most 10 minutes"},
       {"chunk_kib", flags.chunk_kib, 16, 4096, ""},
       {"statement_timeout_s", flags.statement_timeout_s, 0, 86400,
        "0: the role's or database's setting; at most a day"},
@@ -171,6 +174,8 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
   options.metrics_listen = flags.metrics_listen;
   options.max_connection_age = std::chrono::seconds(flags.max_connection_age_s);
   options.service.max_concurrent_exports = flags.max_concurrent_exports;
+  options.service.max_queued_exports = flags.max_queued_exports;
+  options.service.max_queue_wait = std::chrono::milliseconds(flags.max_queue_wait_ms);
   options.service.chunk_size = static_cast<size_t>(flags.chunk_kib) * 1024;
   options.service.statement_timeout = std::chrono::seconds(flags.statement_timeout_s);
   options.service.read_plan.max_streams = flags.read_streams;

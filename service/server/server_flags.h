@@ -18,6 +18,8 @@ struct ServerFlags {
   std::string pg;
   int pool_size = 8;
   int max_concurrent_exports = 4;
+  int max_queued_exports = 64;
+  int max_queue_wait_ms = 30000;
   int chunk_kib = 256;
   int statement_timeout_s = 0;
   int read_streams = 2;

@@ -36,8 +36,16 @@ ABSL_FLAG(int, pool_size, dvexport::server::ServerFlags().pool_size,
           "database connections at most, 1 to 1000, and at least --max_concurrent_exports "
           "(every export holds one)");
 ABSL_FLAG(int, max_concurrent_exports, dvexport::server::ServerFlags().max_concurrent_exports,
-          "exports (and counts) running at once, 1 to 1000 and at most --pool_size; more are "
-          "refused with RESOURCE_EXHAUSTED");
+          "exports (ExportFile, StreamDataValues) running at once, 1 to 1000 and at most "
+          "--pool_size; more wait in a queue (--max_queued_exports, --max_queue_wait_ms). "
+          "CountDataValues takes no slot");
+ABSL_FLAG(int, max_queued_exports, dvexport::server::ServerFlags().max_queued_exports,
+          "exports that may wait for a slot, first come first served, 0 to 10000; one more is "
+          "refused with RESOURCE_EXHAUSTED at once. 0: no queue");
+ABSL_FLAG(int, max_queue_wait_ms, dvexport::server::ServerFlags().max_queue_wait_ms,
+          "how long an export waits for a slot at most, 0 to 600000 (10 minutes), never past its "
+          "deadline; then RESOURCE_EXHAUSTED (DEADLINE_EXCEEDED if its deadline came first). 0: "
+          "no queue");
 ABSL_FLAG(int, chunk_kib, dvexport::server::ServerFlags().chunk_kib,
           "KiB of rendered output per streamed chunk, 16 to 4096");
 ABSL_FLAG(int, statement_timeout_s, dvexport::server::ServerFlags().statement_timeout_s,
@@ -85,6 +93,8 @@ dvexport::server::ServerFlags FlagValues() {
   flags.pg = absl::GetFlag(FLAGS_pg);
   flags.pool_size = absl::GetFlag(FLAGS_pool_size);
   flags.max_concurrent_exports = absl::GetFlag(FLAGS_max_concurrent_exports);
+  flags.max_queued_exports = absl::GetFlag(FLAGS_max_queued_exports);
+  flags.max_queue_wait_ms = absl::GetFlag(FLAGS_max_queue_wait_ms);
   flags.chunk_kib = absl::GetFlag(FLAGS_chunk_kib);
   flags.statement_timeout_s = absl::GetFlag(FLAGS_statement_timeout_s);
   flags.read_streams = absl::GetFlag(FLAGS_read_streams);

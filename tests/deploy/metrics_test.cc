@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "client/export_client.h"
 #include "service/server/export_server.h"
@@ -22,8 +24,10 @@ using testing::SumSamples;
 
 class ServerMetricsTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    server::ServerOptions options;
+  void SetUp() override { StartServer({}); }
+
+  void StartServer(server::ServerOptions options) {
+    server_.reset();
     options.listen = "127.0.0.1:0";
     options.metrics_listen = "127.0.0.1:0";
     options.conninfo = testing::TestConninfo();
@@ -102,6 +106,65 @@ TEST_F(ServerMetricsTest, StreamedValuesAreCounted) {
   std::string after = HttpGet(server_->metrics_port(), "/metrics");
   EXPECT_EQ(SumSamples(after, "dvexport_values_sent_total", {"rpc=\"StreamDataValues\""}), *values)
       << after;
+}
+
+// The queue's metrics: one stream holds the only slot (its client stops reading after the first
+// batch; with a fixed HTTP/2 window the server cannot send the rest), one more export waits until
+// --max_queue_wait_ms runs out, the next finds the queue full.
+TEST_F(ServerMetricsTest, QueuedAndRefusedExportsAreCounted) {
+  server::ServerOptions options;
+  options.service.max_concurrent_exports = 1;
+  options.service.max_queued_exports = 1;
+  options.service.max_queue_wait = std::chrono::milliseconds(300);
+  options.service.batch_bytes = 1024;
+  StartServer(options);
+  grpc::ChannelArguments fixed_window;
+  fixed_window.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  auto stub = v1::DataValueExport::NewStub(
+      grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(server_->port()),
+                                grpc::InsecureChannelCredentials(), fixed_window));
+  v1::ExportRequest query;
+  query.add_org_unit("ImspTQPwCqd");
+  query.set_children(true);
+  query.set_start_date("2000-01-01");
+  query.set_end_date("2030-12-31");
+  for (const char* data_set :
+       {"IF4YaBzxNHa", "JurnHCkmDCn", "QfF9ZANatcj", "Se00xj4OCO2", "av9SOZj6FcK"}) {
+    query.add_data_set(data_set);
+  }
+  grpc::ClientContext held_context;
+  std::unique_ptr<grpc::ClientReader<v1::DataValueBatch>> held =
+      stub->StreamDataValues(&held_context, query);
+  v1::DataValueBatch batch;
+  ASSERT_TRUE(held->Read(&batch));
+
+  absl::Status waited = absl::UnknownError("not called");
+  std::thread waiting([&] { waited = Export("JurnHCkmDCn", v1::COMPRESSION_NONE).status(); });
+  for (int i = 0; i < 500 && SumSamples(HttpGet(server_->metrics_port(), "/metrics"),
+                                        "dvexport_queued_exports") != 1;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const std::string during = HttpGet(server_->metrics_port(), "/metrics");
+  const absl::Status refused = Export("JurnHCkmDCn", v1::COMPRESSION_NONE).status();
+  waiting.join();
+  held_context.TryCancel();
+  while (held->Read(&batch)) {
+  }
+  EXPECT_EQ(held->Finish().error_code(), grpc::StatusCode::CANCELLED);
+
+  EXPECT_EQ(SumSamples(during, "dvexport_queued_exports"), 1) << during;
+  EXPECT_EQ(SumSamples(during, "dvexport_active_exports"), 1) << during;
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted) << refused;
+  EXPECT_EQ(waited.code(), absl::StatusCode::kResourceExhausted) << waited;
+  const std::string after = HttpGet(server_->metrics_port(), "/metrics");
+  EXPECT_EQ(SumSamples(after, "dvexport_exports_refused_total", {"reason=\"queue_full\""}), 1)
+      << after;
+  EXPECT_EQ(SumSamples(after, "dvexport_exports_refused_total", {"reason=\"max_wait\""}), 1)
+      << after;
+  // The stream's slot, given at once.
+  EXPECT_EQ(SumSamples(after, "dvexport_export_slot_wait_seconds_count"), 1) << after;
+  EXPECT_EQ(SumSamples(after, "dvexport_queued_exports"), 0) << after;
 }
 
 }  // namespace

@@ -340,6 +340,7 @@ GHZ_KEYS = {"proto", "protoset", "import-paths", "call", "host", "insecure", "to
 def check_ghz():
     configs = sorted((DEPLOY / "ghz").glob("*.json"))
     check(len(configs) >= 4, "deploy/ghz: expected at least four configs")
+    load_testing = (ROOT / "docs" / "LOAD-TESTING.md").read_text()
     calls = set()
     for path in configs:
         where = str(path.relative_to(ROOT))
@@ -362,6 +363,15 @@ def check_ghz():
               f"{where}: concurrency above total")
         check(config.get("host", "").startswith(("127.0.0.1:", "localhost:")),
               f"{where}: the default target is this machine")
+        # docs/LOAD-TESTING.md's table of configs says what the config does.
+        sizes = (f"{config.get('total')} / {config.get('concurrency')} / "
+                 f"{config.get('connections', 1)}")
+        rows = [line for line in load_testing.splitlines()
+                if line.startswith(f"| `{path.name}` |")]
+        check(len(rows) == 1, f"docs/LOAD-TESTING.md: no row for {path.name} in the configs table")
+        check(all(f"| {sizes} |" in row for row in rows),
+              f"docs/LOAD-TESTING.md: {path.name} is not \"{sizes}\" (total / concurrency / "
+              "connections) as in the config")
     for rpc in RPCS:
         check(rpc in calls, f"deploy/ghz: no config calls {rpc}")
 

@@ -96,6 +96,10 @@ INSTANTIATE_TEST_SUITE_P(
         RangeCase{
             "max_concurrent_exports", 1, 1000,
             [](ServerFlags& f, int64_t v) { f.max_concurrent_exports = static_cast<int>(v); }},
+        RangeCase{"max_queued_exports", 0, 10000,
+                  [](ServerFlags& f, int64_t v) { f.max_queued_exports = static_cast<int>(v); }},
+        RangeCase{"max_queue_wait_ms", 0, 600000,
+                  [](ServerFlags& f, int64_t v) { f.max_queue_wait_ms = static_cast<int>(v); }},
         RangeCase{"chunk_kib", 16, 4096,
                   [](ServerFlags& f, int64_t v) { f.chunk_kib = static_cast<int>(v); }},
         RangeCase{"statement_timeout_s", 0, 86400,
@@ -121,6 +125,8 @@ TEST(ServerOptionsFromFlagsTest, DefaultsAreValid) {
   EXPECT_EQ(options->listen, "0.0.0.0:50051");
   EXPECT_EQ(options->pool_size, 8);
   EXPECT_EQ(options->service.max_concurrent_exports, 4);
+  EXPECT_EQ(options->service.max_queued_exports, 64);
+  EXPECT_EQ(options->service.max_queue_wait, std::chrono::milliseconds(30000));
   EXPECT_EQ(options->service.chunk_size, 256u * 1024);
 }
 
@@ -130,6 +136,8 @@ TEST(ServerOptionsFromFlagsTest, CarriesEveryValueIntoTheOptionsUnchanged) {
   flags.pg = "host=db dbname=dhis2";
   flags.pool_size = 12;
   flags.max_concurrent_exports = 3;
+  flags.max_queued_exports = 0;
+  flags.max_queue_wait_ms = 1500;
   flags.chunk_kib = 16;
   flags.statement_timeout_s = 600;
   flags.read_streams = 4;
@@ -147,6 +155,8 @@ TEST(ServerOptionsFromFlagsTest, CarriesEveryValueIntoTheOptionsUnchanged) {
   EXPECT_EQ(options->conninfo, "host=db dbname=dhis2");
   EXPECT_EQ(options->pool_size, 12);
   EXPECT_EQ(options->service.max_concurrent_exports, 3);
+  EXPECT_EQ(options->service.max_queued_exports, 0);
+  EXPECT_EQ(options->service.max_queue_wait, std::chrono::milliseconds(1500));
   EXPECT_EQ(options->service.chunk_size, 16u * 1024);
   EXPECT_EQ(options->service.statement_timeout, std::chrono::milliseconds(600000));
   EXPECT_EQ(options->service.read_plan.max_streams, 4);
