@@ -193,6 +193,28 @@ TEST(StandbyExportTest, FileAndStreamFromTheStandbyMatchThePrimary) {
   EXPECT_TRUE(standby_values == primary_values);
 }
 
+TEST(StandbyExportTest, SlicedExportFromTheStandbyMatchesThePrimary) {
+  Server primary(StandbyPair::primary_reader(), OneCopy());
+  Server standby(StandbyPair::standby_reader(), SlicedPlan());
+  const v1::ExportRequest query = WholeDatabase();
+
+  FileExport from_primary = primary.ExportFile(JsonFile(query));
+  FileExport sliced = standby.ExportFile(JsonFile(query));
+  ASSERT_TRUE(from_primary.status.ok()) << from_primary.status.error_message();
+  ASSERT_TRUE(sliced.status.ok()) << sliced.status.error_message();
+  EXPECT_EQ(standby.sliced_exports(), 1) << "the standby's export was not read in slices";
+  EXPECT_EQ(sliced.values, from_primary.values);
+  EXPECT_EQ(SortedValues(sliced.bytes), SortedValues(from_primary.bytes));
+
+  grpc::Status primary_status, standby_status;
+  std::vector<std::string> primary_values = primary.StreamValues(query, &primary_status);
+  std::vector<std::string> standby_values = standby.StreamValues(query, &standby_status);
+  ASSERT_TRUE(primary_status.ok()) << primary_status.error_message();
+  ASSERT_TRUE(standby_status.ok()) << standby_status.error_message();
+  EXPECT_EQ(standby.sliced_exports(), 2) << "the standby's stream was not read in slices";
+  EXPECT_TRUE(standby_values == primary_values);
+}
+
 // Queries the standby cancelled for snapshot conflicts since it started.
 int SnapshotConflicts() {
   return std::stoi(QueryOn(StandbyPair::standby_admin(),
