@@ -9,6 +9,7 @@ DVEXPORT_APT_PACKAGES=(
   libpqxx-dev libpq-dev libabsl-dev zlib1g-dev libdeflate-dev prometheus-cpp-dev
   libgtest-dev libbenchmark-dev nlohmann-json3-dev
   postgresql python3 python3-yaml openssl
+  pgbouncer  # tests only: tests/integration/pgbouncer_test (transaction pooling)
 )
 
 deps_install() {

@@ -29,8 +29,24 @@ std::string JsonEscaped(std::string_view text) {
   return out;
 }
 
+// A hot standby cancelled the statement or ended the connection to replay the primary's changes
+// (SQLSTATE 40001, or 57P04 for a dropped database): transient, and what the operator can change
+// is named. "detail" is the server's primary message.
+bool IsRecoveryConflict(std::string_view detail) {
+  return detail.find("conflict with recovery") != std::string_view::npos;
+}
+
+absl::Status RecoveryConflictStatus(absl::string_view what) {
+  return absl::AbortedError(absl::StrCat(
+      what,
+      ": the read replica cancelled the query to replay the primary's changes (conflict with "
+      "recovery); retry, and on the standby set hot_standby_feedback=on or raise "
+      "max_standby_streaming_delay above the longest export"));
+}
+
 absl::Status SqlErrorStatus(const pqxx::sql_error& e, absl::string_view what, StopCause stop) {
   const std::string& state = e.sqlstate();
+  if (IsRecoveryConflict(e.what())) return RecoveryConflictStatus(what);
   const std::string text =
       absl::StrCat(what, ": ", PrimaryMessage(e.what()), " (SQLSTATE ", state, ")");
   const std::string cls = state.substr(0, 2);
@@ -58,7 +74,14 @@ absl::Status CurrentExceptionStatus(absl::string_view what, StopCause stop, bool
     throw;
   } catch (const pqxx::sql_error& e) {
     return SqlErrorStatus(e, what, stop);
+  } catch (const pqxx::transaction_rollback& e) {
+    // 40001 (a standby's recovery conflict among them) and 40P01: libpqxx 6.4 keeps no SQLSTATE
+    // for them.
+    if (IsRecoveryConflict(e.what())) return RecoveryConflictStatus(what);
+    return absl::AbortedError(absl::StrCat(what, ": ", PrimaryMessage(e.what())));
   } catch (const pqxx::broken_connection& e) {
+    // A standby ends an idle transaction's connection on a conflict (FATAL).
+    if (IsRecoveryConflict(e.what())) return RecoveryConflictStatus(what);
     // Also too_many_connections (53300), which libpqxx 6.4 reports without its SQLSTATE.
     std::fprintf(stderr, "{\"event\":\"database_connection_lost\",\"detail\":\"%s\"}\n",
                  JsonEscaped(e.what()).c_str());
@@ -66,6 +89,7 @@ absl::Status CurrentExceptionStatus(absl::string_view what, StopCause stop, bool
   } catch (const pqxx::in_doubt_error&) {
     return absl::UnavailableError(absl::StrCat(what, ": the database connection was lost"));
   } catch (const std::exception& e) {
+    if (IsRecoveryConflict(e.what())) return RecoveryConflictStatus(what);
     if (connection_lost) {
       return absl::UnavailableError(absl::StrCat(what, ": the database connection was lost"));
     }

@@ -23,7 +23,11 @@ enum class StopCause {
 // is kCancelled, else DeadlineExceeded (the deadline, or statement_timeout);
 // class 08, 57P0x and 55P03 are Unavailable; class 53 ResourceExhausted; 22008
 // InvalidArgument (datetime out of range, from a request's dates); anything
-// else Internal. A lost connection (pqxx::broken_connection) is Unavailable.
+// else Internal. pqxx::transaction_rollback (40001, 40P01) is Aborted. A hot
+// standby's recovery conflict ("conflict with recovery": 40001, 57P04, or a
+// connection the standby ended) is Aborted with a message naming
+// hot_standby_feedback=on and max_standby_streaming_delay. A lost connection
+// (pqxx::broken_connection) is Unavailable.
 // Messages carry the server's primary message and SQLSTATE, never libpq's
 // connection messages (they name the database's host and user). With
 // "connection_lost" (the connection is no longer open) any other failure is

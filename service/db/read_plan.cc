@@ -43,16 +43,15 @@ std::vector<std::optional<BlockRange>> PlanBlockSlices(pqxx::transaction_base& t
   // First what the catalog knows without touching datavalue (no lock to wait for): its kind and
   // the statistics' page and row counts (-1 rows: never analyzed).
   const pqxx::result table = tx.exec_params(
-      "SELECT c.relkind::text, c.relpages, c.reltuples::bigint, pg_is_in_recovery() "
+      "SELECT c.relkind::text, c.relpages, c.reltuples::bigint "
       "FROM pg_class c WHERE c.oid = 'datavalue'::regclass");
   int64_t pages = 0;
   int64_t tuples = 0;
   const int64_t min_blocks = int64_t{options.max_streams} * options.min_slice_blocks;
   if (table.size() != 1 || std::string_view(table[0][0].c_str()) != "r" ||
-      std::string_view(table[0][3].c_str()) != "f" || !ParseInt(table[0][1].c_str(), &pages) ||
-      !ParseInt(table[0][2].c_str(), &tuples) || (tuples >= 0 && tuples < options.min_rows) ||
-      (pages > 0 && pages < min_blocks)) {
-    return whole_table;  // a view, a partitioned table, a standby, a small table
+      !ParseInt(table[0][1].c_str(), &pages) || !ParseInt(table[0][2].c_str(), &tuples) ||
+      (tuples >= 0 && tuples < options.min_rows) || (pages > 0 && pages < min_blocks)) {
+    return whole_table;  // a view, a partitioned table, a small table
   }
 
   const pqxx::result plan =
