@@ -103,8 +103,8 @@ struct ChannelOptions {
   // Attempts gRPC makes of each call (DataValueExport's methods and health
   // checks) that fails UNAVAILABLE (the server cannot be reached) or
   // RESOURCE_EXHAUSTED (it is too busy) before the server's first response:
-  // gRPC's service-config retry policy, with backoffs drawn at random below
-  // 0.5 s, 1 s, 2 s, 4 s. 1 to 5 (gRPC's limit); 1 turns retries off.
+  // gRPC's service-config retry policy, with backoffs of 0.1 s, 0.2 s, 0.4 s,
+  // 0.8 s (+-20%). 1 to 5 (gRPC's limit); 1 turns retries off.
   int max_attempts = 4;
 };
 

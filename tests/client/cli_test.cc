@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -285,6 +286,28 @@ TEST_F(CliTest, WritesAFifoInPlaceForItsReader) {
   EXPECT_EQ(exit_code, 0) << Stderr();
   EXPECT_TRUE(read == file) << "the reader got " << read.size() << " bytes";
   EXPECT_THAT(Stderr(), HasSubstr(fifo + " is not a regular file: it was written in place"));
+  struct stat st;
+  ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_THAT(dir_.List(), ElementsAre("values"));
+}
+
+TEST_F(CliTest, StreamWritesAFifoInPlaceForItsReader) {
+  const std::string fifo = dir_.Join("values");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  client::testutil::StreamScript script;
+  script.batches = {client::testutil::ValueBatch(3, 0, false),
+                    client::testutil::ValueBatch(2, 3, true)};
+  server_.SetStreamScript(script);
+  std::string read;
+  std::thread reader([&] { read = ReadFile(fifo); });
+
+  const int exit_code = Run({"stream", "--server", server_.address(), "-o", fifo});
+  reader.join();
+
+  EXPECT_EQ(exit_code, 0) << Stderr();
+  EXPECT_EQ(std::count(read.begin(), read.end(), '\n'), 5) << read;
+  EXPECT_THAT(Stderr(), StartsWith("dvexport: streamed 5 values, "));
   struct stat st;
   ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
   EXPECT_TRUE(S_ISFIFO(st.st_mode));
