@@ -5,13 +5,17 @@
 #include <grpcpp/client_context.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <random>
 #include <set>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "dvexport/v1/export.grpc.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
@@ -31,8 +35,24 @@ struct ExportProgress {
 struct ExportOptions {
   // Called on the exporting thread after each message received; may be empty.
   std::function<void(const ExportProgress&)> on_progress;
-  // Deadline for the whole export, from the call on; zero means none.
+  // Deadline for the whole export, all attempts, from the call on; zero
+  // means none.
   std::chrono::milliseconds timeout{0};
+  // Attempts of a whole export, at most: an export that fails ABORTED (a
+  // read replica's recovery conflict), or UNAVAILABLE (the server or its
+  // database went away) after the server's first response, is made again from
+  // the start, its temporary file emptied first, after a wait of
+  // "retry_backoff", doubled at each further attempt (at most 30 s), each
+  // randomized by +-20%. 1 turns this off. An output that cannot take bytes
+  // back (ExportToFd, a character device, a FIFO) is only written again while
+  // nothing was written to it. Before the first response, the channel's retry
+  // policy applies (ChannelOptions::max_attempts).
+  int max_attempts = 4;
+  std::chrono::milliseconds retry_backoff{1000};
+  // Called on the exporting thread before each wait for another attempt, with
+  // the failure, the number of the attempt to come and the wait; may be empty.
+  std::function<void(const absl::Status& failure, int next_attempt, std::chrono::milliseconds wait)>
+      on_retry;
 };
 
 // Options of StreamDataValues, CountDataValues and Health.
@@ -58,13 +78,20 @@ struct ExportSummary {
   int64_t uncompressed_bytes = 0;
   // Wall time of the whole export, from the call to the file in place.
   double seconds = 0;
+  // Attempts made (1 unless the export was made again, see ExportOptions).
+  int attempts = 1;
+  // ExportToFile wrote the target itself, a character device or a FIFO, and
+  // not a temporary file: the bytes matched the trailer only once all of them
+  // were written.
+  bool in_place = false;
 };
 
 // Returns a channel to "target" (host:port) with insecure credentials that
-// accepts messages of up to 64 MiB.
+// accepts messages of up to 64 MiB, with the retry policy of ChannelOptions{}.
 std::shared_ptr<grpc::Channel> CreateChannel(const std::string& target);
 
-// How CreateChannel secures the connection. All empty: plaintext.
+// How CreateChannel secures the connection (TLS files all empty: plaintext)
+// and retries calls.
 struct ChannelOptions {
   // PEM file of the CA certificates that sign the server's certificate;
   // turns TLS on. Empty with a client certificate: the system's roots.
@@ -73,10 +100,22 @@ struct ChannelOptions {
   // mutual TLS; they turn TLS on too.
   std::string tls_cert_file;
   std::string tls_key_file;
+  // Attempts gRPC makes of each call (DataValueExport's methods and health
+  // checks) that fails UNAVAILABLE (the server cannot be reached) or
+  // RESOURCE_EXHAUSTED (it is too busy) before the server's first response:
+  // gRPC's service-config retry policy, with backoffs of 0.1 s, 0.2 s, 0.4 s,
+  // 0.8 s (+-20%). 1 to 5 (gRPC's limit); 1 turns retries off.
+  int max_attempts = 4;
 };
 
-// As above, over TLS when "options" asks for it. InvalidArgument if a file
-// cannot be read or only one of certificate and key is given.
+// The most attempts ChannelOptions::max_attempts allows (gRPC's limit).
+inline constexpr int kMaxCallAttempts = 5;
+
+// As above, over TLS when "options" asks for it. InvalidArgument if a TLS file
+// cannot be read or is not what it must be (the message names the file and
+// what is wrong: not PEM, no certificate, a key that does not match the
+// certificate), if only one of certificate and key is given, or if
+// max_attempts is out of range.
 absl::StatusOr<std::shared_ptr<grpc::Channel>> CreateChannel(const std::string& target,
                                                              const ChannelOptions& options);
 
@@ -101,7 +140,9 @@ class ExportClient {
   // Writes the export to "path" through a temporary file beside it that is
   // renamed over "path" once the export is complete and synced. On any
   // failure "path" is left as it was (absent, or the old file byte for byte)
-  // and the temporary file is removed.
+  // and the temporary file is removed. A character device or FIFO at "path"
+  // is written in place instead (see ReplacementFile): a failure then cannot
+  // take back what was written, and the message says how much was.
   absl::StatusOr<ExportSummary> ExportToFile(const dvexport::v1::ExportFileRequest& request,
                                              const std::string& path,
                                              const ExportOptions& options = {});
@@ -139,9 +180,21 @@ class ExportClient {
   void Cancel();
 
  private:
-  // Receives the stream into "writer" and verifies it. "seconds" is not set.
-  absl::StatusOr<ExportSummary> Receive(const dvexport::v1::ExportFileRequest& request,
-                                        BufferedFdWriter& writer, const ExportOptions& options);
+  // One attempt of an export: receives the stream into "writer" and verifies
+  // it. "seconds" and "attempts" are not set. "bytes_received" counts the
+  // file's bytes received (and handed to "writer"); "retryable" says whether
+  // the server ended the call with a code worth another attempt.
+  absl::StatusOr<ExportSummary> Receive(
+      const dvexport::v1::ExportFileRequest& request, BufferedFdWriter& writer,
+      const ExportOptions& options, std::optional<std::chrono::system_clock::time_point> deadline,
+      int64_t* bytes_received, bool* retryable);
+
+  // Decides on another attempt after "failure" of attempt "attempt": if the
+  // options allow one and the deadline leaves time, calls on_retry and waits
+  // the backoff. False if no attempt follows (also when Cancel() ends the
+  // wait).
+  bool WaitToRetry(const absl::Status& failure, int attempt, const ExportOptions& options,
+                   std::optional<std::chrono::system_clock::time_point> deadline);
 
   // Tracks "context" for Cancel(); false if Cancel() was already called.
   bool Register(grpc::ClientContext* context);
@@ -151,8 +204,10 @@ class ExportClient {
   const std::unique_ptr<grpc::health::v1::Health::Stub> health_stub_;
 
   std::mutex mutex_;
-  bool cancelled_ = false;                      // Guarded by mutex_.
-  std::set<grpc::ClientContext*> in_progress_;  // Guarded by mutex_.
+  std::condition_variable cancelled_changed_;        // Wakes WaitToRetry on Cancel().
+  bool cancelled_ = false;                           // Guarded by mutex_.
+  std::set<grpc::ClientContext*> in_progress_;       // Guarded by mutex_.
+  std::minstd_rand random_{std::random_device{}()};  // Guarded by mutex_; backoff jitter.
 };
 
 }  // namespace dvexport::client

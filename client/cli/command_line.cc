@@ -25,6 +25,8 @@ struct ExportFlags {
   std::optional<Format> format;
   std::optional<Compression> compression;
   std::optional<int> compression_level;
+  std::optional<int> attempts;
+  bool no_retry = false;
 };
 
 enum class Arity {
@@ -77,6 +79,28 @@ const FlagSpec kFlags[] = {
          return UsageError(absl::StrCat("--timeout: '", value, "' is not a number of seconds > 0"));
        }
        flags.command.timeout = std::chrono::milliseconds(std::llround(std::ceil(seconds * 1000)));
+       return absl::OkStatus();
+     }},
+    {kAllCommands, "Connection", "--attempts", "", "N",
+     "Attempts (1 to 5) of a call refused as UNAVAILABLE or RESOURCE_EXHAUSTED before any data, "
+     "with backoff; export also starts again, from scratch, when the server fails it later with "
+     "UNAVAILABLE or ABORTED. Default: 4.",
+     Arity::kValue,
+     [](absl::string_view value, ExportFlags& flags) {
+       int attempts;
+       if (!absl::SimpleAtoi(value, &attempts) || attempts < 1 ||
+           attempts > client::kMaxCallAttempts) {
+         return UsageError(absl::StrCat("--attempts: '", value,
+                                        "' is not a whole number from 1 to ",
+                                        client::kMaxCallAttempts));
+       }
+       flags.attempts = attempts;
+       return absl::OkStatus();
+     }},
+    {kAllCommands, "Connection", "--no-retry", "", "", "One attempt only (--attempts 1).",
+     Arity::kSwitch,
+     [](absl::string_view, ExportFlags& flags) {
+       flags.no_retry = true;
        return absl::OkStatus();
      }},
     {kAllCommands, "Connection", "--tls-ca", "", "FILE",
@@ -270,7 +294,8 @@ const FlagSpec kFlags[] = {
      }},
     {kExportCommand | kStreamCommand, "Output", "--output", "-o", "FILE",
      "The file to write (export: required; stream: default '-'), replaced only once the "
-     "export is complete and verified; '-' for standard output.",
+     "export is complete and verified (a symbolic link is replaced, not followed); '-' for "
+     "standard output. A character device or FIFO is written in place, never replaced.",
      Arity::kValue,
      [](absl::string_view value, ExportFlags& flags) {
        flags.command.output = std::string(value);
@@ -399,12 +424,24 @@ absl::string_view CompressionName(Compression compression) {
   return compression == dvexport::v1::COMPRESSION_GZIP ? "gzip" : "none";
 }
 
+// Settles the number of attempts of --attempts and --no-retry.
+absl::Status ApplyRetryFlags(ExportFlags& flags) {
+  if (flags.no_retry && flags.attempts.has_value() && *flags.attempts != 1) {
+    return UsageError(absl::StrCat("--no-retry contradicts --attempts ", *flags.attempts));
+  }
+  if (flags.no_retry) flags.command.channel.max_attempts = 1;
+  if (flags.attempts.has_value()) flags.command.channel.max_attempts = *flags.attempts;
+  return absl::OkStatus();
+}
+
 // Checks for the required flags and settles format and compression: as the
 // flags say, else as the output file's name says; a flag that contradicts the
 // name is an error.
 absl::StatusOr<CommandLine> Complete(ExportFlags flags) {
   CommandLine& command = flags.command;
   if (command.server.empty()) return UsageError("--server HOST:PORT is required");
+  absl::Status retries = ApplyRetryFlags(flags);
+  if (!retries.ok()) return retries;
   if (command.output.empty()) return UsageError("-o FILE is required (-o - for stdout)");
 
   std::optional<client::FileFormat> named;
@@ -441,6 +478,8 @@ absl::StatusOr<CommandLine> Complete(ExportFlags flags) {
 absl::StatusOr<CommandLine> CompleteOther(ExportFlags flags) {
   CommandLine& command = flags.command;
   if (command.server.empty()) return UsageError("--server HOST:PORT is required");
+  absl::Status retries = ApplyRetryFlags(flags);
+  if (!retries.ok()) return retries;
   if (command.action == CommandLine::Action::kStream && command.output.empty()) {
     command.output = std::string(kStandardOutput);
   }

@@ -42,7 +42,9 @@ struct CommandLine {
   std::string health_service;
   // Zero: no deadline.
   std::chrono::milliseconds timeout{0};
-  // TLS files (--tls-ca, --tls-cert, --tls-key); all empty: plaintext.
+  // TLS files (--tls-ca, --tls-cert, --tls-key; all empty: plaintext) and
+  // max_attempts (--attempts, --no-retry), which kExport also applies to
+  // whole exports (ExportOptions::max_attempts).
   client::ChannelOptions channel;
 };
 

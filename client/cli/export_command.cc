@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <optional>
 #include <thread>
@@ -31,6 +32,13 @@ int RunExport(const CommandLine& command) {
   std::thread counter;
   client::ExportOptions options;
   options.timeout = command.timeout;
+  options.max_attempts = command.channel.max_attempts;
+  options.on_retry = [&progress_line, &options](const absl::Status& failure, int next_attempt,
+                                                std::chrono::milliseconds wait) {
+    if (progress_line.has_value()) progress_line->Clear();
+    std::fprintf(stderr, "%s\n",
+                 FormatRetry(failure, next_attempt, wait, options.max_attempts).c_str());
+  };
   if (isatty(STDERR_FILENO)) {
     progress_line.emplace(stderr);
     options.on_progress = [&progress_line](const client::ExportProgress& progress) {
@@ -54,6 +62,13 @@ int RunExport(const CommandLine& command) {
   }
   std::fprintf(stderr, "%s\n",
                FormatSummary(*summary, to_stdout ? "stdout" : command.output).c_str());
+  if (summary->in_place) {
+    std::fprintf(stderr,
+                 "dvexport: %s is not a regular file: it was written in place, without a "
+                 "temporary file; the bytes matched the server's trailer (length and CRC-32) "
+                 "once all were written\n",
+                 command.output.c_str());
+  }
   return kExitOk;
 }
 

@@ -37,6 +37,13 @@ std::string FormatProgressBar(const client::ExportProgress& progress, int64_t to
                          values_per_second, megabytes, seconds > 0 ? megabytes / seconds : 0, eta);
 }
 
+std::string FormatRetry(const absl::Status& failure, int next_attempt,
+                        std::chrono::milliseconds wait, int max_attempts) {
+  return absl::StrFormat("dvexport: %s: %s; starting the export again in %.1f s (attempt %d of %d)",
+                         absl::StatusCodeToString(failure.code()), failure.message(),
+                         std::chrono::duration<double>(wait).count(), next_attempt, max_attempts);
+}
+
 std::string FormatSummary(const client::ExportSummary& summary, absl::string_view output) {
   return absl::StrFormat("dvexport: wrote %d values, %d bytes to %s in %.2f s", summary.values,
                          summary.file_bytes, output, summary.seconds);

@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "client/cli/command_line.h"
 #include "client/export_client.h"
@@ -26,6 +27,12 @@ std::string FormatProgressBar(const client::ExportProgress& progress, int64_t to
 // The summary line that scripts parse, without a newline:
 // "dvexport: wrote 123456 values, 37012345 bytes to out.json in 1.23 s".
 std::string FormatSummary(const client::ExportSummary& summary, absl::string_view output);
+
+// The line that announces another attempt of a failed export, without a
+// newline: "dvexport: UNAVAILABLE: <message>; starting the export again in
+// 1.2 s (attempt 2 of 4)".
+std::string FormatRetry(const absl::Status& failure, int next_attempt,
+                        std::chrono::milliseconds wait, int max_attempts);
 
 // Shows the progress of an export on a terminal as one line, rewritten in
 // place at most five times a second: FormatProgress, or FormatProgressBar once

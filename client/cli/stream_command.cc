@@ -124,8 +124,12 @@ int RunStream(const CommandLine& command) {
   std::optional<client::ReplacementFile> file;
   if (!to_stdout) {
     file.emplace(command.output);
-    absl::Status created = file->Create();
+    absl::Status created = file->Create(command.timeout.count() > 0
+                                            ? std::chrono::steady_clock::now() + command.timeout
+                                            : std::chrono::steady_clock::time_point::max(),
+                                        [&interrupts] { return interrupts.received() != 0; });
     if (!created.ok()) {
+      interrupts.DieIfInterrupted("nothing was written");
       std::fprintf(stderr, "dvexport: error: %s\n", std::string(created.message()).c_str());
       return kExitExportFailed;
     }

@@ -19,14 +19,6 @@
 namespace dvexport::server {
 namespace {
 
-absl::StatusOr<std::string> ReadPemFile(const std::string& flag, const std::string& path) {
-  absl::StatusOr<std::string> pem = common::ReadPemFile(path);
-  if (!pem.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(flag, ": ", pem.status().message()));
-  }
-  return pem;
-}
-
 // Plaintext without TLS files; TLS with a certificate and key; mutual TLS
 // when a client CA is given too.
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
@@ -40,18 +32,20 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
   if (options.tls_cert_file.empty() || options.tls_key_file.empty()) {
     return absl::InvalidArgumentError("tls_cert and tls_key go together");
   }
-  absl::StatusOr<std::string> cert = ReadPemFile("tls_cert", options.tls_cert_file);
-  if (!cert.ok()) return cert.status();
-  absl::StatusOr<std::string> key = ReadPemFile("tls_key", options.tls_key_file);
-  if (!key.ok()) return key.status();
+  // Checked here, so that a bad file is named with what is wrong with it; gRPC
+  // would only fail to listen.
+  absl::StatusOr<common::PemKeyPair> pair = common::ReadPemKeyPair(
+      options.tls_cert_file, "--tls_cert", options.tls_key_file, "--tls_key");
+  if (!pair.ok()) return pair.status();
   grpc::SslServerCredentialsOptions ssl(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
   if (!options.tls_client_ca_file.empty()) {
-    absl::StatusOr<std::string> ca = ReadPemFile("tls_client_ca", options.tls_client_ca_file);
+    absl::StatusOr<std::string> ca =
+        common::ReadPemCertificates(options.tls_client_ca_file, "--tls_client_ca");
     if (!ca.ok()) return ca.status();
-    ssl.pem_root_certs = *ca;
+    ssl.pem_root_certs = *std::move(ca);
     ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
   }
-  ssl.pem_key_cert_pairs.push_back({*key, *cert});
+  ssl.pem_key_cert_pairs.push_back({pair->private_key, pair->certificate_chain});
   return grpc::SslServerCredentials(ssl);
 }
 

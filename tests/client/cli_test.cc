@@ -3,9 +3,12 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -226,6 +229,167 @@ TEST_F(CliTest, DiesOfSigintLeavingTheFileAsItWas) {
   EXPECT_THAT(Stderr(), HasSubstr("interrupted by SIGINT"));
   EXPECT_EQ(ReadFile(target()), "the earlier export");
   EXPECT_THAT(dir_.List(), ElementsAre("out.json"));
+}
+
+// A device in /dev that dvexport must write, never replace. If a regression
+// replaced it (as root), puts the device back, so that the machine is left
+// as it was, and fails.
+void ExpectStillTheCharacterDevice(const char* path, unsigned minor) {
+  struct stat st;
+  ASSERT_EQ(::lstat(path, &st), 0) << path;
+  if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, minor)) return;
+  ADD_FAILURE() << path << " is no longer the character device 1," << minor;
+  ::unlink(path);
+  ::mknod(path, S_IFCHR | 0666, makedev(1, minor));
+  ::chmod(path, 0666);
+}
+
+TEST_F(CliTest, WritesDevNullInPlace) {
+  server_.SetScript(GoodScript(MakeFileContent(300'000), 50, 65536));
+
+  const int exit_code =
+      Run({"export", "--server", server_.address(), "--format", "json", "-o", "/dev/null"});
+
+  EXPECT_EQ(exit_code, 0) << Stderr();
+  ExpectStillTheCharacterDevice("/dev/null", 3);
+  EXPECT_THAT(Stderr(), StartsWith("dvexport: wrote 50 values, 300000 bytes to /dev/null in "));
+  EXPECT_THAT(Stderr(), HasSubstr("dvexport: /dev/null is not a regular file: it was written in "
+                                  "place, without a temporary file; the bytes matched the "
+                                  "server's trailer"));
+}
+
+TEST_F(CliTest, ReportsAFullDeviceAndLeavesIt) {
+  server_.SetScript(GoodScript(MakeFileContent(3'000'000), 50, 65536));
+
+  const int exit_code =
+      Run({"export", "--server", server_.address(), "--format", "json", "-o", "/dev/full"});
+
+  EXPECT_EQ(exit_code, 1) << Stderr();
+  ExpectStillTheCharacterDevice("/dev/full", 7);
+  EXPECT_THAT(Stderr(), StartsWith("dvexport: error: RESOURCE_EXHAUSTED: writing /dev/full: No "
+                                   "space left on device"));
+  EXPECT_EQ(server_.requests().size(), 1u) << "bytes written in place were exported again";
+}
+
+TEST_F(CliTest, WritesAFifoInPlaceForItsReader) {
+  const std::string fifo = dir_.Join("values");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string file = MakeFileContent(2'000'000);
+  server_.SetScript(GoodScript(file, 1000, 65536));
+  std::string read;
+  std::thread reader([&] { read = ReadFile(fifo); });
+
+  const int exit_code =
+      Run({"export", "--server", server_.address(), "--format", "json", "-o", fifo});
+  reader.join();
+
+  EXPECT_EQ(exit_code, 0) << Stderr();
+  EXPECT_TRUE(read == file) << "the reader got " << read.size() << " bytes";
+  EXPECT_THAT(Stderr(), HasSubstr(fifo + " is not a regular file: it was written in place"));
+  struct stat st;
+  ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_THAT(dir_.List(), ElementsAre("values"));
+}
+
+TEST_F(CliTest, StreamWritesAFifoInPlaceForItsReader) {
+  const std::string fifo = dir_.Join("values");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  client::testutil::StreamScript script;
+  script.batches = {client::testutil::ValueBatch(3, 0, false),
+                    client::testutil::ValueBatch(2, 3, true)};
+  server_.SetStreamScript(script);
+  std::string read;
+  std::thread reader([&] { read = ReadFile(fifo); });
+
+  const int exit_code = Run({"stream", "--server", server_.address(), "-o", fifo});
+  reader.join();
+
+  EXPECT_EQ(exit_code, 0) << Stderr();
+  EXPECT_EQ(std::count(read.begin(), read.end(), '\n'), 5) << read;
+  EXPECT_THAT(Stderr(), StartsWith("dvexport: streamed 5 values, "));
+  struct stat st;
+  ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_THAT(dir_.List(), ElementsAre("values"));
+}
+
+TEST_F(CliTest, GivesUpOnAFifoWithoutAReaderAtTheTimeout) {
+  const std::string fifo = dir_.Join("values");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  server_.SetScript(GoodScript(MakeFileContent(1000), 1, 500));
+
+  const int exit_code = Run({"export", "--server", server_.address(), "--format", "json",
+                             "--timeout", "0.5", "-o", fifo});
+
+  EXPECT_EQ(exit_code, 1);
+  EXPECT_EQ(Stderr(), "dvexport: error: DEADLINE_EXCEEDED: no process opened the FIFO " + fifo +
+                          " for reading\n");
+  EXPECT_THAT(server_.requests(), IsEmpty());
+  EXPECT_THAT(dir_.List(), ElementsAre("values"));
+}
+
+TEST_F(CliTest, WritesATargetWithAMaximalName) {
+  for (size_t length : {255u, 250u}) {
+    const std::string name = std::string(length - 5, 'v') + ".json";
+    const std::string file = MakeFileContent(100'000);
+    server_.SetScript(GoodScript(file, 10, 30'000));
+
+    const int exit_code = Run({"export", "--server", server_.address(), "-o", dir_.Join(name)});
+
+    EXPECT_EQ(exit_code, 0) << length << ": " << Stderr();
+    EXPECT_TRUE(ReadFile(dir_.Join(name)) == file) << length;
+    EXPECT_THAT(dir_.List(), ElementsAre(name));
+    ::unlink(dir_.Join(name).c_str());
+  }
+}
+
+TEST_F(CliTest, StartsAFailedExportAgainAndSaysSo) {
+  const std::string file = MakeFileContent(100'000);
+  ExportScript broken = GoodScript(MakeFileContent(200'000), 10, 30'000);
+  broken.messages.resize(2);
+  broken.status = grpc::Status(grpc::StatusCode::UNAVAILABLE, "database connection lost");
+  server_.SetScripts({broken, GoodScript(file, 10, 30'000)});
+
+  const int exit_code = Run({"export", "--server", server_.address(), "-o", target()});
+
+  EXPECT_EQ(exit_code, 0) << Stderr();
+  EXPECT_TRUE(ReadFile(target()) == file);
+  EXPECT_THAT(dir_.List(), ElementsAre("out.json"));
+  EXPECT_THAT(Stderr(), StartsWith("dvexport: UNAVAILABLE: database connection lost; starting the "
+                                   "export again in "));
+  EXPECT_THAT(Stderr(), HasSubstr(" s (attempt 2 of 4)\ndvexport: wrote 10 values, 100000 bytes"));
+  EXPECT_EQ(server_.requests().size(), 2u);
+}
+
+TEST_F(CliTest, NoRetryMakesOneAttempt) {
+  ExportScript busy;
+  busy.status = grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "too many exports running");
+  server_.SetScripts({busy, GoodScript(MakeFileContent(1000), 1, 500)});
+
+  const int exit_code =
+      Run({"export", "--server", server_.address(), "--no-retry", "-o", target()});
+
+  EXPECT_EQ(exit_code, 1);
+  EXPECT_EQ(Stderr(), "dvexport: error: RESOURCE_EXHAUSTED: too many exports running\n");
+  EXPECT_EQ(server_.requests().size(), 1u);
+
+  // gRPC's own retry: the same refusal, then the export.
+  server_.SetScripts({busy, GoodScript(MakeFileContent(1000), 1, 500)});
+  EXPECT_EQ(Run({"export", "--server", server_.address(), "--attempts", "2", "-o", target()}), 0)
+      << Stderr();
+  EXPECT_EQ(server_.requests().size(), 3u);
+}
+
+TEST_F(CliTest, NamesATlsCaFileThatIsNotPem) {
+  const std::string garbage = io_.Join("garbage-ca.pem");
+  client::testutil::WriteFile(garbage, "not a certificate\n");
+
+  const int exit_code = Run({"health", "--server", server_.address(), "--tls-ca", garbage});
+
+  EXPECT_EQ(exit_code, 1);
+  EXPECT_EQ(Stderr(), "dvexport: error: INVALID_ARGUMENT: the TLS CA file " + garbage +
+                          ": not PEM (no \"-----BEGIN ...-----\" line)\n");
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/client/scripted_export_server.h"
@@ -47,7 +48,14 @@ class ExportClientTest : public ::testing::Test {
     ASSERT_NE(server_.address(), "127.0.0.1:0") << "the test server did not start";
   }
 
-  absl::StatusOr<ExportSummary> Export(const ExportOptions& options = {}) {
+  // Backoffs of 10 ms between whole-export attempts keep the tests fast.
+  static ExportOptions FastRetries() {
+    ExportOptions options;
+    options.retry_backoff = std::chrono::milliseconds(10);
+    return options;
+  }
+
+  absl::StatusOr<ExportSummary> Export(const ExportOptions& options = FastRetries()) {
     return client_.ExportToFile(request_, target(), options);
   }
 
@@ -319,7 +327,7 @@ TEST_F(ExportClientTest, FailsAtTheDeadline) {
   script.messages.push_back(DataChunk("{\"dataValues\":[", 0));
   script.wait_for_cancel = true;
   server_.SetScript(script);
-  ExportOptions options;
+  ExportOptions options = FastRetries();
   options.timeout = std::chrono::milliseconds(300);
 
   absl::StatusOr<ExportSummary> summary = Export(options);
@@ -334,7 +342,7 @@ TEST_F(ExportClientTest, CancelStopsTheExportInProgressAndLaterOnes) {
   script.wait_for_cancel = true;
   server_.SetScript(script);
   std::promise<void> first_chunk;
-  ExportOptions options;
+  ExportOptions options = FastRetries();
   options.on_progress = [&first_chunk, called = false](const ExportProgress&) mutable {
     if (!called) first_chunk.set_value();
     called = true;
@@ -429,6 +437,231 @@ TEST_F(ExportClientTest, ExportToFdReportsAFullDisk) {
   EXPECT_THAT(
       summary.status().message(),
       HasSubstr("writing file descriptor " + std::to_string(fd) + ": No space left on device"));
+}
+
+// What the server answers a call it refuses at once.
+ExportScript Refusal(grpc::StatusCode code) {
+  ExportScript script;
+  script.status = grpc::Status(code, "refused on purpose");
+  return script;
+}
+
+// The first chunks of "file", then "code".
+ExportScript FailsMidway(const std::string& file, grpc::StatusCode code) {
+  ExportScript script = GoodScript(file, 100, 4000);
+  script.messages.resize(2);
+  script.status = grpc::Status(code, "failed on purpose");
+  return script;
+}
+
+TEST_F(ExportClientTest, GrpcRetriesACallRefusedBeforeItsFirstResponse) {
+  const std::string file = MakeFileContent(20'000);
+  server_.SetScripts({Refusal(grpc::StatusCode::RESOURCE_EXHAUSTED),
+                      Refusal(grpc::StatusCode::UNAVAILABLE), GoodScript(file, 100, 4000)});
+  int retries_announced = 0;
+  ExportOptions options = FastRetries();
+  options.on_retry = [&](const absl::Status&, int, std::chrono::milliseconds) {
+    ++retries_announced;
+  };
+
+  absl::StatusOr<ExportSummary> summary = Export(options);
+
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_TRUE(ReadFile(target()) == file);
+  EXPECT_EQ(server_.requests().size(), 3u);
+  EXPECT_EQ(summary->attempts, 1) << "gRPC's retries are one attempt of the export";
+  EXPECT_EQ(retries_announced, 0);
+}
+
+TEST_F(ExportClientTest, OneAttemptTurnsRetriesOff) {
+  server_.SetScripts(
+      {Refusal(grpc::StatusCode::RESOURCE_EXHAUSTED), GoodScript(MakeFileContent(1000), 1, 400)});
+  ChannelOptions once;
+  once.max_attempts = 1;
+  ExportClient client(*CreateChannel(server_.address(), once));
+  ExportOptions options = FastRetries();
+  options.max_attempts = 1;
+
+  absl::StatusOr<ExportSummary> summary = client.ExportToFile(request_, target(), options);
+
+  EXPECT_EQ(summary.status().code(), absl::StatusCode::kResourceExhausted) << summary.status();
+  EXPECT_EQ(server_.requests().size(), 1u);
+  EXPECT_THAT(dir_.List(), IsEmpty());
+
+  server_.SetScripts({FailsMidway(MakeFileContent(20'000), grpc::StatusCode::UNAVAILABLE),
+                      GoodScript(MakeFileContent(1000), 1, 400)});
+  summary = client.ExportToFile(request_, target(), options);
+  EXPECT_EQ(summary.status().code(), absl::StatusCode::kUnavailable) << summary.status();
+  EXPECT_EQ(server_.requests().size(), 2u);
+  EXPECT_THAT(dir_.List(), IsEmpty());
+}
+
+TEST_F(ExportClientTest, RejectsAttemptsOutOfRange) {
+  for (int attempts : {0, kMaxCallAttempts + 1}) {
+    ChannelOptions options;
+    options.max_attempts = attempts;
+    absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+        CreateChannel(server_.address(), options);
+    EXPECT_EQ(channel.status().code(), absl::StatusCode::kInvalidArgument) << attempts;
+    EXPECT_THAT(channel.status().message(), HasSubstr("max_attempts"));
+  }
+}
+
+class ExportRestartTest : public ExportClientTest,
+                          public ::testing::WithParamInterface<grpc::StatusCode> {};
+
+TEST_P(ExportRestartTest, MakesTheExportAgainFromAnEmptyTemporaryFile) {
+  const std::string file = MakeFileContent(20'000);
+  testutil::WriteFile(target(), "the earlier export");
+  // The failed attempts send a different, longer file: a temporary file that
+  // kept their bytes would not match the trailer.
+  const std::string other = MakeFileContent(30'000) + "x";
+  server_.SetScripts({FailsMidway(other, GetParam()), FailsMidway(other, GetParam()),
+                      GoodScript(file, 100, 4000)});
+  std::vector<std::string> announced;
+  ExportOptions options = FastRetries();
+  options.on_retry = [&](const absl::Status& failure, int next_attempt,
+                         std::chrono::milliseconds wait) {
+    EXPECT_EQ(failure.message(), "failed on purpose");
+    EXPECT_GE(wait, std::chrono::milliseconds(8));
+    EXPECT_THAT(dir_.List(), ElementsAre(::testing::StartsWith(".out.json.dvexport-"), "out.json"));
+    announced.push_back(absl::StrCat(absl::StatusCodeToString(failure.code()), " ", next_attempt));
+  };
+
+  absl::StatusOr<ExportSummary> summary = Export(options);
+
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_EQ(summary->attempts, 3);
+  EXPECT_TRUE(ReadFile(target()) == file) << "the file differs from the last attempt's bytes";
+  EXPECT_THAT(dir_.List(), ElementsAre("out.json"));
+  EXPECT_EQ(server_.requests().size(), 3u);
+  const std::string code = absl::StatusCodeToString(static_cast<absl::StatusCode>(GetParam()));
+  EXPECT_THAT(announced, ElementsAre(code + " 2", code + " 3"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Codes, ExportRestartTest,
+                         ::testing::Values(grpc::StatusCode::UNAVAILABLE,
+                                           grpc::StatusCode::ABORTED),
+                         [](const ::testing::TestParamInfo<grpc::StatusCode>& info) {
+                           return info.param == grpc::StatusCode::ABORTED ? "Aborted"
+                                                                          : "Unavailable";
+                         });
+
+TEST_F(ExportClientTest, GivesUpAfterTheLastAttempt) {
+  testutil::WriteFile(target(), "the earlier export");
+  server_.SetScript(FailsMidway(MakeFileContent(20'000), grpc::StatusCode::ABORTED));
+  ExportOptions options = FastRetries();
+  options.max_attempts = 3;
+
+  absl::StatusOr<ExportSummary> summary = Export(options);
+
+  EXPECT_EQ(summary.status().code(), absl::StatusCode::kAborted) << summary.status();
+  EXPECT_EQ(server_.requests().size(), 3u);
+  EXPECT_EQ(ReadFile(target()), "the earlier export");
+  EXPECT_THAT(dir_.List(), ElementsAre("out.json"));
+}
+
+TEST_F(ExportClientTest, DoesNotRestartForOtherCodes) {
+  server_.SetScripts({FailsMidway(MakeFileContent(20'000), grpc::StatusCode::INTERNAL),
+                      GoodScript(MakeFileContent(1000), 1, 400)});
+
+  absl::StatusOr<ExportSummary> summary = Export();
+
+  EXPECT_EQ(summary.status().code(), absl::StatusCode::kInternal) << summary.status();
+  EXPECT_EQ(server_.requests().size(), 1u);
+}
+
+TEST_F(ExportClientTest, CancelEndsTheWaitForAnotherAttempt) {
+  server_.SetScript(FailsMidway(MakeFileContent(20'000), grpc::StatusCode::UNAVAILABLE));
+  ExportOptions options;
+  options.retry_backoff = std::chrono::seconds(60);
+  std::thread canceller;
+  options.on_retry = [&](const absl::Status&, int, std::chrono::milliseconds) {
+    canceller = std::thread([this] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      client_.Cancel();
+    });
+  };
+  const auto start = std::chrono::steady_clock::now();
+
+  absl::StatusOr<ExportSummary> summary = Export(options);
+  if (canceller.joinable()) canceller.join();
+
+  EXPECT_FALSE(summary.ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_EQ(server_.requests().size(), 1u);
+  EXPECT_THAT(dir_.List(), IsEmpty());
+}
+
+TEST_F(ExportClientTest, NoAttemptStartsThatTheDeadlineWouldCut) {
+  server_.SetScript(FailsMidway(MakeFileContent(20'000), grpc::StatusCode::UNAVAILABLE));
+  ExportOptions options;
+  options.retry_backoff = std::chrono::seconds(5);
+  options.timeout = std::chrono::seconds(2);
+  const auto start = std::chrono::steady_clock::now();
+
+  absl::StatusOr<ExportSummary> summary = Export(options);
+
+  EXPECT_EQ(summary.status().code(), absl::StatusCode::kUnavailable) << summary.status();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  EXPECT_EQ(server_.requests().size(), 1u);
+}
+
+TEST_F(ExportClientTest, ExportToFdIsNotMadeAgainOnceBytesWereWritten) {
+  server_.SetScripts({FailsMidway(MakeFileContent(20'000), grpc::StatusCode::ABORTED),
+                      GoodScript(MakeFileContent(1000), 1, 400)});
+  const int fd = ::open(dir_.Join("fd.json").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+
+  absl::StatusOr<ExportSummary> summary = client_.ExportToFd(request_, fd, FastRetries());
+  ::close(fd);
+
+  EXPECT_EQ(summary.status().code(), absl::StatusCode::kAborted) << summary.status();
+  EXPECT_EQ(server_.requests().size(), 1u);
+}
+
+TEST_F(ExportClientTest, ExportToFdIsMadeAgainWhileNothingWasWritten) {
+  const std::string file = MakeFileContent(5000);
+  server_.SetScripts({Refusal(grpc::StatusCode::ABORTED), GoodScript(file, 10, 1000)});
+  const int fd = ::open(dir_.Join("fd.json").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+
+  absl::StatusOr<ExportSummary> summary = client_.ExportToFd(request_, fd, FastRetries());
+  ::close(fd);
+
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_EQ(summary->attempts, 2);
+  EXPECT_TRUE(ReadFile(dir_.Join("fd.json")) == file);
+}
+
+TEST_F(ExportClientTest, AFifoIsWrittenInPlaceAndNotMadeAgainOnceWritten) {
+  const std::string fifo = dir_.Join("out.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string file = MakeFileContent(300'000);
+  server_.SetScript(GoodScript(file, 40, 50'000));
+  std::string read;
+  std::thread reader([&] { read = ReadFile(fifo); });
+
+  absl::StatusOr<ExportSummary> summary = client_.ExportToFile(request_, fifo, FastRetries());
+  reader.join();
+
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_TRUE(summary->in_place);
+  EXPECT_TRUE(read == file) << "the reader got " << read.size() << " bytes";
+  EXPECT_THAT(dir_.List(), ElementsAre("out.fifo"));
+
+  server_.SetScripts({FailsMidway(MakeFileContent(20'000), grpc::StatusCode::UNAVAILABLE),
+                      GoodScript(file, 40, 50'000)});
+  std::thread second_reader([&] { read = ReadFile(fifo); });
+  summary = client_.ExportToFile(request_, fifo, FastRetries());
+  second_reader.join();
+
+  EXPECT_EQ(summary.status().code(), absl::StatusCode::kUnavailable) << summary.status();
+  EXPECT_THAT(summary.status().message(), HasSubstr("written in place"));
+  EXPECT_EQ(server_.requests().size(), 2u);
+  struct stat st;
+  ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <grpcpp/server_builder.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 #include <utility>
@@ -23,7 +24,8 @@ class ScriptedExportServer::Service final : public dvexport::v1::DataValueExport
     {
       std::lock_guard<std::mutex> lock(mutex_);
       requests_.push_back(*request);
-      script = script_;
+      script = scripts_[std::min(calls_, scripts_.size() - 1)];
+      ++calls_;
     }
     for (const FileChunk& message : script.messages) {
       if (!writer->Write(message)) return grpc::Status(grpc::StatusCode::CANCELLED, "gone");
@@ -53,9 +55,10 @@ class ScriptedExportServer::Service final : public dvexport::v1::DataValueExport
     stream_script_ = std::move(script);
   }
 
-  void SetScript(ExportScript script) {
+  void SetScripts(std::vector<ExportScript> scripts) {
     std::lock_guard<std::mutex> lock(mutex_);
-    script_ = std::move(script);
+    scripts_ = std::move(scripts);
+    calls_ = 0;
   }
 
   std::vector<ExportFileRequest> requests() const {
@@ -65,7 +68,8 @@ class ScriptedExportServer::Service final : public dvexport::v1::DataValueExport
 
  private:
   mutable std::mutex mutex_;
-  ExportScript script_;
+  std::vector<ExportScript> scripts_{ExportScript{}};
+  size_t calls_ = 0;  // ExportFile calls since SetScripts.
   StreamScript stream_script_;
   std::vector<ExportFileRequest> requests_;
 };
@@ -137,7 +141,11 @@ ScriptedExportServer::~ScriptedExportServer() {
 }
 
 void ScriptedExportServer::SetScript(ExportScript script) {
-  service_->SetScript(std::move(script));
+  service_->SetScripts({std::move(script)});
+}
+
+void ScriptedExportServer::SetScripts(std::vector<ExportScript> scripts) {
+  service_->SetScripts(std::move(scripts));
 }
 
 void ScriptedExportServer::SetStreamScript(StreamScript script) {

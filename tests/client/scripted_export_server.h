@@ -60,6 +60,10 @@ class ScriptedExportServer {
   // The script of the calls from now on.
   void SetScript(ExportScript script);
 
+  // The scripts of the calls from now on, one per call in order; the last
+  // one for every call after those.
+  void SetScripts(std::vector<ExportScript> scripts);
+
   // The script of the StreamDataValues calls from now on.
   void SetStreamScript(StreamScript script);
 

@@ -5,60 +5,161 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <string>
-#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace dvexport::common {
 namespace {
 
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// Certificates and keys that openssl makes once for the suite: a CA, a
+// certificate it signs with its key, a second key, and that key encrypted.
 class PemFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  static void SetUpTestSuite() {
     char dir[] = "/tmp/pem_file_test.XXXXXX";
     ASSERT_NE(::mkdtemp(dir), nullptr);
-    dir_ = dir;
-  }
-  void TearDown() override {
-    for (const std::string& path : written_) std::remove(path.c_str());
-    ::rmdir(dir_.c_str());
+    dir_ = new std::string(dir);
+    const std::string script = absl::StrCat(
+        "set -e; cd ", *dir_, "\n",
+        "key() { openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
+        "-keyout $1.key -subj /CN=$1 \"${@:2}\" 2>/dev/null; }\n",
+        "key ca -x509 -days 2 -out ca.pem\n", "key server -out server.csr\n",
+        "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "
+        "-out server.pem 2>/dev/null\n",
+        "openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:prime256v1 -out other.key\n",
+        "openssl pkey -in other.key -aes256 -passout pass:secret -out encrypted.key\n",
+        "cat server.pem ca.pem > chain.pem\n");
+    ASSERT_EQ(std::system(("bash -c '" + script + "'").c_str()), 0);
   }
 
-  std::string Write(const std::string& name, const std::string& contents) {
-    const std::string path = dir_ + "/" + name;
-    std::ofstream(path, std::ios::binary) << contents;
-    written_.push_back(path);
-    return path;
+  static void TearDownTestSuite() {
+    std::system(("rm -rf " + *dir_).c_str());
+    delete dir_;
   }
 
-  std::string dir_;
-  std::vector<std::string> written_;
+  static std::string File(const std::string& name) { return *dir_ + "/" + name; }
+
+  static std::string Contents(const std::string& name) {
+    std::ifstream in(File(name), std::ios::binary);
+    std::stringstream contents;
+    contents << in.rdbuf();
+    return contents.str();
+  }
+
+  static std::string Write(const std::string& name, const std::string& contents) {
+    std::ofstream(File(name), std::ios::binary) << contents;
+    return File(name);
+  }
+
+  static std::string* dir_;
 };
 
-TEST_F(PemFileTest, ReadsTheWholeFile) {
-  const std::string pem =
-      "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU\n-----END CERTIFICATE-----\n";
-  absl::StatusOr<std::string> read = ReadPemFile(Write("cert.pem", pem));
-  ASSERT_TRUE(read.ok()) << read.status();
-  EXPECT_EQ(*read, pem);
+std::string* PemFileTest::dir_ = nullptr;
+
+TEST_F(PemFileTest, ReadsCertificatesAndABundle) {
+  absl::StatusOr<std::string> ca = ReadPemCertificates(File("ca.pem"), "--tls-ca");
+  ASSERT_TRUE(ca.ok()) << ca.status();
+  EXPECT_EQ(*ca, Contents("ca.pem"));
+  absl::StatusOr<std::string> chain = ReadPemCertificates(File("chain.pem"), "--tls-ca");
+  ASSERT_TRUE(chain.ok()) << chain.status();
+  EXPECT_EQ(*chain, Contents("chain.pem"));
 }
 
-TEST_F(PemFileTest, FailsOnAMissingFileNamingIt) {
-  const std::string path = dir_ + "/missing.pem";
-  absl::StatusOr<std::string> read = ReadPemFile(path);
-  EXPECT_EQ(read.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(read.status().message(), "cannot read " + path);
+TEST_F(PemFileTest, ReadsACertificateAndItsKey) {
+  absl::StatusOr<PemKeyPair> pair =
+      ReadPemKeyPair(File("chain.pem"), "--tls_cert", File("server.key"), "--tls_key");
+  ASSERT_TRUE(pair.ok()) << pair.status();
+  EXPECT_EQ(pair->certificate_chain, Contents("chain.pem"));
+  EXPECT_EQ(pair->private_key, Contents("server.key"));
 }
 
-TEST_F(PemFileTest, FailsOnAnEmptyFile) {
-  const std::string path = Write("empty.pem", "");
-  EXPECT_EQ(ReadPemFile(path).status().message(), "cannot read " + path);
+TEST_F(PemFileTest, NamesAFileThatCannotBeRead) {
+  const std::string missing = File("missing.pem");
+  absl::Status status = ReadPemCertificates(missing, "--tls-ca").status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(),
+            "--tls-ca " + missing + ": cannot read it: No such file or directory");
+  EXPECT_EQ(ReadPemCertificates(*dir_, "--tls-ca").status().message(),
+            "--tls-ca " + *dir_ + ": cannot read it: Is a directory");
 }
 
-TEST_F(PemFileTest, FailsOnADirectory) {
-  EXPECT_EQ(ReadPemFile(dir_).status().code(), absl::StatusCode::kInvalidArgument);
+TEST_F(PemFileTest, NamesAnEmptyFile) {
+  const std::string empty = Write("empty.pem", "");
+  EXPECT_EQ(ReadPemCertificates(empty, "--tls-ca").status().message(),
+            "--tls-ca " + empty + ": the file is empty");
+}
+
+TEST_F(PemFileTest, NamesAFileThatIsNotPem) {
+  const std::string garbage = Write("garbage.pem", "this is not a certificate\n");
+  absl::Status status = ReadPemCertificates(garbage, "--tls-ca").status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(),
+            "--tls-ca " + garbage + ": not PEM (no \"-----BEGIN ...-----\" line)");
+}
+
+TEST_F(PemFileTest, NamesAKeyGivenForACertificate) {
+  EXPECT_EQ(
+      ReadPemCertificates(File("server.key"), "--tls-ca").status().message(),
+      "--tls-ca " + File("server.key") + ": holds no CERTIFICATE block (it holds PRIVATE KEY)");
+}
+
+TEST_F(PemFileTest, NamesACertificateThatDoesNotParse) {
+  const std::string broken =
+      Write("broken.pem",
+            "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU\n-----END CERTIFICATE-----\n");
+  absl::Status status = ReadPemCertificates(broken, "--tls-ca").status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()),
+              StartsWith("--tls-ca " + broken + ": certificate 1 of 1 does not parse: "));
+}
+
+TEST_F(PemFileTest, NamesACertificateGivenForAKey) {
+  absl::Status status =
+      ReadPemKeyPair(File("server.pem"), "--tls_cert", File("ca.pem"), "--tls_key").status();
+  EXPECT_EQ(status.message(),
+            "--tls_key " + File("ca.pem") + ": holds no PRIVATE KEY block (it holds CERTIFICATE)");
+}
+
+TEST_F(PemFileTest, NamesAKeyThatDoesNotMatchTheCertificate) {
+  absl::Status status =
+      ReadPemKeyPair(File("server.pem"), "--tls_cert", File("other.key"), "--tls_key").status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(), "--tls_key " + File("other.key") +
+                                  ": the private key does not match the certificate in "
+                                  "--tls_cert " +
+                                  File("server.pem"));
+}
+
+TEST_F(PemFileTest, RefusesAnEncryptedKeyWithoutAskingForAPassphrase) {
+  absl::Status status =
+      ReadPemKeyPair(File("server.pem"), "--tls_cert", File("encrypted.key"), "--tls_key").status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()),
+              StartsWith("--tls_key " + File("encrypted.key") + ": the private key is encrypted"));
+}
+
+TEST_F(PemFileTest, NamesTheCertificateFileOfAPairFirst) {
+  const std::string garbage = Write("garbage-cert.pem", "garbage");
+  absl::Status status =
+      ReadPemKeyPair(garbage, "--tls_cert", File("server.key"), "--tls_key").status();
+  EXPECT_THAT(std::string(status.message()), StartsWith("--tls_cert " + garbage + ": not PEM"));
+}
+
+TEST_F(PemFileTest, NamesAKeyThatDoesNotParse) {
+  const std::string broken =
+      Write("broken.key", "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n");
+  absl::Status status =
+      ReadPemKeyPair(File("server.pem"), "--tls_cert", broken, "--tls_key").status();
+  EXPECT_THAT(std::string(status.message()),
+              StartsWith("--tls_key " + broken + ": the PRIVATE KEY does not parse: "));
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 # TLS end to end through the real binaries: certificates made by openssl now,
 # dvexport-server with --tls_cert/--tls_key/--tls_client_ca, the dvexport CLI
 # with --tls-ca/--tls-cert/--tls-key. Plaintext and certificate-less clients
-# must be refused.
+# must be refused; bad TLS files must be named with what is wrong with them.
 # Usage: cli_tls_test.sh SERVER_BINARY CLI_BINARY   (DVEXPORT_TEST_PG set)
 set -euo pipefail
 server_bin=$(realpath "$1")
@@ -61,4 +61,30 @@ if "$cli_bin" "${args[@]}" --tls-ca ca.pem --timeout 5 -o nocert.json 2>nocert.e
   fail "a client without a certificate was served"
 fi
 [[ ! -e nocert.json ]] || fail "a refused export left a file"
-echo "cli_tls_test: $count values over mutual TLS; plaintext and certificate-less clients refused"
+
+# Bad TLS files: each message names the file and what is wrong with it.
+printf 'not a certificate\n' >garbage.pem
+expect_refusal() {  # expected-message command...
+  local want=$1 status=0
+  shift
+  "$@" >refusal.out 2>&1 || status=$?
+  ((status != 0)) || fail "$* succeeded"
+  grep -qF -- "$want" refusal.out || fail "$*: wanted '$want', got: $(cat refusal.out)"
+  ! grep -q "empty address list\|cannot listen" refusal.out || fail "$*: $(cat refusal.out)"
+}
+expect_refusal "the TLS CA file garbage.pem: not PEM" \
+  "$cli_bin" health --server "$server" --tls-ca garbage.pem --timeout 5
+expect_refusal "the TLS key file ca.key: the private key does not match the certificate in the TLS certificate file client.pem" \
+  "$cli_bin" health --server "$server" --tls-ca ca.pem --tls-cert client.pem --tls-key ca.key
+expect_refusal "--tls_cert garbage.pem: not PEM" \
+  "$server_bin" --listen 127.0.0.1:0 --pg "$DVEXPORT_TEST_PG" --tls_cert garbage.pem --tls_key server.key
+expect_refusal "--tls_cert server.key: holds no CERTIFICATE block (it holds PRIVATE KEY)" \
+  "$server_bin" --listen 127.0.0.1:0 --pg "$DVEXPORT_TEST_PG" --tls_cert server.key --tls_key server.key
+expect_refusal "--tls_key client.key: the private key does not match the certificate in --tls_cert server.pem" \
+  "$server_bin" --listen 127.0.0.1:0 --pg "$DVEXPORT_TEST_PG" --tls_cert server.pem --tls_key client.key
+expect_refusal "--tls_key missing.key: cannot read it: No such file or directory" \
+  "$server_bin" --listen 127.0.0.1:0 --pg "$DVEXPORT_TEST_PG" --tls_cert server.pem --tls_key missing.key
+expect_refusal "--tls_client_ca server.key: holds no CERTIFICATE block" \
+  "$server_bin" --listen 127.0.0.1:0 --pg "$DVEXPORT_TEST_PG" --tls_cert server.pem --tls_key server.key \
+  --tls_client_ca server.key
+echo "cli_tls_test: $count values over mutual TLS; plaintext and certificate-less clients refused; bad TLS files named"
