@@ -133,8 +133,9 @@ absl::Status ReplacementFile::OpenInPlace(std::chrono::steady_clock::time_point 
   }
   fd_ = fd;
   struct stat st;
-  if (::fstat(fd_, &st) != 0)
+  if (::fstat(fd_, &st) != 0) {
     return absl::ErrnoToStatus(errno, absl::StrCat("examining ", target_));
+  }
   if (!S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode)) {
     return absl::FailedPreconditionError(
         absl::StrCat(target_, " was replaced by something else while it was opened"));

@@ -261,5 +261,26 @@ TEST(ParseCommandLineTest, WithoutTlsFlagsTheChannelIsPlaintext) {
   EXPECT_TRUE(command->channel.tls_key_file.empty());
 }
 
+TEST(ParseCommandLineTest, AttemptsAndNoRetrySetTheAttemptsOfEveryCommand) {
+  EXPECT_EQ(ParseOk(Export({})).channel.max_attempts, 4);
+  EXPECT_EQ(ParseOk(Export({"--attempts", "2"})).channel.max_attempts, 2);
+  EXPECT_EQ(ParseOk(Export({"--attempts=5"})).channel.max_attempts, 5);
+  EXPECT_EQ(ParseOk(Export({"--no-retry"})).channel.max_attempts, 1);
+  EXPECT_EQ(ParseOk(Export({"--no-retry", "--attempts", "1"})).channel.max_attempts, 1);
+  EXPECT_EQ(ParseOk({"count", "--server", "h:1", "--no-retry"}).channel.max_attempts, 1);
+  EXPECT_EQ(ParseOk({"health", "--server", "h:1", "--attempts", "3"}).channel.max_attempts, 3);
+  EXPECT_EQ(ParseOk({"stream", "--server", "h:1", "--attempts", "3"}).channel.max_attempts, 3);
+}
+
+TEST(ParseCommandLineTest, RejectsAttemptsOutOfRange) {
+  for (const char* value : {"0", "6", "-1", "two", "2.5"}) {
+    EXPECT_EQ(UsageError(Export({"--attempts", value})),
+              std::string("--attempts: '") + value + "' is not a whole number from 1 to 5");
+  }
+  EXPECT_EQ(UsageError(Export({"--no-retry", "--attempts", "3"})),
+            "--no-retry contradicts --attempts 3");
+  EXPECT_EQ(UsageError(Export({"--no-retry=yes"})), "--no-retry takes no value");
+}
+
 }  // namespace
 }  // namespace dvexport::cli
