@@ -35,8 +35,13 @@ class ServerMetricsTest : public ::testing::Test {
     ASSERT_TRUE(started.ok()) << started.status();
     server_ = *std::move(started);
     ASSERT_GT(server_->metrics_port(), 0);
-    client_ = std::make_unique<client::ExportClient>(
-        client::CreateChannel("127.0.0.1:" + std::to_string(server_->port())));
+    // Without the client's retries: a refusal the test provokes is counted once.
+    client::ChannelOptions channel_options;
+    channel_options.max_attempts = 1;
+    auto channel =
+        client::CreateChannel("127.0.0.1:" + std::to_string(server_->port()), channel_options);
+    ASSERT_TRUE(channel.ok()) << channel.status();
+    client_ = std::make_unique<client::ExportClient>(*std::move(channel));
   }
 
   absl::StatusOr<client::ExportSummary> Export(const std::string& data_set,

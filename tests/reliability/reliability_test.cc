@@ -566,6 +566,9 @@ TEST_F(ReliabilityTest, CountTakesNoExportSlot) {
   });
   EXPECT_TRUE(counted);
   EXPECT_EQ(held.status.error_code(), grpc::StatusCode::CANCELLED);
+  // The client knows of its cancel before the server does: the slot is free once the server's
+  // call has ended.
+  EXPECT_TRUE(WaitFor([this] { return server_->service().active_exports() == 0; }, seconds(1)));
   ExpectNextExportSucceeds();
 }
 
