@@ -7,7 +7,8 @@
 #   standby_pg.sh start ENV_FILE [OWNER_PID]
 #       The primary (wal_level=replica) with the small demo database and 6 KB
 #       comments (a whole-database export is ~60 MB and stays mid-stream while
-#       its client pauses), then the standby (hot_standby=on, PostgreSQL's
+#       its client pauses; no autovacuum of datavalue: the tests decide when its
+#       row versions go), then the standby (hot_standby=on, PostgreSQL's
 #       defaults otherwise), once it has replayed everything. Writes KEY=VALUE
 #       lines to ENV_FILE: DIR, PRIMARY_PORT, PRIMARY_READER, PRIMARY_ADMIN,
 #       STANDBY_PORT, STANDBY_READER, STANDBY_ADMIN (libpq conninfos; READER is
@@ -41,7 +42,8 @@ case "$command" in
     PSQL="$PG_BINDIR/psql" "$root/deploy/demo/load.sh" small >/dev/null
     "$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 \
       -c "UPDATE datavalue SET comment = repeat(md5(sourceid::text), 190)" \
-      -c "VACUUM ANALYZE datavalue"
+      -c "VACUUM ANALYZE datavalue" \
+      -c "ALTER TABLE datavalue SET (autovacuum_enabled = false)"
     primary_port="$PGPORT"
     # initdb's pg_hba.conf trusts replication connections from 127.0.0.1.
     _pg_as_owner "$PG_BINDIR/pg_basebackup" -h 127.0.0.1 -p "$primary_port" -U postgres \

@@ -215,6 +215,19 @@ TEST(StandbyExportTest, SlicedExportFromTheStandbyMatchesThePrimary) {
   EXPECT_TRUE(standby_values == primary_values);
 }
 
+// Waits until the primary's walsender reports that the standby has flushed all the WAL the primary
+// has written so far (replayed or not).
+void WaitUntilTheStandbyHasReceivedEverything() {
+  const std::string target = QueryOn(StandbyPair::primary_admin(), "SELECT pg_current_wal_lsn()");
+  const std::string received = absl::StrCat(
+      "SELECT count(*) FROM pg_stat_replication WHERE flush_lsn >= '", target, "'::pg_lsn");
+  const auto until = std::chrono::steady_clock::now() + seconds(30);
+  while (QueryOn(StandbyPair::primary_admin(), received) != "1") {
+    ASSERT_LT(std::chrono::steady_clock::now(), until) << "the standby did not receive " << target;
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+}
+
 // Queries the standby cancelled for snapshot conflicts since it started.
 int SnapshotConflicts() {
   return std::stoi(QueryOn(StandbyPair::standby_admin(),
@@ -246,10 +259,12 @@ TEST_F(RecoveryConflictTest, ConflictEndsTheExportAbortedNamingTheSettings) {
   FileExport paused = standby.ExportFile(JsonFile(query), [&](int chunk) {
     if (chunk != 2) return;
     RewriteAndVacuumOnPrimary();
-    // The client stays paused until the standby has replayed the VACUUM.
-    StandbyPair::WaitForReplay();
+    // The standby replays the VACUUM once it has it, and cancels the export's COPY at once
+    // (max_standby_streaming_delay = 0). A backend blocked writing to its paused client sees
+    // the cancel only when the client reads again: replay waits for that.
+    WaitUntilTheStandbyHasReceivedEverything();
+    std::this_thread::sleep_for(milliseconds(500));
   });
-  EXPECT_GT(SnapshotConflicts(), conflicts_before) << "the standby cancelled no query";
   EXPECT_EQ(paused.status.error_code(), grpc::StatusCode::ABORTED)
       << paused.status.error_code() << ": " << paused.status.error_message();
   EXPECT_NE(paused.status.error_message().find("hot_standby_feedback=on"), std::string::npos)
@@ -257,8 +272,11 @@ TEST_F(RecoveryConflictTest, ConflictEndsTheExportAbortedNamingTheSettings) {
   EXPECT_NE(paused.status.error_message().find("max_standby_streaming_delay"), std::string::npos)
       << paused.status.error_message();
   EXPECT_FALSE(paused.has_trailer);
+  StandbyPair::WaitForReplay();
+  EXPECT_GT(SnapshotConflicts(), conflicts_before) << "the standby cancelled no query";
 
-  // The next export from the standby reads the primary's rows.
+  // The server's pool is fine: the next export from the standby succeeds (replay has nothing
+  // left that conflicts).
   FileExport next = standby.ExportFile(JsonFile(query));
   EXPECT_TRUE(next.status.ok()) << next.status.error_message();
   EXPECT_TRUE(next.has_trailer);
