@@ -118,7 +118,12 @@ void XmlDataValueEncoder::Add(const DataValueRow& row) {
   p += dates_.Format(row.last_updated_micros, p);
   *p++ = '"';
   p = WriteAttribute(p, kComment, row.comment);
-  p = WriteLiteral(p, row.followup ? kFollowUpTrue : kFollowUpFalse);
+  // Two calls, not one with a chosen literal: each copies a constant number of bytes.
+  if (row.followup) {
+    p = WriteLiteral(p, kFollowUpTrue);
+  } else {
+    p = WriteLiteral(p, kFollowUpFalse);
+  }
   if (row.deleted) p = WriteLiteral(p, kDeleted);
   p = WriteLiteral(p, kValueEnd);
   assert(static_cast<size_t>(p - start) <= max_size);
