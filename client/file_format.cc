@@ -18,6 +18,10 @@ std::optional<FileFormat> FormatFromPath(absl::string_view path) {
     result.format = dvexport::v1::FORMAT_CSV;
     return result;
   }
+  if (absl::EndsWithIgnoreCase(path, ".xml")) {
+    result.format = dvexport::v1::FORMAT_XML;
+    return result;
+  }
   return std::nullopt;
 }
 

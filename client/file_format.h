@@ -15,7 +15,7 @@ struct FileFormat {
 };
 
 // Returns the format of "path" from its extension, case-insensitively:
-// ".json" and ".csv", each optionally followed by ".gz" (gzip). Returns
+// ".json", ".csv" and ".xml", each optionally followed by ".gz" (gzip). Returns
 // nullopt for any other name.
 std::optional<FileFormat> FormatFromPath(absl::string_view path);
 

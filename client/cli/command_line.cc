@@ -301,9 +301,9 @@ const FlagSpec kFlags[] = {
        flags.command.output = std::string(value);
        return absl::OkStatus();
      }},
-    {kExportCommand, "Output", "--format", "", "json|csv|json-pretty",
-     "Default: from FILE's name (.json, .csv, .json.gz, .csv.gz); json for '-'. json-pretty is "
-     "JSON indented by two spaces (a .json name allows it).",
+    {kExportCommand, "Output", "--format", "", "json|csv|json-pretty|xml",
+     "Default: from FILE's name (.json, .csv, .xml, each optionally .gz); json for '-'. "
+     "json-pretty is JSON indented by two spaces (a .json name allows it).",
      Arity::kValue,
      [](absl::string_view value, ExportFlags& flags) {
        if (value == "json") {
@@ -312,8 +312,11 @@ const FlagSpec kFlags[] = {
          flags.format = dvexport::v1::FORMAT_CSV;
        } else if (value == "json-pretty") {
          flags.format = dvexport::v1::FORMAT_JSON_PRETTY;
+       } else if (value == "xml") {
+         flags.format = dvexport::v1::FORMAT_XML;
        } else {
-         return UsageError(absl::StrCat("--format: '", value, "' is not json, csv or json-pretty"));
+         return UsageError(
+             absl::StrCat("--format: '", value, "' is not json, csv, json-pretty or xml"));
        }
        return absl::OkStatus();
      }},
@@ -409,6 +412,8 @@ absl::string_view FormatName(Format format) {
       return "csv";
     case dvexport::v1::FORMAT_JSON_PRETTY:
       return "json-pretty";
+    case dvexport::v1::FORMAT_XML:
+      return "xml";
     default:
       return "json";
   }
@@ -416,7 +421,9 @@ absl::string_view FormatName(Format format) {
 
 // A .json name holds compact or pretty JSON.
 bool SameFileFormat(Format a, Format b) {
-  auto family = [](Format f) { return f == dvexport::v1::FORMAT_CSV ? 1 : 0; };
+  auto family = [](Format f) {
+    return f == dvexport::v1::FORMAT_JSON_PRETTY ? dvexport::v1::FORMAT_JSON : f;
+  };
   return family(a) == family(b);
 }
 
@@ -449,7 +456,7 @@ absl::StatusOr<CommandLine> Complete(ExportFlags flags) {
     named = client::FormatFromPath(command.output);
     if (!named.has_value() && !flags.format.has_value()) {
       return UsageError(absl::StrCat("cannot tell the format from the name '", command.output,
-                                     "' (not .json, .csv, .json.gz, .csv.gz); give --format"));
+                                     "' (not .json, .csv, .xml, optionally .gz); give --format"));
     }
   }
   if (named.has_value() && flags.format.has_value() &&

@@ -17,6 +17,7 @@
 #include "service/encode/parallel_gzip_compressor.h"
 #include "service/encode/pretty_json_data_value_encoder.h"
 #include "service/encode/wire_format.h"
+#include "service/encode/xml_data_value_encoder.h"
 
 namespace dvexport::server {
 namespace {
@@ -275,6 +276,9 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* StartFileExport(CallEnvironment* env
     case dvexport::v1::FORMAT_JSON_PRETTY:
       return new FileExportCall<encode::PrettyJsonDataValueEncoder>(env, context, *request,
                                                                     std::move(gzip));
+    case dvexport::v1::FORMAT_XML:
+      return new FileExportCall<encode::XmlDataValueEncoder>(env, context, *request,
+                                                             std::move(gzip));
     default:
       return new FileExportCall<encode::JsonDataValueEncoder>(env, context, *request,
                                                               std::move(gzip));

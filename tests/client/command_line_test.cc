@@ -13,6 +13,7 @@ using dvexport::v1::COMPRESSION_GZIP;
 using dvexport::v1::COMPRESSION_NONE;
 using dvexport::v1::FORMAT_CSV;
 using dvexport::v1::FORMAT_JSON;
+using dvexport::v1::FORMAT_XML;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -133,6 +134,7 @@ TEST(ParseCommandLineTest, TellsFormatAndCompressionFromTheOutputName) {
        {Case{"a.json", FORMAT_JSON, COMPRESSION_NONE},
         Case{"a.json.gz", FORMAT_JSON, COMPRESSION_GZIP},
         Case{"a.csv", FORMAT_CSV, COMPRESSION_NONE}, Case{"a.csv.gz", FORMAT_CSV, COMPRESSION_GZIP},
+        Case{"a.xml", FORMAT_XML, COMPRESSION_NONE}, Case{"a.XML.gz", FORMAT_XML, COMPRESSION_GZIP},
         Case{"-", FORMAT_JSON, COMPRESSION_NONE}}) {
     const CommandLine command = ParseOk({"export", "--server", "s:1", "-o", c.output});
     EXPECT_EQ(command.request.format(), c.format) << c.output;
@@ -154,11 +156,18 @@ TEST(ParseCommandLineTest, FlagsChooseWhatTheOutputNameDoesNotTell) {
 
   command = ParseOk(Export({"--format", "json", "--compression", "none"}));
   EXPECT_EQ(command.request.format(), FORMAT_JSON);
+
+  command = ParseOk({"export", "--server", "s:1", "-o", "-", "--format", "xml"});
+  EXPECT_EQ(command.request.format(), FORMAT_XML);
 }
 
 TEST(ParseCommandLineTest, RejectsFlagsThatContradictTheOutputName) {
   EXPECT_THAT(UsageError(Export({"--format", "csv"})),
               HasSubstr("--format csv contradicts the file name 'out.json'"));
+  EXPECT_THAT(UsageError(Export({"--format", "xml"})),
+              HasSubstr("--format xml contradicts the file name 'out.json'"));
+  EXPECT_THAT(UsageError({"export", "--server", "s:1", "-o", "a.xml", "--format", "json-pretty"}),
+              HasSubstr("--format json-pretty contradicts the file name 'a.xml'"));
   EXPECT_THAT(UsageError(Export({"--compression", "gzip"})),
               HasSubstr("--compression gzip contradicts the file name 'out.json'"));
   EXPECT_THAT(UsageError({"export", "--server", "s:1", "-o", "data.txt"}),
@@ -186,7 +195,7 @@ TEST(ParseCommandLineTest, RejectsBadFlagsAndValues) {
       {Export({"--limit", "3000000000"}), "--limit: '3000000000' is not a whole number"},
       {Export({"--timeout", "0"}), "--timeout: '0' is not a number of seconds > 0"},
       {Export({"--timeout", "soon"}), "--timeout: 'soon' is not a number of seconds > 0"},
-      {Export({"--format", "xml"}), "--format: 'xml' is not json, csv or json-pretty"},
+      {Export({"--format", "yaml"}), "--format: 'yaml' is not json, csv, json-pretty or xml"},
       {Export({"--compression", "zstd"}), "--compression: 'zstd' is not gzip or none"},
       {Export({"--compression-level", "10"}), "--compression-level: '10' is not 1 to 9"},
       {Export({"stray"}), "unexpected argument 'stray'"},

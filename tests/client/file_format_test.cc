@@ -9,6 +9,7 @@ using dvexport::v1::COMPRESSION_GZIP;
 using dvexport::v1::COMPRESSION_NONE;
 using dvexport::v1::FORMAT_CSV;
 using dvexport::v1::FORMAT_JSON;
+using dvexport::v1::FORMAT_XML;
 
 void ExpectFormat(absl::string_view path, dvexport::v1::Format format,
                   dvexport::v1::Compression compression) {
@@ -25,11 +26,13 @@ TEST(FormatFromPathTest, TellsFormatAndCompressionFromTheExtension) {
   ExpectFormat("/data/exports/2024.csv.gz", FORMAT_CSV, COMPRESSION_GZIP);
   ExpectFormat("OUT.CSV.GZ", FORMAT_CSV, COMPRESSION_GZIP);
   ExpectFormat("dir.csv/out.json", FORMAT_JSON, COMPRESSION_NONE);
+  ExpectFormat("out.xml", FORMAT_XML, COMPRESSION_NONE);
+  ExpectFormat("Out.Xml.Gz", FORMAT_XML, COMPRESSION_GZIP);
 }
 
 TEST(FormatFromPathTest, KnowsNoOtherExtension) {
   for (absl::string_view path : {"out", "out.txt", "out.gz", "out.json.zip", "out.jsonl",
-                                 "out.csv.bz2", "json", "out.json/", "-"}) {
+                                 "out.csv.bz2", "json", "out.json/", "-", "out.xmlx", "xml"}) {
     EXPECT_FALSE(FormatFromPath(path).has_value()) << path;
   }
 }

@@ -201,7 +201,7 @@ TEST(SubcommandUsageTest, ListsEachCommandsFlagsOnly) {
   EXPECT_THAT(health, HasSubstr("--service NAME"));
   EXPECT_THAT(health, Not(HasSubstr("--data-set")));
   EXPECT_THAT(health, HasSubstr("Exit status: 0 SERVING"));
-  EXPECT_THAT(CommandUsage("export"), HasSubstr("--format json|csv|json-pretty"));
+  EXPECT_THAT(CommandUsage("export"), HasSubstr("--format json|csv|json-pretty|xml"));
   EXPECT_EQ(CommandUsage("import"), "");
   for (const char* command : {"export", "stream", "count", "health"}) {
     EXPECT_THAT(Usage(), HasSubstr(absl::StrCat("\n  ", command, " ")));

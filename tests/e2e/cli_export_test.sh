@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End to end through the real binaries: dvexport-server on a free port, the
-# dvexport CLI writing .json, .csv and .json.gz files, checked by independent
-# tools (python3's json and csv modules, gzip) and against the database.
+# dvexport CLI writing .json, .csv, .xml and their .gz files, checked by
+# independent tools (python3's json, csv and xml.etree (expat) modules, gzip)
+# and against the database.
 # Usage: cli_export_test.sh SERVER_BINARY CLI_BINARY   (DVEXPORT_TEST_PG set)
 set -euo pipefail
 server_bin=$1
@@ -41,13 +42,14 @@ args=(export --server "$server" --org-unit "$root" --children --start-date 2023-
   --end-date 2024-12-31)
 for ds in "${data_sets[@]}"; do args+=(--data-set "$ds"); done
 
-for file in values.json values.csv values.json.gz values.csv.gz; do
+for file in values.json values.csv values.xml values.json.gz values.csv.gz values.xml.gz; do
   "$cli_bin" "${args[@]}" -o "$work/$file" 2>"$work/cli.log" || { cat "$work/cli.log" >&2; fail "export to $file"; }
   grep -q "^dvexport: wrote $expected values" "$work/cli.log" || { cat "$work/cli.log" >&2; fail "summary of $file"; }
 done
 
 python3 - "$work" "$expected" <<'PY'
 import csv, gzip, io, json, sys
+import xml.etree.ElementTree as ET
 work, expected = sys.argv[1], int(sys.argv[2])
 raw = open(f"{work}/values.json", "rb").read()
 doc = json.loads(raw.decode("utf-8"))
@@ -58,11 +60,31 @@ text = open(f"{work}/values.csv", "rb").read()
 assert gzip.decompress(open(f"{work}/values.csv.gz", "rb").read()) == text, "csv.gz differs"
 rows = list(csv.reader(io.StringIO(text.decode("utf-8"), newline="")))
 assert rows[0][0] == "dataelement" and len(rows) == expected + 1, len(rows)
+xml = open(f"{work}/values.xml", "rb").read()
+assert gzip.decompress(open(f"{work}/values.xml.gz", "rb").read()) == xml, "xml.gz differs"
+assert xml.startswith(b"<?xml version='1.0' encoding='UTF-8'?><dataValueSet "), xml[:80]
+root = ET.fromstring(xml)  # expat: fails on anything not well-formed
+ns = "{http://dhis2.org/schema/dxf/2.0}"
+assert root.tag == ns + "dataValueSet", root.tag
+values = list(root)
+assert len(values) == expected and all(v.tag == ns + "dataValue" for v in values), len(values)
+# The same values as the JSON, but what XML 1.0 cannot carry (U+FFFD).
+def xml_chars(s):
+    return "".join(c if c in "\t\n\r" or (" " <= c and c not in "\ufffe\uffff") else "\ufffd"
+                   for c in s)
+keys = ["dataElement", "period", "orgUnit", "categoryOptionCombo", "attributeOptionCombo",
+        "value", "storedBy", "created", "lastUpdated", "comment"]
+from_json = sorted(tuple(None if v[k] is None else xml_chars(v[k]) for k in keys)
+                   for v in doc["dataValues"])
+from_xml = sorted(tuple(v.get(k) for k in keys) for v in values)
+assert from_xml == from_json, "xml values differ from json values"
 PY
 
 # -o - writes the same bytes to stdout.
 "$cli_bin" "${args[@]}" --format json -o - >"$work/stdout.json" 2>/dev/null
 cmp -s "$work/stdout.json" "$work/values.json" || fail "stdout export differs from file export"
+"$cli_bin" "${args[@]}" --format xml -o - >"$work/stdout.xml" 2>/dev/null
+cmp -s "$work/stdout.xml" "$work/values.xml" || fail "stdout xml export differs from file export"
 
 # count prints the number of values; stream writes one JSON line per value;
 # health says SERVING and exits 0.

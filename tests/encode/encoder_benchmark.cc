@@ -19,6 +19,7 @@
 #include "service/encode/parallel_gzip_compressor.h"
 #include "service/encode/pretty_json_data_value_encoder.h"
 #include "service/encode/protobuf_data_value_encoder.h"
+#include "service/encode/xml_data_value_encoder.h"
 #include "tests/support/gzip_compressor.h"
 #include "tests/support/to_data_value.h"
 
@@ -127,6 +128,7 @@ BENCHMARK(BM_FormatLongGmtDate);
 BENCHMARK(BM_Encode<JsonDataValueEncoder>)->Name("BM_EncodeJson");
 BENCHMARK(BM_Encode<CsvDataValueEncoder>)->Name("BM_EncodeCsv");
 BENCHMARK(BM_Encode<PrettyJsonDataValueEncoder>)->Name("BM_EncodeJsonPretty");
+BENCHMARK(BM_Encode<XmlDataValueEncoder>)->Name("BM_EncodeXml");
 
 // The typed stream's work per value as StreamDataValueBatches does it: ProtobufDataValueEncoder
 // writes each value in wire format into the batch's buffer, handed out at kChunkSize with the

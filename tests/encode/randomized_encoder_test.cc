@@ -1,7 +1,7 @@
-// Thousands of rows of random bytes through both encoders. The outputs are parsed by strict
-// checkers written for these tests and compared with an independent reference of the documented
-// behaviour: U+FFFD for ill-formed UTF-8 (unicode_reference.h), Jackson's escaping, javacsv's
-// trimming and quoting.
+// Thousands of rows of random bytes through the encoders. The outputs are parsed by strict
+// checkers (written for these tests; expat for XML) and compared with an independent reference of
+// the documented behaviour: U+FFFD for ill-formed UTF-8 (unicode_reference.h), Jackson's
+// escaping, javacsv's trimming and quoting, Woodstox's attribute escaping.
 
 #include <cstdint>
 #include <limits>
@@ -14,9 +14,11 @@
 #include "service/encode/csv_data_value_encoder.h"
 #include "service/encode/json_data_value_encoder.h"
 #include "service/encode/long_gmt_date.h"
+#include "service/encode/xml_data_value_encoder.h"
 #include "tests/encode/rfc4180_parser.h"
 #include "tests/encode/strict_json_parser.h"
 #include "tests/encode/unicode_reference.h"
+#include "tests/support/strict_xml_parser.h"
 
 namespace dvexport::encode {
 namespace {
@@ -329,6 +331,121 @@ TEST(RandomizedEncoderTest, CsvIsStrictRfc4180AndRoundTripsRandomBytesAfterTrimm
     EXPECT_EQ(record[10].value, row.deleted ? "true" : "null");
     for (int c : {7, 9, 10}) EXPECT_FALSE(record[c].quoted);
     if (::testing::Test::HasFailure()) return;
+  }
+}
+
+// Woodstox's rendering of an attribute value, from the definition (decoded code points), with
+// U+FFFD for what XML 1.0 cannot carry (controls but tab, LF, CR; U+FFFE; U+FFFF).
+std::string WoodstoxAttribute(const std::string& text) {
+  const auto code_points = test_support::DecodeUtf8(test_support::ReplaceIllFormedUtf8(text));
+  std::string out;
+  for (uint32_t c : *code_points) {
+    if (c == '&') {
+      out += "&amp;";
+    } else if (c == '<') {
+      out += "&lt;";
+    } else if (c == '"') {
+      out += "&quot;";
+    } else if (c == '\t') {
+      out += "&#x9;";
+    } else if (c == '\n') {
+      out += "&#xa;";
+    } else if (c == '\r') {
+      out += "&#xd;";
+    } else if (c < 0x20 || c == 0xFFFE || c == 0xFFFF) {
+      out += test_support::EncodeUtf8(0xFFFD);
+    } else {
+      out += test_support::EncodeUtf8(c);
+    }
+  }
+  return out;
+}
+
+std::string XmlAttribute(std::string_view name, const std::optional<std::string>& text) {
+  if (!text.has_value()) return "";
+  return " " + std::string(name) + "=\"" + WoodstoxAttribute(*text) + "\"";
+}
+
+constexpr std::string_view kXmlStart =
+    R"(<?xml version='1.0' encoding='UTF-8'?><dataValueSet xmlns="http://dhis2.org/schema/dxf/2.0")";
+
+TEST(RandomizedEncoderTest, XmlIsByteIdenticalToReferenceWoodstoxRendering) {
+  const RandomRows random = MakeRandomRows(1904);
+  const std::string output = EncodeInChunks<XmlDataValueEncoder>(nullptr, random.rows);
+  std::string expected = std::string(kXmlStart) + ">";
+  for (int r = 0; r < kRows; ++r) {
+    const DataValueRow& row = random.rows[r];
+    const auto& t = random.texts[r];
+    expected += "<dataValue" + XmlAttribute("dataElement", t[0]) + XmlAttribute("period", t[1]) +
+                XmlAttribute("orgUnit", t[2]) + XmlAttribute("categoryOptionCombo", t[3]) +
+                XmlAttribute("attributeOptionCombo", t[4]) + XmlAttribute("value", t[5]) +
+                XmlAttribute("storedBy", t[6]) + XmlAttribute("created", Date(row.created_micros)) +
+                XmlAttribute("lastUpdated", Date(row.last_updated_micros)) +
+                XmlAttribute("comment", t[7]) +
+                XmlAttribute("followUp", row.followup ? "true" : "false") +
+                (row.deleted ? XmlAttribute("deleted", "true") : "") + "/>";
+  }
+  expected += "</dataValueSet>";
+  ASSERT_EQ(output.size(), expected.size());
+  EXPECT_TRUE(output == expected);
+}
+
+TEST(RandomizedEncoderTest, XmlIsWellFormedAndRoundTripsRandomBytes) {
+  const RandomRows random = MakeRandomRows(31337);
+  const std::string output = EncodeInChunks<XmlDataValueEncoder>(nullptr, random.rows);
+  auto parsed = dvexport::test_support::ParseXmlStrictly(output);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_EQ(parsed->root.name, "http://dhis2.org/schema/dxf/2.0|dataValueSet");
+  const auto& values = parsed->root.children;
+  ASSERT_EQ(values.size(), static_cast<size_t>(kRows));
+  static constexpr std::string_view kTextAttributes[] = {
+      "dataElement",          "period", "orgUnit",  "categoryOptionCombo",
+      "attributeOptionCombo", "value",  "storedBy", "comment"};
+  for (int r = 0; r < kRows; ++r) {
+    SCOPED_TRACE("row " + std::to_string(r));
+    const DataValueRow& row = random.rows[r];
+    EXPECT_EQ(values[r].name, "http://dhis2.org/schema/dxf/2.0|dataValue");
+    size_t present = row.deleted ? 4 : 3;  // created, lastUpdated, followUp and deleted
+    for (int f = 0; f < 8; ++f) {
+      const auto& input = random.texts[r][f];
+      const std::string* attribute = values[r].Attribute(kTextAttributes[f]);
+      if (!input.has_value()) {
+        EXPECT_EQ(attribute, nullptr) << kTextAttributes[f];
+        continue;
+      }
+      ++present;
+      ASSERT_NE(attribute, nullptr) << kTextAttributes[f];
+      EXPECT_EQ(*attribute, test_support::ReplaceNonXmlCharacters(*input)) << kTextAttributes[f];
+    }
+    EXPECT_EQ(values[r].attributes.size(), present);
+    EXPECT_EQ(*values[r].Attribute("created"), Date(row.created_micros));
+    EXPECT_EQ(*values[r].Attribute("lastUpdated"), Date(row.last_updated_micros));
+    EXPECT_EQ(*values[r].Attribute("followUp"), row.followup ? "true" : "false");
+    if (row.deleted) {
+      EXPECT_EQ(*values[r].Attribute("deleted"), "true");
+    }
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(RandomizedEncoderTest, XmlHeaderWithRandomBytesIsWellFormed) {
+  RandomText random(2042);
+  for (int i = 0; i < 500; ++i) {
+    const std::string data_set = random.Next(), period = random.Next(), org_unit = random.Next();
+    DataValueSetHeader header{Text{data_set}, random.Micros(), Text{period}, Text{org_unit}};
+    if (i % 2 == 0) header.complete_date_micros.reset();
+    const std::string output = EncodeInChunks<XmlDataValueEncoder>(&header, {});
+    const std::string expected =
+        std::string(kXmlStart) + XmlAttribute("dataSet", data_set) +
+        (header.complete_date_micros
+             ? XmlAttribute("completeDate", Date(*header.complete_date_micros))
+             : "") +
+        XmlAttribute("period", period) + XmlAttribute("orgUnit", org_unit) + "/>";
+    ASSERT_EQ(output, expected);
+    auto parsed = dvexport::test_support::ParseXmlStrictly(output);
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    EXPECT_EQ(*parsed->root.Attribute("dataSet"), test_support::ReplaceNonXmlCharacters(data_set));
+    EXPECT_EQ(*parsed->root.Attribute("orgUnit"), test_support::ReplaceNonXmlCharacters(org_unit));
   }
 }
 

@@ -122,4 +122,15 @@ std::string_view JavaTrim(std::string_view text) {
   return text;
 }
 
+std::string ReplaceNonXmlCharacters(std::string_view bytes) {
+  const auto code_points = DecodeUtf8(ReplaceIllFormedUtf8(bytes));
+  std::string out;
+  for (uint32_t c : *code_points) {
+    const bool is_xml_char = c == '\t' || c == '\n' || c == '\r' || (c >= 0x20 && c <= 0xD7FF) ||
+                             (c >= 0xE000 && c <= 0xFFFD) || (c >= 0x10000 && c <= 0x10FFFF);
+    out += EncodeUtf8(is_xml_char ? c : 0xFFFD);
+  }
+  return out;
+}
+
 }  // namespace dvexport::encode::test_support

@@ -25,6 +25,11 @@ inline bool IsWellFormedUtf8(std::string_view bytes) { return DecodeUtf8(bytes).
 // is none (Unicode §3.9). Computed from the set of all prefixes of all encoded scalar values.
 std::string ReplaceIllFormedUtf8(std::string_view bytes);
 
+// ReplaceIllFormedUtf8, then U+FFFD for each character outside XML 1.0's Char production
+// (#x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF]): the text a parser
+// gives back for an attribute the XML encoders wrote from "bytes".
+std::string ReplaceNonXmlCharacters(std::string_view bytes);
+
 // Java's String.trim() on UTF-8 text: removes leading and trailing bytes 0x00..0x20.
 std::string_view JavaTrim(std::string_view text);
 

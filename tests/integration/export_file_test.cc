@@ -20,6 +20,7 @@
 #include "dvexport/v1/export.grpc.pb.h"
 #include "service/server/export_server.h"
 #include "tests/integration/test_database.h"
+#include "tests/support/strict_xml_parser.h"
 
 namespace dvexport {
 namespace {
@@ -199,6 +200,57 @@ SqlRow JsonValueToRow(const nlohmann::json& v) {
   return row;
 }
 
+// What an XML parser gives back for "text" (valid UTF-8, as the database holds it): U+FFFD in place
+// of each character XML 1.0 cannot carry (controls but tab, LF and CR; U+FFFE; U+FFFF).
+std::string XmlCharactersOnly(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') {
+      out += "\xEF\xBF\xBD";
+    } else if (c == 0xEF && i + 2 < text.size() && text[i + 1] == '\xBF' &&
+               (text[i + 2] == '\xBE' || text[i + 2] == '\xBF')) {
+      out += "\xEF\xBF\xBD";
+      i += 2;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+constexpr char kDxfNamespace[] = "http://dhis2.org/schema/dxf/2.0|";
+
+SqlRow XmlValueToRow(const test_support::XmlElement& v) {
+  SqlRow row;
+  EXPECT_EQ(v.name, absl::StrCat(kDxfNamespace, "dataValue"));
+  for (const char* name :
+       {"dataElement", "period", "orgUnit", "categoryOptionCombo", "attributeOptionCombo", "value",
+        "storedBy", "created", "lastUpdated", "comment"}) {
+    const std::string* attribute = v.Attribute(name);
+    row.push_back(attribute == nullptr ? std::nullopt : std::optional<std::string>(*attribute));
+  }
+  const std::string* follow_up = v.Attribute("followUp");
+  EXPECT_TRUE(follow_up != nullptr && (*follow_up == "true" || *follow_up == "false"));
+  row.emplace_back(follow_up == nullptr ? "" : *follow_up);
+  const std::string* deleted = v.Attribute("deleted");
+  if (deleted != nullptr) {
+    EXPECT_EQ(*deleted, "true") << "deleted is written only when true";
+  }
+  row.emplace_back(deleted != nullptr ? "true" : "false");
+  return row;
+}
+
+// The oracle's rows as the XML export's parser gives them back.
+std::vector<SqlRow> AsXmlParsed(std::vector<SqlRow> rows) {
+  for (SqlRow& row : rows) {
+    for (std::optional<std::string>& field : row) {
+      if (field.has_value()) *field = XmlCharactersOnly(*field);
+    }
+  }
+  return rows;
+}
+
 class ExportFileTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -276,6 +328,18 @@ class ExportFileTest : public ::testing::Test {
     return rows;
   }
 
+  // Parses with expat, which fails on anything not well-formed XML 1.0.
+  static std::vector<SqlRow> ParseXmlValues(const std::string& bytes) {
+    auto parsed = test_support::ParseXmlStrictly(bytes);
+    EXPECT_TRUE(parsed.ok()) << parsed.status();
+    if (!parsed.ok()) return {};
+    EXPECT_EQ(parsed->root.name, absl::StrCat(kDxfNamespace, "dataValueSet"));
+    std::vector<SqlRow> rows;
+    for (const test_support::XmlElement& v : parsed->root.children)
+      rows.push_back(XmlValueToRow(v));
+    return rows;
+  }
+
   static void ExpectSameRows(std::vector<SqlRow> actual, std::vector<SqlRow> expected) {
     std::sort(actual.begin(), actual.end());
     std::sort(expected.begin(), expected.end());
@@ -344,8 +408,102 @@ TEST_F(ExportFileTest, CsvRowsMatchIndependentQuery) {
   ExpectSameRows(actual, expected);
 }
 
+TEST_F(ExportFileTest, XmlExportEqualsIndependentQuery) {
+  ExportResult result = Export(WholeDatabase(v1::FORMAT_XML));
+  ASSERT_TRUE(result.status.ok()) << result.status.error_message();
+  ASSERT_TRUE(result.has_trailer);
+  const std::string start =
+      "<?xml version='1.0' encoding='UTF-8'?>"
+      "<dataValueSet xmlns=\"http://dhis2.org/schema/dxf/2.0\"><dataValue dataElement=\"";
+  EXPECT_EQ(result.bytes.substr(0, start.size()), start);
+  EXPECT_TRUE(result.bytes.ends_with("/></dataValueSet>"));
+  std::vector<SqlRow> expected =
+      AsXmlParsed(QueryAll(OracleSql(WholeDatabaseWhere() + " AND dv.deleted IS FALSE")));
+  ASSERT_GT(expected.size(), 1000u) << "the demo database looks empty";
+  std::vector<SqlRow> actual = ParseXmlValues(result.bytes);
+  EXPECT_EQ(result.trailer.values(), static_cast<int64_t>(actual.size()));
+  EXPECT_EQ(result.trailer.file_bytes(), static_cast<int64_t>(result.bytes.size()));
+  EXPECT_EQ(result.trailer.file_crc32(), Crc32(result.bytes));
+  ExpectSameRows(actual, expected);
+}
+
+TEST_F(ExportFileTest, XmlCarriesTheAwkwardTextAsJsonDoesButForWhatXmlCannotCarry) {
+  // The demo's awkward text (controls, quotes, CR/LF/tab, non-BMP): the XML gives back what the
+  // JSON gives back, with U+FFFD only where XML 1.0 has no character.
+  ExportResult json = Export(WholeDatabase(v1::FORMAT_JSON));
+  ExportResult xml = Export(WholeDatabase(v1::FORMAT_XML));
+  ASSERT_TRUE(json.status.ok() && xml.status.ok()) << xml.status.error_message();
+  std::vector<SqlRow> from_json = AsXmlParsed(ParseJsonValues(json.bytes));
+  std::vector<SqlRow> from_xml = ParseXmlValues(xml.bytes);
+  bool replaced = false;
+  for (const SqlRow& row : from_xml) {
+    for (const auto& field : row)
+      replaced |= field && field->find("\xEF\xBF\xBD") != std::string::npos;
+  }
+  EXPECT_TRUE(replaced) << "the demo's awkward text should hold control characters";
+  ExpectSameRows(from_xml, from_json);
+}
+
+TEST_F(ExportFileTest, XmlSingleDataValueSetHasDhis2HeaderAttributes) {
+  std::vector<SqlRow> registration = QueryAll(
+      "SELECT ds.uid, to_char(pe.startdate, 'YYYYMM'), ou.uid, "
+      "to_char(date_trunc('milliseconds', r.date), 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"+0000\"') "
+      "FROM completedatasetregistration r JOIN dataset ds ON ds.datasetid = r.datasetid "
+      "JOIN period pe ON pe.periodid = r.periodid "
+      "JOIN periodtype pt ON pt.periodtypeid = pe.periodtypeid "
+      "JOIN organisationunit ou ON ou.organisationunitid = r.sourceid "
+      "JOIN categoryoptioncombo aoc ON aoc.categoryoptioncomboid = r.attributeoptioncomboid "
+      "WHERE pt.name = 'Monthly' AND aoc.name = 'default' AND r.date IS NOT NULL "
+      "ORDER BY ds.uid, pe.startdate, ou.uid LIMIT 1");
+  ASSERT_EQ(registration.size(), 1u) << "the demo database needs a completed registration";
+  const SqlRow& reg = registration[0];
+  ExportFileRequest request;
+  request.set_format(v1::FORMAT_XML);
+  request.mutable_query()->add_data_set(*reg[0]);
+  request.mutable_query()->add_period(*reg[1]);
+  request.mutable_query()->add_org_unit(*reg[2]);
+  ExportResult result = Export(request);
+  ASSERT_TRUE(result.status.ok()) << result.status.error_message();
+  const std::string prefix = absl::StrCat(
+      "<?xml version='1.0' encoding='UTF-8'?><dataValueSet "
+      "xmlns=\"http://dhis2.org/schema/dxf/2.0\" dataSet=\"",
+      *reg[0], "\" completeDate=\"", *reg[3], "\" period=\"", *reg[1], "\" orgUnit=\"", *reg[2],
+      "\">");
+  EXPECT_EQ(result.bytes.substr(0, prefix.size()), prefix);
+  std::vector<SqlRow> expected = AsXmlParsed(QueryAll(OracleSql(absl::StrCat(
+      "de.dataelementid IN (SELECT dse.dataelementid FROM datasetelement dse JOIN dataset ds ON "
+      "ds.datasetid = dse.datasetid WHERE ds.uid = '",
+      *reg[0], "') AND ou.uid = '", *reg[2],
+      "' AND pt.name = 'Monthly' AND to_char(pe.startdate, 'YYYYMM') = '", *reg[1],
+      "' AND dv.deleted IS FALSE"))));
+  ExpectSameRows(ParseXmlValues(result.bytes), expected);
+}
+
+TEST_F(ExportFileTest, XmlWithoutValuesIsAnEmptyRootElement) {
+  ExportFileRequest request = WholeDatabase(v1::FORMAT_XML);
+  request.mutable_query()->set_limit(0);
+  ExportResult result = Export(request);
+  ASSERT_TRUE(result.status.ok()) << result.status.error_message();
+  EXPECT_EQ(result.bytes,
+            "<?xml version='1.0' encoding='UTF-8'?>"
+            "<dataValueSet xmlns=\"http://dhis2.org/schema/dxf/2.0\"/>");
+  EXPECT_EQ(result.trailer.values(), 0);
+}
+
+TEST_F(ExportFileTest, XmlIncludeDeletedMarksTheDeletedValues) {
+  ExportFileRequest request = WholeDatabase(v1::FORMAT_XML);
+  request.mutable_query()->set_include_deleted(true);
+  ExportResult result = Export(request);
+  ASSERT_TRUE(result.status.ok()) << result.status.error_message();
+  std::vector<SqlRow> actual = ParseXmlValues(result.bytes);
+  size_t deleted =
+      std::count_if(actual.begin(), actual.end(), [](const SqlRow& r) { return r[11] == "true"; });
+  EXPECT_GT(deleted, 0u) << "the demo database should have deleted values";
+  ExpectSameRows(actual, AsXmlParsed(QueryAll(OracleSql(WholeDatabaseWhere()))));
+}
+
 TEST_F(ExportFileTest, GzipDecompressesToTheUncompressedBytes) {
-  for (v1::Format format : {v1::FORMAT_JSON, v1::FORMAT_CSV}) {
+  for (v1::Format format : {v1::FORMAT_JSON, v1::FORMAT_CSV, v1::FORMAT_XML}) {
     ExportResult plain = Export(WholeDatabase(format));
     ExportFileRequest request = WholeDatabase(format);
     request.set_compression(v1::COMPRESSION_GZIP);

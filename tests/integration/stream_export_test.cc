@@ -1,7 +1,7 @@
 // StreamDataValues, CountDataValues and FORMAT_JSON_PRETTY end to end: a real
 // dvexport server in-process, real gRPC over loopback, the small demo
 // database in a real PostgreSQL (scripts/test). The typed stream is checked
-// value for value against ExportFile's JSON, which export_file_test checks
+// value for value against ExportFile's JSON and XML, which export_file_test checks
 // against an independent SQL query; the client library is checked against
 // the same server.
 
@@ -24,6 +24,7 @@
 #include "dvexport/v1/export.grpc.pb.h"
 #include "service/server/export_server.h"
 #include "tests/integration/test_database.h"
+#include "tests/support/strict_xml_parser.h"
 
 namespace dvexport {
 namespace {
@@ -79,6 +80,38 @@ ValueRow JsonValueToRow(const nlohmann::json& v) {
   }
   row.emplace_back(v.at("followup").get<bool>() ? "true" : "false");
   row.emplace_back(v.value("deleted", false) ? "true" : "false");
+  return row;
+}
+
+// U+FFFD in place of each character XML 1.0 cannot carry (controls but tab, LF and CR; U+FFFE;
+// U+FFFF) in valid UTF-8 "text": what the XML export gives back for it.
+std::string XmlCharactersOnly(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') {
+      out += "\xEF\xBF\xBD";
+    } else if (c == 0xEF && i + 2 < text.size() && text[i + 1] == '\xBF' &&
+               (text[i + 2] == '\xBE' || text[i + 2] == '\xBF')) {
+      out += "\xEF\xBF\xBD";
+      i += 2;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+// A dataValue element of the XML export: an absent attribute is nullopt.
+ValueRow XmlValueToRow(const test_support::XmlElement& v) {
+  ValueRow row;
+  for (const char* name :
+       {"dataElement", "period", "orgUnit", "categoryOptionCombo", "attributeOptionCombo", "value",
+        "storedBy", "created", "lastUpdated", "comment", "followUp"}) {
+    const std::string* attribute = v.Attribute(name);
+    row.push_back(attribute == nullptr ? std::nullopt : std::optional<std::string>(*attribute));
+  }
+  row.emplace_back(v.Attribute("deleted") != nullptr ? *v.Attribute("deleted") : "false");
   return row;
 }
 
@@ -232,6 +265,39 @@ TEST_F(StreamExportTest, StreamAgreesWithJsonExportInEveryOutputIdScheme) {
     std::sort(from_json.begin(), from_json.end());
     std::sort(from_stream.begin(), from_stream.end());
     EXPECT_TRUE(from_stream == from_json) << "id scheme " << scheme;
+  }
+}
+
+TEST_F(StreamExportTest, StreamAgreesWithXmlExportInEveryOutputIdScheme) {
+  // Null identifiers are absent attributes in XML and absent fields in the stream; text differs
+  // only where XML 1.0 has no character (U+FFFD).
+  for (const char* scheme : {"UID", "CODE", "NAME"}) {
+    ExportRequest query = WholeDatabase();
+    query.set_id_scheme(scheme);
+    query.set_include_deleted(true);
+    ExportFileRequest file_request;
+    *file_request.mutable_query() = query;
+    file_request.set_format(v1::FORMAT_XML);
+    auto document = test_support::ParseXmlStrictly(ExportFile(file_request));
+    ASSERT_TRUE(document.ok()) << document.status();
+    std::vector<ValueRow> from_xml;
+    for (const test_support::XmlElement& v : document->root.children) {
+      from_xml.push_back(XmlValueToRow(v));
+    }
+    std::vector<ValueRow> from_stream = StreamRows(query);
+    for (ValueRow& row : from_stream) {
+      for (std::optional<std::string>& field : row) {
+        if (field.has_value()) *field = XmlCharactersOnly(*field);
+      }
+    }
+    ASSERT_GT(from_xml.size(), 1000u) << "the demo database looks empty";
+    std::sort(from_xml.begin(), from_xml.end());
+    std::sort(from_stream.begin(), from_stream.end());
+    ASSERT_EQ(from_stream.size(), from_xml.size()) << "id scheme " << scheme;
+    for (size_t i = 0; i < from_xml.size(); ++i) {
+      ASSERT_EQ(from_stream[i], from_xml[i])
+          << "id scheme " << scheme << ": first difference at sorted value " << i;
+    }
   }
 }
 

@@ -152,6 +152,12 @@ class ParityTest : public ::testing::Test {
     return result.bytes;
   }
 
+  static std::string Xml(const ExportRequest& query) {
+    ExportResult result = dhis2_242_->Export(query, v1::FORMAT_XML);
+    EXPECT_TRUE(result.status.ok()) << result.status.error_message();
+    return result.bytes;
+  }
+
   static std::string Json(const ExportRequest& query) {
     ExportResult result = dhis2_242_->Export(query, v1::FORMAT_JSON);
     EXPECT_TRUE(result.status.ok()) << result.status.error_message();
@@ -553,6 +559,36 @@ TEST_F(ParityTest, CodeSchemeWritesNullForMissingCodes) {
                             "null\n");
 }
 
+TEST_F(ParityTest, XmlOmitsMissingCodes) {
+  // XmlDataValueSetWriter's writeAttribute skips null values; followUp is always written,
+  // deleted only when true.
+  ExportRequest query;
+  query.add_data_element("deCharl0003");  // no code
+  query.add_org_unit("ouClinB0002");      // no code
+  query.add_period("202401");
+  query.set_id_scheme("CODE");
+  EXPECT_EQ(Xml(query),
+            "<?xml version='1.0' encoding='UTF-8'?>"
+            "<dataValueSet xmlns=\"http://dhis2.org/schema/dxf/2.0\">"
+            "<dataValue period=\"202401\" categoryOptionCombo=\"default\" "
+            "attributeOptionCombo=\"default\" value=\"3\" created=\"2024-02-01T10:00:00.000+0000\" "
+            "lastUpdated=\"2024-04-01T00:00:00.000+0000\" followUp=\"false\"/></dataValueSet>");
+}
+
+TEST_F(ParityTest, XmlMarksDeletedValues) {
+  ExportRequest query;
+  query.add_data_element("deBravo0002");
+  query.add_org_unit("ouClinA0001");
+  query.add_period("202402");
+  query.set_include_deleted(true);
+  query.set_id_scheme("NAME");
+  const std::string xml = Xml(query);
+  EXPECT_NE(xml.find("<dataValue dataElement=\"Bravo\" period=\"202402\" orgUnit=\"Clinic\" "),
+            std::string::npos)
+      << xml;
+  EXPECT_TRUE(xml.ends_with(" followUp=\"false\" deleted=\"true\"/></dataValueSet>")) << xml;
+}
+
 TEST_F(ParityTest, NameScheme) {
   ExportRequest query;
   query.add_data_element("deAlpha0001");
@@ -638,6 +674,32 @@ TEST_F(ParityTest, HeaderWritesNullsForMissingIdentifiersAndRegistration) {
             "\"value\":\"3\",\"storedBy\":null,\"created\":\"2024-02-01T10:00:00.000+0000\","
             "\"lastUpdated\":\"2024-04-01T00:00:00.000+0000\",\"comment\":null,"
             "\"followup\":false}]}");
+}
+
+TEST_F(ParityTest, XmlHeaderIsAttributesOfTheRootWithoutNulls) {
+  ExportRequest query;
+  query.add_data_set("dsMonthly01");
+  query.add_org_unit("ouClinA0001");
+  query.add_period("202401");
+  query.set_data_set_id_scheme("CODE");
+  query.set_org_unit_id_scheme("NAME");
+  std::string xml = Xml(query);
+  EXPECT_EQ(xml.substr(0, xml.find("><dataValue ")),
+            "<?xml version='1.0' encoding='UTF-8'?>"
+            "<dataValueSet xmlns=\"http://dhis2.org/schema/dxf/2.0\" dataSet=\"DS_MONTHLY\" "
+            "completeDate=\"2024-02-05T08:00:00.000+0000\" period=\"202401\" orgUnit=\"Clinic\"");
+
+  query.clear_data_set();
+  query.clear_data_set_id_scheme();
+  query.clear_org_unit_id_scheme();
+  query.add_data_set("dsOther0002");  // no code, no registration
+  query.clear_org_unit();
+  query.add_org_unit("ouClinB0002");  // no code
+  query.set_id_scheme("CODE");
+  xml = Xml(query);
+  EXPECT_EQ(xml.substr(0, xml.find("><dataValue ")),
+            "<?xml version='1.0' encoding='UTF-8'?>"
+            "<dataValueSet xmlns=\"http://dhis2.org/schema/dxf/2.0\" period=\"202401\"");
 }
 
 TEST_F(ParityTest, NoHeaderWithADataElementGroup) {
