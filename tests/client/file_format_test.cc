@@ -7,6 +7,8 @@ namespace {
 
 using dvexport::v1::COMPRESSION_GZIP;
 using dvexport::v1::COMPRESSION_NONE;
+using dvexport::v1::COMPRESSION_ZIP;
+using dvexport::v1::COMPRESSION_ZSTD;
 using dvexport::v1::FORMAT_CSV;
 using dvexport::v1::FORMAT_JSON;
 
@@ -25,11 +27,16 @@ TEST(FormatFromPathTest, TellsFormatAndCompressionFromTheExtension) {
   ExpectFormat("/data/exports/2024.csv.gz", FORMAT_CSV, COMPRESSION_GZIP);
   ExpectFormat("OUT.CSV.GZ", FORMAT_CSV, COMPRESSION_GZIP);
   ExpectFormat("dir.csv/out.json", FORMAT_JSON, COMPRESSION_NONE);
+  ExpectFormat("out.json.zip", FORMAT_JSON, COMPRESSION_ZIP);
+  ExpectFormat("Out.CSV.ZIP", FORMAT_CSV, COMPRESSION_ZIP);
+  ExpectFormat("out.json.zst", FORMAT_JSON, COMPRESSION_ZSTD);
+  ExpectFormat("/x/out.csv.zst", FORMAT_CSV, COMPRESSION_ZSTD);
 }
 
 TEST(FormatFromPathTest, KnowsNoOtherExtension) {
-  for (absl::string_view path : {"out", "out.txt", "out.gz", "out.json.zip", "out.jsonl",
-                                 "out.csv.bz2", "json", "out.json/", "-"}) {
+  for (absl::string_view path :
+       {"out", "out.txt", "out.gz", "out.zip", "out.zst", "out.json.gz.zip", "out.json.zstd",
+        "out.jsonl", "out.csv.bz2", "json", "out.json/", "-"}) {
     EXPECT_FALSE(FormatFromPath(path).has_value()) << path;
   }
 }
