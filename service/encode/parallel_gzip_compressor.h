@@ -36,7 +36,8 @@ struct ParallelGzipOptions {
 // the previous block as preset dictionary and ended on a byte boundary with Z_SYNC_FLUSH (the
 // final block with Z_FINISH); the per-block CRC-32s are combined for the trailer. Any gzip reader
 // (gzip -d, zlib inflate, Python's gzip) reads the result; the ratio is within a fraction of a
-// percent of single-threaded deflate at the same level.
+// percent of single-threaded deflate at the same level. Without the gzip wrapper
+// (ParallelGzipOptions::gzip_wrapper) the output is the bare deflate stream, for ZipCompressor.
 //
 // Output comes in input order. Memory is bounded: at most "max_blocks_in_flight" blocks wait,
 // after which Compress() blocks until the oldest is done.
