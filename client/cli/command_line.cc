@@ -15,6 +15,9 @@
 namespace dvexport::cli {
 namespace {
 
+// zstd levels above 19 need much larger windows; the server refuses them.
+constexpr int kMaxZstdLevel = 19;
+
 using dvexport::v1::Compression;
 using dvexport::v1::Format;
 
@@ -302,8 +305,8 @@ const FlagSpec kFlags[] = {
        return absl::OkStatus();
      }},
     {kExportCommand, "Output", "--format", "", "json|csv|json-pretty|xml",
-     "Default: from FILE's name (.json, .csv, .xml, each optionally .gz); json for '-'. "
-     "json-pretty is JSON indented by two spaces (a .json name allows it).",
+     "Default: from FILE's name (.json, .csv, .xml, each optionally .gz, .zip or .zst); json "
+     "for '-'. json-pretty is JSON indented by two spaces (a .json name allows it).",
      Arity::kValue,
      [](absl::string_view value, ExportFlags& flags) {
        if (value == "json") {
@@ -320,24 +323,33 @@ const FlagSpec kFlags[] = {
        }
        return absl::OkStatus();
      }},
-    {kExportCommand, "Output", "--compression", "", "gzip|none",
-     "Default: gzip when FILE ends in .gz, else none.", Arity::kValue,
+    {kExportCommand, "Output", "--compression", "", "gzip|zip|zstd|none",
+     "Default: from FILE's name (.gz gzip, .zip zip, .zst zstd), else none. zip holds one entry "
+     "named as DHIS2 names it (dataValues.json, dataValues_<start>_<end>.csv, ...).",
+     Arity::kValue,
      [](absl::string_view value, ExportFlags& flags) {
        if (value == "gzip") {
          flags.compression = dvexport::v1::COMPRESSION_GZIP;
+       } else if (value == "zip") {
+         flags.compression = dvexport::v1::COMPRESSION_ZIP;
+       } else if (value == "zstd") {
+         flags.compression = dvexport::v1::COMPRESSION_ZSTD;
        } else if (value == "none") {
          flags.compression = dvexport::v1::COMPRESSION_NONE;
        } else {
-         return UsageError(absl::StrCat("--compression: '", value, "' is not gzip or none"));
+         return UsageError(
+             absl::StrCat("--compression: '", value, "' is not gzip, zip, zstd or none"));
        }
        return absl::OkStatus();
      }},
     {kExportCommand, "Output", "--compression-level", "", "N",
-     "gzip level: 1 (fastest, default) to 9 (smallest).", Arity::kValue,
+     "gzip and zip: 1 (fastest, default) to 9 (smallest); zstd: 1 (fastest, default) to 19.",
+     Arity::kValue,
      [](absl::string_view value, ExportFlags& flags) {
        int level;
-       if (!absl::SimpleAtoi(value, &level) || level < 1 || level > 9) {
-         return UsageError(absl::StrCat("--compression-level: '", value, "' is not 1 to 9"));
+       if (!absl::SimpleAtoi(value, &level) || level < 1 || level > kMaxZstdLevel) {
+         return UsageError(
+             absl::StrCat("--compression-level: '", value, "' is not 1 to ", kMaxZstdLevel));
        }
        flags.compression_level = level;
        return absl::OkStatus();
@@ -428,7 +440,29 @@ bool SameFileFormat(Format a, Format b) {
 }
 
 absl::string_view CompressionName(Compression compression) {
-  return compression == dvexport::v1::COMPRESSION_GZIP ? "gzip" : "none";
+  switch (compression) {
+    case dvexport::v1::COMPRESSION_GZIP:
+      return "gzip";
+    case dvexport::v1::COMPRESSION_ZIP:
+      return "zip";
+    case dvexport::v1::COMPRESSION_ZSTD:
+      return "zstd";
+    default:
+      return "none";
+  }
+}
+
+// The highest level "compression" takes (0 when it takes none).
+int MaxLevel(Compression compression) {
+  switch (compression) {
+    case dvexport::v1::COMPRESSION_GZIP:
+    case dvexport::v1::COMPRESSION_ZIP:
+      return 9;
+    case dvexport::v1::COMPRESSION_ZSTD:
+      return kMaxZstdLevel;
+    default:
+      return 0;
+  }
 }
 
 // Settles the number of attempts of --attempts and --no-retry.
@@ -456,7 +490,8 @@ absl::StatusOr<CommandLine> Complete(ExportFlags flags) {
     named = client::FormatFromPath(command.output);
     if (!named.has_value() && !flags.format.has_value()) {
       return UsageError(absl::StrCat("cannot tell the format from the name '", command.output,
-                                     "' (not .json, .csv, .xml, optionally .gz); give --format"));
+                                     "' (not .json, .csv or .xml, optionally .gz, .zip or "
+                                     ".zst); give --format"));
     }
   }
   if (named.has_value() && flags.format.has_value() &&
@@ -472,8 +507,13 @@ absl::StatusOr<CommandLine> Complete(ExportFlags flags) {
   const client::FileFormat defaults = named.value_or(client::FileFormat{});
   const Format format = flags.format.value_or(defaults.format);
   const Compression compression = flags.compression.value_or(defaults.compression);
-  if (flags.compression_level.has_value() && compression != dvexport::v1::COMPRESSION_GZIP) {
-    return UsageError("--compression-level needs gzip compression");
+  if (flags.compression_level.has_value() && MaxLevel(compression) == 0) {
+    return UsageError("--compression-level needs gzip, zip or zstd compression");
+  }
+  if (flags.compression_level.value_or(0) > MaxLevel(compression)) {
+    return UsageError(absl::StrCat("--compression-level: ", *flags.compression_level,
+                                   " is not 1 to ", MaxLevel(compression), " for ",
+                                   CompressionName(compression)));
   }
   command.request.set_format(format);
   command.request.set_compression(compression);

@@ -6,9 +6,9 @@
 DVEXPORT_APT_PACKAGES=(
   cmake ninja-build g++ ccache pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libpqxx-dev libpq-dev libabsl-dev zlib1g-dev libdeflate-dev prometheus-cpp-dev libssl-dev
+  libpqxx-dev libpq-dev libabsl-dev zlib1g-dev libdeflate-dev libzstd-dev prometheus-cpp-dev libssl-dev
   libgtest-dev libbenchmark-dev nlohmann-json3-dev libexpat1-dev
-  postgresql python3 python3-yaml openssl
+  postgresql python3 python3-yaml openssl unzip zstd
   pgbouncer  # tests only: tests/integration/pgbouncer_test (transaction pooling)
 )
 

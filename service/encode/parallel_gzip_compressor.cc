@@ -141,12 +141,14 @@ void ParallelGzipCompressor::WorkerLoop(Worker* worker) {
 }
 
 void ParallelGzipCompressor::Compress(std::string_view in, std::string* out) {
-  if (!header_written_) {
-    // ID1 ID2 CM=deflate FLG=0 MTIME=0 XFL OS=Unix, as zlib writes it.
-    const char xfl = options_.level == 9 ? 2 : options_.level == 1 ? 4 : 0;
-    const char header[10] = {'\x1f', '\x8b', 8, 0, 0, 0, 0, 0, xfl, 3};
-    out->append(header, sizeof(header));
-    header_written_ = true;
+  if (!started_) {
+    if (options_.gzip_wrapper) {
+      // ID1 ID2 CM=deflate FLG=0 MTIME=0 XFL OS=Unix, as zlib writes it.
+      const char xfl = options_.level == 9 ? 2 : options_.level == 1 ? 4 : 0;
+      const char header[10] = {'\x1f', '\x8b', 8, 0, 0, 0, 0, 0, xfl, 3};
+      out->append(header, sizeof(header));
+    }
+    started_ = true;
     crc_ = 0;
     pending_.reserve(options_.block_size);
   }
@@ -160,19 +162,21 @@ void ParallelGzipCompressor::Compress(std::string_view in, std::string* out) {
 }
 
 void ParallelGzipCompressor::Finish(std::string* out) {
-  if (!header_written_) Compress({}, out);
+  if (!started_) Compress({}, out);
   SubmitPending(true);
   Collect(0, out);
-  AppendLittleEndian32(crc_, out);
-  AppendLittleEndian32(static_cast<uint32_t>(length_), out);  // ISIZE: length mod 2^32.
-  header_written_ = false;
+  if (options_.gzip_wrapper) {
+    AppendLittleEndian32(crc_, out);
+    AppendLittleEndian32(static_cast<uint32_t>(length_), out);  // ISIZE: length mod 2^32.
+  }
+  started_ = false;
   dictionary_.clear();
   length_ = 0;
   // crc_ stays readable until the next stream starts (see input_crc32()).
 }
 
 void ParallelGzipCompressor::SubmitPending(bool last) {
-  if (!header_written_) return;
+  if (!started_) return;
   auto block = std::make_shared<Block>();
   block->last = last;
   block->dictionary = dictionary_;

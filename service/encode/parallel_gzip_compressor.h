@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "service/encode/file_compressor.h"
 
 namespace dvexport::encode {
 
@@ -25,6 +26,9 @@ struct ParallelGzipOptions {
   size_t block_size = 128 * 1024;
   // Blocks queued or being compressed before Compress() waits for the oldest one.
   int max_blocks_in_flight = 6;
+  // false: a raw deflate stream (RFC 1951) without the gzip header and trailer, as a zip entry
+  // holds it (ZipCompressor).
+  bool gzip_wrapper = true;
 };
 
 // Streams bytes into ONE gzip member (RFC 1952) compressed pigz-style on a small pool of worker
@@ -32,14 +36,15 @@ struct ParallelGzipOptions {
 // the previous block as preset dictionary and ended on a byte boundary with Z_SYNC_FLUSH (the
 // final block with Z_FINISH); the per-block CRC-32s are combined for the trailer. Any gzip reader
 // (gzip -d, zlib inflate, Python's gzip) reads the result; the ratio is within a fraction of a
-// percent of single-threaded deflate at the same level.
+// percent of single-threaded deflate at the same level. Without the gzip wrapper
+// (ParallelGzipOptions::gzip_wrapper) the output is the bare deflate stream, for ZipCompressor.
 //
 // Output comes in input order. Memory is bounded: at most "max_blocks_in_flight" blocks wait,
 // after which Compress() blocks until the oldest is done.
 //
 // The same shape as the single-threaded GzipCompressor the tests compare it with
 // (tests/support). Not thread-safe; one compressor per output stream.
-class ParallelGzipCompressor {
+class ParallelGzipCompressor final : public FileCompressor {
  public:
   // InvalidArgument for a level outside 1..9, no threads, or a block smaller than 32 KiB.
   static absl::StatusOr<std::unique_ptr<ParallelGzipCompressor>> Create(
@@ -49,19 +54,19 @@ class ParallelGzipCompressor {
   ParallelGzipCompressor& operator=(const ParallelGzipCompressor&) = delete;
 
   // Stops the workers (waiting for blocks in progress).
-  ~ParallelGzipCompressor();
+  ~ParallelGzipCompressor() override;
 
   // Takes "in" and appends to "*out" the compressed bytes of the blocks finished so far (often
-  // none). Starts with the gzip header.
-  void Compress(std::string_view in, std::string* out);
+  // none). Starts with the gzip header (nothing without the wrapper).
+  void Compress(std::string_view in, std::string* out) override;
 
   // Appends the rest of the compressed stream and the gzip trailer (CRC-32, length) to "*out".
   // A following Compress() starts a new, independent gzip stream.
-  void Finish(std::string* out);
+  void Finish(std::string* out) override;
 
   // CRC-32 of all input of the current stream, valid right after Finish() (before the next
   // Compress()), so that callers need not checksum the uncompressed bytes again.
-  uint32_t input_crc32() const { return crc_; }
+  uint32_t input_crc32() const override { return crc_; }
 
  private:
   struct Block;
@@ -77,7 +82,7 @@ class ParallelGzipCompressor {
   void WorkerLoop(Worker* worker);
 
   const ParallelGzipOptions options_;
-  bool header_written_ = false;
+  bool started_ = false;    // The current stream has begun (its header written).
   std::string pending_;     // Input not yet handed out as a block.
   std::string dictionary_;  // The last 32 KiB of the previous block.
   uint32_t crc_ = 0;

@@ -10,14 +10,20 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/crc32.h"
+#include "service/dhis2/export_file_name.h"
 #include "service/encode/chunk_buffer.h"
 #include "service/encode/csv_data_value_encoder.h"
+#include "service/encode/file_compressor.h"
 #include "service/encode/json_data_value_encoder.h"
 #include "service/encode/parallel_gzip_compressor.h"
 #include "service/encode/pretty_json_data_value_encoder.h"
 #include "service/encode/wire_format.h"
 #include "service/encode/xml_data_value_encoder.h"
+#include "service/encode/zip_compressor.h"
+#include "service/encode/zstd_compressor.h"
 
 namespace dvexport::server {
 namespace {
@@ -28,6 +34,25 @@ namespace chunk = encode::wire::file_chunk;
 // milliseconds of the first row; later chunks are "chunk_size".
 constexpr size_t kFirstChunkSize = 16 * 1024;
 
+// The levels "compression" takes (0 is always allowed: the default, 1).
+struct LevelRange {
+  int max;
+  const char* name;
+};
+
+LevelRange LevelRangeOf(dvexport::v1::Compression compression) {
+  switch (compression) {
+    case dvexport::v1::COMPRESSION_ZSTD:
+      return {19, "zstd"};
+    case dvexport::v1::COMPRESSION_GZIP:
+      return {9, "gzip"};
+    case dvexport::v1::COMPRESSION_ZIP:
+      return {9, "zip"};
+    default:
+      return {9, "uncompressed output"};
+  }
+}
+
 absl::Status ValidateFileOptions(const dvexport::v1::ExportFileRequest& request) {
   if (!dvexport::v1::Format_IsValid(request.format())) {
     return absl::InvalidArgumentError(absl::StrCat("format: unknown value ", request.format()));
@@ -36,12 +61,52 @@ absl::Status ValidateFileOptions(const dvexport::v1::ExportFileRequest& request)
     return absl::InvalidArgumentError(
         absl::StrCat("compression: unknown value ", request.compression()));
   }
-  if (request.compression_level() < 0 || request.compression_level() > 9) {
+  const LevelRange range = LevelRangeOf(request.compression());
+  if (request.compression_level() < 0 || request.compression_level() > range.max) {
     return absl::InvalidArgumentError(
-        absl::StrCat("compression_level: ", request.compression_level(),
-                     " is not between 1 and 9 (0: default)"));
+        absl::StrCat("compression_level: ", request.compression_level(), " is not between 1 and ",
+                     range.max, " for ", range.name, " (0: default)"));
   }
   return absl::OkStatus();
+}
+
+// The extension DHIS2 gives the file of "format" (and the entry of its zip).
+std::string_view FileExtension(dvexport::v1::Format format) {
+  switch (format) {
+    case dvexport::v1::FORMAT_CSV:
+      return "csv";
+    case dvexport::v1::FORMAT_XML:
+      return "xml";
+    default:
+      return "json";
+  }
+}
+
+// The compressor the request asks for; null for none.
+absl::StatusOr<std::unique_ptr<encode::FileCompressor>> CreateCompressor(
+    const dvexport::v1::ExportFileRequest& request) {
+  const int level = request.compression_level() == 0 ? 1 : request.compression_level();
+  switch (request.compression()) {
+    case dvexport::v1::COMPRESSION_GZIP: {
+      encode::ParallelGzipOptions options;
+      options.level = level;
+      return encode::ParallelGzipCompressor::Create(options);
+    }
+    case dvexport::v1::COMPRESSION_ZIP: {
+      encode::ZipOptions options;
+      options.entry_name = dhis2::ExportFileName(request.query(), FileExtension(request.format()));
+      options.modified_unix_seconds = absl::ToUnixSeconds(absl::Now());
+      options.deflate.level = level;
+      return encode::ZipCompressor::Create(options);
+    }
+    case dvexport::v1::COMPRESSION_ZSTD: {
+      encode::ZstdOptions options;
+      options.level = level;
+      return encode::ZstdCompressor::Create(options);
+    }
+    default:
+      return std::unique_ptr<encode::FileCompressor>();
+  }
 }
 
 // A tag and a varint as a slice of their own.
@@ -96,8 +161,8 @@ class DocumentFrame {
 // into FileChunks (compressed if asked), and keeps the lengths and CRC-32s for the trailer.
 class FileSequencer {
  public:
-  explicit FileSequencer(std::unique_ptr<encode::ParallelGzipCompressor> gzip)
-      : gzip_(std::move(gzip)) {}
+  explicit FileSequencer(std::unique_ptr<encode::FileCompressor> compressor)
+      : compressor_(std::move(compressor)) {}
 
   // The message that carries "rendered" (holding "values" more values); nullopt-like empty
   // ByteBuffer if nothing is to be sent yet (compressed output pending). "last" finishes the
@@ -106,13 +171,14 @@ class FileSequencer {
     values_so_far_ += values;
     uncompressed_bytes_ += static_cast<int64_t>(rendered.size());
     std::string_view data = rendered;
-    if (gzip_ != nullptr) {
-      // The compressor checksums its input on its workers; the trailer takes that CRC.
+    if (compressor_ != nullptr) {
+      // The compressor checksums its input (gzip and zip on their workers); the trailer takes
+      // that CRC.
       compressed_.clear();
-      gzip_->Compress(rendered, &compressed_);
+      compressor_->Compress(rendered, &compressed_);
       if (last) {
-        gzip_->Finish(&compressed_);
-        uncompressed_crc_ = gzip_->input_crc32();
+        compressor_->Finish(&compressed_);
+        uncompressed_crc_ = compressor_->input_crc32();
       }
       data = compressed_;
       file_crc_ = common::Crc32(file_crc_, data);
@@ -140,7 +206,7 @@ class FileSequencer {
   int64_t values_so_far() const { return values_so_far_; }
 
  private:
-  std::unique_ptr<encode::ParallelGzipCompressor> gzip_;
+  std::unique_ptr<encode::FileCompressor> compressor_;
   std::string compressed_;
   int64_t values_so_far_ = 0;
   int64_t uncompressed_bytes_ = 0;
@@ -154,8 +220,8 @@ class FileExportCall final : public StreamingExportCall {
  public:
   FileExportCall(CallEnvironment* env, grpc::CallbackServerContext* context,
                  const dvexport::v1::ExportFileRequest& request,
-                 std::unique_ptr<encode::ParallelGzipCompressor> gzip)
-      : StreamingExportCall(env, context, "ExportFile"), sequencer_(std::move(gzip)) {
+                 std::unique_ptr<encode::FileCompressor> compressor)
+      : StreamingExportCall(env, context, "ExportFile"), sequencer_(std::move(compressor)) {
     record().format = dvexport::v1::Format_Name(request.format());
     record().compression = dvexport::v1::Compression_Name(request.compression());
     Start(absl::OkStatus(), &request.query());
@@ -259,29 +325,26 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* StartFileExport(CallEnvironment* env
       ParseRequest<dvexport::v1::ExportFileRequest>(request_bytes);
   absl::Status status = request.status();
   if (status.ok()) status = ValidateFileOptions(*request);
-  std::unique_ptr<encode::ParallelGzipCompressor> gzip;
-  if (status.ok() && request->compression() == dvexport::v1::COMPRESSION_GZIP) {
-    encode::ParallelGzipOptions gzip_options;
-    gzip_options.level = request->compression_level() == 0 ? 1 : request->compression_level();
-    absl::StatusOr<std::unique_ptr<encode::ParallelGzipCompressor>> created =
-        encode::ParallelGzipCompressor::Create(gzip_options);
+  std::unique_ptr<encode::FileCompressor> compressor;
+  if (status.ok()) {
+    absl::StatusOr<std::unique_ptr<encode::FileCompressor>> created = CreateCompressor(*request);
     status = created.status();
-    if (status.ok()) gzip = *std::move(created);
+    if (status.ok()) compressor = *std::move(created);
   }
   if (!status.ok()) return new RefusedFileExport(env, context, status);
   switch (request->format()) {
     case dvexport::v1::FORMAT_CSV:
       return new FileExportCall<encode::CsvDataValueEncoder>(env, context, *request,
-                                                             std::move(gzip));
+                                                             std::move(compressor));
     case dvexport::v1::FORMAT_JSON_PRETTY:
       return new FileExportCall<encode::PrettyJsonDataValueEncoder>(env, context, *request,
-                                                                    std::move(gzip));
+                                                                    std::move(compressor));
     case dvexport::v1::FORMAT_XML:
       return new FileExportCall<encode::XmlDataValueEncoder>(env, context, *request,
-                                                             std::move(gzip));
+                                                             std::move(compressor));
     default:
       return new FileExportCall<encode::JsonDataValueEncoder>(env, context, *request,
-                                                              std::move(gzip));
+                                                              std::move(compressor));
   }
 }
 

@@ -11,6 +11,8 @@ namespace {
 
 using dvexport::v1::COMPRESSION_GZIP;
 using dvexport::v1::COMPRESSION_NONE;
+using dvexport::v1::COMPRESSION_ZIP;
+using dvexport::v1::COMPRESSION_ZSTD;
 using dvexport::v1::FORMAT_CSV;
 using dvexport::v1::FORMAT_JSON;
 using dvexport::v1::FORMAT_XML;
@@ -135,6 +137,10 @@ TEST(ParseCommandLineTest, TellsFormatAndCompressionFromTheOutputName) {
         Case{"a.json.gz", FORMAT_JSON, COMPRESSION_GZIP},
         Case{"a.csv", FORMAT_CSV, COMPRESSION_NONE}, Case{"a.csv.gz", FORMAT_CSV, COMPRESSION_GZIP},
         Case{"a.xml", FORMAT_XML, COMPRESSION_NONE}, Case{"a.XML.gz", FORMAT_XML, COMPRESSION_GZIP},
+        Case{"a.json.zip", FORMAT_JSON, COMPRESSION_ZIP},
+        Case{"a.csv.zip", FORMAT_CSV, COMPRESSION_ZIP},
+        Case{"a.json.zst", FORMAT_JSON, COMPRESSION_ZSTD},
+        Case{"a.csv.zst", FORMAT_CSV, COMPRESSION_ZSTD},
         Case{"-", FORMAT_JSON, COMPRESSION_NONE}}) {
     const CommandLine command = ParseOk({"export", "--server", "s:1", "-o", c.output});
     EXPECT_EQ(command.request.format(), c.format) << c.output;
@@ -173,7 +179,29 @@ TEST(ParseCommandLineTest, RejectsFlagsThatContradictTheOutputName) {
   EXPECT_THAT(UsageError({"export", "--server", "s:1", "-o", "data.txt"}),
               HasSubstr("cannot tell the format from the name 'data.txt'"));
   EXPECT_THAT(UsageError(Export({"--compression-level", "9"})),
-              HasSubstr("--compression-level needs gzip compression"));
+              HasSubstr("--compression-level needs gzip, zip or zstd compression"));
+  EXPECT_THAT(
+      UsageError({"export", "--server", "s:1", "-o", "a.json.zip", "--compression", "zstd"}),
+      HasSubstr("--compression zstd contradicts the file name 'a.json.zip'"));
+}
+
+TEST(ParseCommandLineTest, CompressionLevelsPerCompression) {
+  CommandLine command =
+      ParseOk({"export", "--server", "s:1", "-o", "a.json.zst", "--compression-level", "19"});
+  EXPECT_EQ(command.request.compression(), COMPRESSION_ZSTD);
+  EXPECT_EQ(command.request.compression_level(), 19);
+  command = ParseOk({"export", "--server", "s:1", "-o", "a.csv.zip", "--compression-level", "9"});
+  EXPECT_EQ(command.request.compression(), COMPRESSION_ZIP);
+  EXPECT_EQ(command.request.compression_level(), 9);
+  command = ParseOk({"export", "--server", "s:1", "-o", "-", "--compression", "zstd"});
+  EXPECT_EQ(command.request.compression(), COMPRESSION_ZSTD);
+  EXPECT_EQ(command.request.compression_level(), 0);
+  EXPECT_THAT(
+      UsageError({"export", "--server", "s:1", "-o", "a.json.zip", "--compression-level", "10"}),
+      HasSubstr("--compression-level: 10 is not 1 to 9 for zip"));
+  EXPECT_THAT(
+      UsageError({"export", "--server", "s:1", "-o", "a.json.gz", "--compression-level", "12"}),
+      HasSubstr("--compression-level: 12 is not 1 to 9 for gzip"));
 }
 
 TEST(ParseCommandLineTest, RejectsBadFlagsAndValues) {
@@ -196,8 +224,9 @@ TEST(ParseCommandLineTest, RejectsBadFlagsAndValues) {
       {Export({"--timeout", "0"}), "--timeout: '0' is not a number of seconds > 0"},
       {Export({"--timeout", "soon"}), "--timeout: 'soon' is not a number of seconds > 0"},
       {Export({"--format", "yaml"}), "--format: 'yaml' is not json, csv, json-pretty or xml"},
-      {Export({"--compression", "zstd"}), "--compression: 'zstd' is not gzip or none"},
-      {Export({"--compression-level", "10"}), "--compression-level: '10' is not 1 to 9"},
+      {Export({"--compression", "bzip2"}), "--compression: 'bzip2' is not gzip, zip, zstd or none"},
+      {Export({"--compression-level", "20"}), "--compression-level: '20' is not 1 to 19"},
+      {Export({"--compression-level", "0"}), "--compression-level: '0' is not 1 to 19"},
       {Export({"stray"}), "unexpected argument 'stray'"},
       {{"export", "-o", "out.json"}, "--server HOST:PORT is required"},
       {{"export", "--server", "s:1"}, "-o FILE is required"},
@@ -223,7 +252,7 @@ TEST(UsageTest, ListsEveryFlag) {
        {"--server HOST:PORT", "--timeout SECONDS", "--data-set UID,...", "--data-element UID,...",
         "--period ISO,...", "--start-date DATE", "--end-date DATE", "--org-unit UID,...",
         "--children", "--include-deleted", "--limit N", "-o, --output FILE", "--format json|csv",
-        "--compression gzip|none", "--compression-level N", "-h, --help"}) {
+        "--compression gzip|zip|zstd|none", "--compression-level N", "-h, --help"}) {
     EXPECT_THAT(ExportUsage(), HasSubstr(flag));
     EXPECT_THAT(Usage(), HasSubstr(flag));
   }

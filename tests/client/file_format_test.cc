@@ -7,6 +7,8 @@ namespace {
 
 using dvexport::v1::COMPRESSION_GZIP;
 using dvexport::v1::COMPRESSION_NONE;
+using dvexport::v1::COMPRESSION_ZIP;
+using dvexport::v1::COMPRESSION_ZSTD;
 using dvexport::v1::FORMAT_CSV;
 using dvexport::v1::FORMAT_JSON;
 using dvexport::v1::FORMAT_XML;
@@ -28,11 +30,17 @@ TEST(FormatFromPathTest, TellsFormatAndCompressionFromTheExtension) {
   ExpectFormat("dir.csv/out.json", FORMAT_JSON, COMPRESSION_NONE);
   ExpectFormat("out.xml", FORMAT_XML, COMPRESSION_NONE);
   ExpectFormat("Out.Xml.Gz", FORMAT_XML, COMPRESSION_GZIP);
+  ExpectFormat("out.json.zip", FORMAT_JSON, COMPRESSION_ZIP);
+  ExpectFormat("Out.CSV.ZIP", FORMAT_CSV, COMPRESSION_ZIP);
+  ExpectFormat("out.json.zst", FORMAT_JSON, COMPRESSION_ZSTD);
+  ExpectFormat("/x/out.csv.zst", FORMAT_CSV, COMPRESSION_ZSTD);
+  ExpectFormat("out.xml.zip", FORMAT_XML, COMPRESSION_ZIP);
 }
 
 TEST(FormatFromPathTest, KnowsNoOtherExtension) {
-  for (absl::string_view path : {"out", "out.txt", "out.gz", "out.json.zip", "out.jsonl",
-                                 "out.csv.bz2", "json", "out.json/", "-", "out.xmlx", "xml"}) {
+  for (absl::string_view path :
+       {"out", "out.txt", "out.gz", "out.zip", "out.zst", "out.json.gz.zip", "out.json.zstd",
+        "out.jsonl", "out.csv.bz2", "json", "out.json/", "-", "out.xmlx", "xml"}) {
     EXPECT_FALSE(FormatFromPath(path).has_value()) << path;
   }
 }

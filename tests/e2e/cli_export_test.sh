@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # End to end through the real binaries: dvexport-server on a free port, the
-# dvexport CLI writing .json, .csv, .xml and their .gz files, checked by
-# independent tools (python3's json, csv and xml.etree (expat) modules, gzip)
-# and against the database.
+# dvexport CLI writing .json, .csv, .xml and their .gz files, and .json.zip,
+# .json.zst (and CSV likewise), checked by independent tools (python3's json,
+# csv, xml.etree (expat), gzip and zipfile modules, unzip, zstd) and against the
+# database.
 # Usage: cli_export_test.sh SERVER_BINARY CLI_BINARY   (DVEXPORT_TEST_PG set)
 set -euo pipefail
 server_bin=$1
@@ -42,7 +43,8 @@ args=(export --server "$server" --org-unit "$root" --children --start-date 2023-
   --end-date 2024-12-31)
 for ds in "${data_sets[@]}"; do args+=(--data-set "$ds"); done
 
-for file in values.json values.csv values.xml values.json.gz values.csv.gz values.xml.gz; do
+for file in values.json values.csv values.xml values.json.gz values.csv.gz values.xml.gz \
+  values.json.zip values.csv.zip values.json.zst values.csv.zst; do
   "$cli_bin" "${args[@]}" -o "$work/$file" 2>"$work/cli.log" || { cat "$work/cli.log" >&2; fail "export to $file"; }
   grep -q "^dvexport: wrote $expected values" "$work/cli.log" || { cat "$work/cli.log" >&2; fail "summary of $file"; }
 done
@@ -78,7 +80,24 @@ from_json = sorted(tuple(None if v[k] is None else xml_chars(v[k]) for k in keys
                    for v in doc["dataValues"])
 from_xml = sorted(tuple(v.get(k) for k in keys) for v in values)
 assert from_xml == from_json, "xml values differ from json values"
+# One entry, named as DHIS2 2.42 names it.
+import zipfile
+for ext, plain in (("json", raw), ("csv", text)):
+    with zipfile.ZipFile(f"{work}/values.{ext}.zip") as z:
+        name = f"dataValues_2023-01-01_2024-12-31.{ext}"
+        assert z.namelist() == [name], z.namelist()
+        assert z.read(name) == plain, f"{ext}.zip differs"
 PY
+for ext in json csv; do
+  unzip -tq "$work/values.$ext.zip" >/dev/null || fail "unzip -t values.$ext.zip"
+  zstd -qdc "$work/values.$ext.zst" | cmp -s - "$work/values.$ext" || fail "values.$ext.zst differs"
+done
+# Levels: zstd 19 and zip 9 give the same content, no larger.
+"$cli_bin" "${args[@]}" -o "$work/best.json.zst" --compression-level 19 2>/dev/null ||
+  fail "zstd level 19"
+zstd -qdc "$work/best.json.zst" | cmp -s - "$work/values.json" || fail "level 19 differs"
+(( $(stat -c %s "$work/best.json.zst") <= $(stat -c %s "$work/values.json.zst") )) ||
+  fail "zstd level 19 is larger than level 1"
 
 # -o - writes the same bytes to stdout.
 "$cli_bin" "${args[@]}" --format json -o - >"$work/stdout.json" 2>/dev/null

@@ -7,6 +7,7 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <memory>
@@ -133,6 +134,69 @@ std::string Gunzip(const std::string& compressed) {
   EXPECT_EQ(rc, Z_STREAM_END) << "the gzip stream does not end properly";
   EXPECT_EQ(zs.avail_in, 0u) << "bytes after the end of the gzip stream";
   inflateEnd(&zs);
+  return out;
+}
+
+uint32_t Le16(const std::string& bytes, size_t at) {
+  return static_cast<uint8_t>(bytes.at(at)) | static_cast<uint8_t>(bytes.at(at + 1)) << 8;
+}
+uint32_t Le32(const std::string& bytes, size_t at) {
+  return Le16(bytes, at) | Le16(bytes, at + 2) << 16;
+}
+
+struct ZipEntry {
+  std::string name;
+  std::string content;
+  uint32_t crc = 0;  // From the data descriptor.
+};
+
+// Reads the one entry of a streamed zip front to back, as a streaming reader does (the
+// encode tests check the layout field by field; Python, unzip and Java read it there).
+ZipEntry Unzip(const std::string& zip) {
+  ZipEntry entry;
+  EXPECT_EQ(Le32(zip, 0), 0x04034b50u) << "not a zip";
+  EXPECT_EQ(Le16(zip, 6) & 8, 8u) << "no data descriptor flag";
+  const size_t name_length = Le16(zip, 26);
+  entry.name = zip.substr(30, name_length);
+  const size_t data = 30 + name_length + Le16(zip, 28);
+  z_stream zs{};
+  EXPECT_EQ(inflateInit2(&zs, -15), Z_OK);
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(zip.data() + data));
+  zs.avail_in = static_cast<uInt>(zip.size() - data);
+  char buffer[1 << 16];
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    zs.next_out = reinterpret_cast<Bytef*>(buffer);
+    zs.avail_out = sizeof(buffer);
+    rc = inflate(&zs, Z_NO_FLUSH);
+    entry.content.append(buffer, sizeof(buffer) - zs.avail_out);
+  }
+  EXPECT_EQ(rc, Z_STREAM_END) << "the entry's deflate stream does not end properly";
+  const size_t descriptor = data + zs.total_in;
+  inflateEnd(&zs);
+  EXPECT_EQ(Le32(zip, descriptor), 0x08074b50u) << "no data descriptor after the entry";
+  entry.crc = Le32(zip, descriptor + 4);
+  EXPECT_EQ(Le32(zip, descriptor + 12), entry.content.size());
+  EXPECT_EQ(Le32(zip, zip.size() - 22), 0x06054b50u) << "no end of central directory record";
+  return entry;
+}
+
+// Decompresses a zstd stream (frames without a content size).
+std::string Unzstd(const std::string& compressed) {
+  std::string out;
+  ZSTD_DCtx* context = ZSTD_createDCtx();
+  ZSTD_inBuffer input{compressed.data(), compressed.size(), 0};
+  std::string buffer(ZSTD_DStreamOutSize(), '\0');
+  size_t hint = 1;
+  while (input.pos < input.size) {
+    ZSTD_outBuffer output{buffer.data(), buffer.size(), 0};
+    hint = ZSTD_decompressStream(context, &output, &input);
+    EXPECT_FALSE(ZSTD_isError(hint)) << ZSTD_getErrorName(hint);
+    if (ZSTD_isError(hint)) break;
+    out.append(buffer.data(), output.pos);
+  }
+  EXPECT_EQ(hint, 0u) << "the zstd frame does not end";
+  ZSTD_freeDCtx(context);
   return out;
 }
 
@@ -518,6 +582,109 @@ TEST_F(ExportFileTest, GzipDecompressesToTheUncompressedBytes) {
   }
 }
 
+TEST_F(ExportFileTest, ZipHoldsTheUncompressedBytesUnderDhis2sName) {
+  for (v1::Format format : {v1::FORMAT_JSON, v1::FORMAT_CSV, v1::FORMAT_JSON_PRETTY}) {
+    ExportResult plain = Export(WholeDatabase(format));
+    ExportFileRequest request = WholeDatabase(format);
+    request.set_compression(v1::COMPRESSION_ZIP);
+    ExportResult zip = Export(request);
+    ASSERT_TRUE(plain.status.ok() && zip.status.ok()) << zip.status.error_message();
+    ASSERT_TRUE(zip.has_trailer);
+    EXPECT_LT(zip.bytes.size(), plain.bytes.size() / 3);
+    ZipEntry entry = Unzip(zip.bytes);
+    EXPECT_EQ(entry.name, format == v1::FORMAT_CSV ? "dataValues_1900-01-01_2100-12-31.csv"
+                                                   : "dataValues_1900-01-01_2100-12-31.json");
+    EXPECT_TRUE(entry.content == plain.bytes) << "the zip entry differs from the plain export";
+    EXPECT_EQ(entry.crc, Crc32(plain.bytes));
+    EXPECT_EQ(zip.trailer.values(), plain.trailer.values());
+    EXPECT_EQ(zip.trailer.uncompressed_bytes(), static_cast<int64_t>(plain.bytes.size()));
+    EXPECT_EQ(zip.trailer.uncompressed_crc32(), Crc32(plain.bytes));
+    EXPECT_EQ(zip.trailer.file_bytes(), static_cast<int64_t>(zip.bytes.size()));
+    EXPECT_EQ(zip.trailer.file_crc32(), Crc32(zip.bytes));
+  }
+}
+
+TEST_F(ExportFileTest, ZipJsonEqualsIndependentQuery) {
+  ExportFileRequest request = WholeDatabase(v1::FORMAT_JSON);
+  request.set_compression(v1::COMPRESSION_ZIP);
+  ExportResult result = Export(request);
+  ASSERT_TRUE(result.status.ok()) << result.status.error_message();
+  ExpectSameRows(ParseJsonValues(Unzip(result.bytes).content),
+                 QueryAll(OracleSql(WholeDatabaseWhere() + " AND dv.deleted IS FALSE")));
+}
+
+TEST_F(ExportFileTest, ZipEntryWithoutDatesIsDataValues) {
+  ExportFileRequest request = WholeDatabase(v1::FORMAT_CSV);
+  request.mutable_query()->clear_start_date();
+  request.mutable_query()->clear_end_date();
+  request.mutable_query()->set_last_updated("1900-01-01");
+  request.set_compression(v1::COMPRESSION_ZIP);
+  ExportResult result = Export(request);
+  ASSERT_TRUE(result.status.ok()) << result.status.error_message();
+  EXPECT_EQ(Unzip(result.bytes).name, "dataValues.csv");
+}
+
+TEST_F(ExportFileTest, ZstdDecompressesToTheUncompressedBytes) {
+  for (v1::Format format : {v1::FORMAT_JSON, v1::FORMAT_CSV}) {
+    ExportResult plain = Export(WholeDatabase(format));
+    ExportFileRequest request = WholeDatabase(format);
+    request.set_compression(v1::COMPRESSION_ZSTD);
+    ExportResult zst = Export(request);
+    ASSERT_TRUE(plain.status.ok() && zst.status.ok()) << zst.status.error_message();
+    ASSERT_TRUE(zst.has_trailer);
+    EXPECT_LT(zst.bytes.size(), plain.bytes.size() / 3);
+    EXPECT_TRUE(Unzstd(zst.bytes) == plain.bytes) << "zstd -d differs from the plain export";
+    EXPECT_EQ(zst.trailer.uncompressed_bytes(), static_cast<int64_t>(plain.bytes.size()));
+    EXPECT_EQ(zst.trailer.uncompressed_crc32(), Crc32(plain.bytes));
+    EXPECT_EQ(zst.trailer.file_bytes(), static_cast<int64_t>(zst.bytes.size()));
+    EXPECT_EQ(zst.trailer.file_crc32(), Crc32(zst.bytes));
+  }
+}
+
+TEST_F(ExportFileTest, ZstdCsvRowsMatchIndependentQuery) {
+  ExportFileRequest request = WholeDatabase(v1::FORMAT_CSV);
+  request.set_compression(v1::COMPRESSION_ZSTD);
+  request.set_compression_level(9);
+  ExportResult result = Export(request);
+  ASSERT_TRUE(result.status.ok()) << result.status.error_message();
+  std::vector<std::vector<std::string>> rows = ParseCsv(Unzstd(result.bytes));
+  ASSERT_FALSE(rows.empty());
+  rows.erase(rows.begin());
+  std::vector<SqlRow> expected;
+  for (const SqlRow& r : QueryAll(OracleSql(WholeDatabaseWhere() + " AND dv.deleted IS FALSE"))) {
+    SqlRow csv;
+    for (int i : {0, 1, 2, 3, 4, 5, 6, 8, 9, 10}) csv.emplace_back(JavaTrim(r[i].value_or("")));
+    csv.emplace_back(*r[11] == "true" ? "true" : "null");
+    expected.push_back(std::move(csv));
+  }
+  std::vector<SqlRow> actual;
+  for (const auto& row : rows) actual.emplace_back(row.begin(), row.end());
+  EXPECT_EQ(result.trailer.values(), static_cast<int64_t>(actual.size()));
+  ExpectSameRows(actual, expected);
+}
+
+// The first data chunk leaves after the first 16 KiB rendered, compressed or not.
+TEST_F(ExportFileTest, FirstChunkIsSmallForEveryCompression) {
+  for (v1::Compression compression :
+       {v1::COMPRESSION_NONE, v1::COMPRESSION_GZIP, v1::COMPRESSION_ZIP, v1::COMPRESSION_ZSTD}) {
+    ExportFileRequest request = WholeDatabase(v1::FORMAT_JSON);
+    request.set_compression(compression);
+    grpc::ClientContext context;
+    auto reader = stub_->ExportFile(&context, request);
+    v1::FileChunk first;
+    ASSERT_TRUE(reader->Read(&first)) << v1::Compression_Name(compression);
+    ASSERT_TRUE(first.has_data()) << v1::Compression_Name(compression);
+    EXPECT_GT(first.data().size(), 0u);
+    EXPECT_LE(first.data().size(), 64u * 1024) << v1::Compression_Name(compression);
+    EXPECT_LT(first.values_so_far(), 200) << v1::Compression_Name(compression);
+    context.TryCancel();
+    v1::FileChunk ignored;
+    while (reader->Read(&ignored)) {
+    }
+    EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
+  }
+}
+
 TEST_F(ExportFileTest, CompressionLevelsGiveTheSameContent) {
   ExportFileRequest request = WholeDatabase(v1::FORMAT_CSV);
   request.set_compression(v1::COMPRESSION_GZIP);
@@ -749,6 +916,26 @@ TEST_F(ExportFileTest, InvalidFileOptionsAreRejected) {
   ExportResult result = Export(request);
   EXPECT_EQ(result.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(result.status.error_message().find("compression_level"), std::string::npos);
+  for (auto [compression, level] :
+       {std::pair{v1::COMPRESSION_ZIP, 10}, std::pair{v1::COMPRESSION_ZSTD, 20},
+        std::pair{v1::COMPRESSION_ZSTD, -1}, std::pair{v1::COMPRESSION_NONE, 10}}) {
+    request.set_compression(compression);
+    request.set_compression_level(level);
+    result = Export(request);
+    EXPECT_EQ(result.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << level;
+    EXPECT_NE(result.status.error_message().find("compression_level"), std::string::npos)
+        << result.status.error_message();
+  }
+  request.set_compression(v1::COMPRESSION_ZSTD);
+  request.set_compression_level(19);
+  request.mutable_query()->set_limit(100);
+  EXPECT_TRUE(Export(request).status.ok()) << "19 is zstd's highest level";
+  request.set_compression(static_cast<v1::Compression>(5));
+  request.set_compression_level(0);
+  result = Export(request);
+  EXPECT_EQ(result.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(result.status.error_message().find("compression"), std::string::npos);
+  request.set_compression(v1::COMPRESSION_GZIP);
   request.set_compression_level(0);
   request.set_format(static_cast<v1::Format>(42));
   result = Export(request);

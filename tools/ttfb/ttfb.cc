@@ -1,7 +1,7 @@
 // ttfb: times one export from the client's side, for scripts/bench.
 //
-//   ttfb --server HOST:PORT [--format json|csv|json_pretty] [--gzip LEVEL] [--stream]
-//        [--data-set UID]... [--org-unit UID]... [--children]
+//   ttfb --server HOST:PORT [--format json|csv|json_pretty] [--gzip LEVEL] [--zstd LEVEL]
+//        [--stream] [--data-set UID]... [--org-unit UID]... [--children]
 //        [--start-date yyyy-MM-dd --end-date yyyy-MM-dd]
 //
 // Calls ExportFile (or StreamDataValues with --stream, parsing every value), discards what
@@ -33,6 +33,7 @@ double Ms(Clock::time_point from, Clock::time_point to) {
 int Usage() {
   std::fprintf(stderr,
                "usage: ttfb --server HOST:PORT [--format json|csv|json_pretty] [--gzip LEVEL]\n"
+               "            [--zstd LEVEL]\n"
                "            [--stream] [--data-set UID]... [--org-unit UID]... [--children]\n"
                "            [--start-date DATE --end-date DATE]\n");
   return 2;
@@ -64,6 +65,9 @@ int main(int argc, char** argv) {
                                               : dvexport::v1::FORMAT_JSON);
     } else if (flag == "--gzip") {
       request.set_compression(dvexport::v1::COMPRESSION_GZIP);
+      request.set_compression_level(std::atoi(v));
+    } else if (flag == "--zstd") {
+      request.set_compression(dvexport::v1::COMPRESSION_ZSTD);
       request.set_compression_level(std::atoi(v));
     } else if (flag == "--data-set") {
       query->add_data_set(v);
