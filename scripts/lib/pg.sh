@@ -18,6 +18,8 @@
 # full_page_writes=off, wal_level=minimal): test and demo data only.
 # As root, initdb and postgres run as the postgres user via runuser (they
 # refuse to run as root); otherwise they run as the current user.
+# DVEXPORT_PG_OPTIONS, if set, is appended to the server's options and wins over
+# them (tests/reliability/standby_pg.sh: "-c wal_level=replica ...").
 
 PG_BINDIR="${PG_BINDIR:-}"
 if [[ -z "$PG_BINDIR" ]]; then
@@ -71,7 +73,7 @@ pg_start() {
         -c fsync=off -c synchronous_commit=off -c full_page_writes=off \
         -c wal_level=minimal -c max_wal_senders=0 -c max_wal_size=8GB \
         -c shared_buffers=256MB -c work_mem=64MB -c maintenance_work_mem=512MB \
-        -c max_connections=100 -c logging_collector=off" >/dev/null; then
+        -c max_connections=100 -c logging_collector=off ${DVEXPORT_PG_OPTIONS:-}" >/dev/null; then
       break
     fi
     port=""
