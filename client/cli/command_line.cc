@@ -362,7 +362,8 @@ const CommandSpec kCommands[] = {
      "mapping (dataElement, period, ..., created as RFC 3339 UTC). Same filters\n"
      "as export.\n"},
     {"sync", kSyncCommand, CommandLine::Action::kSync, CommandLine::Action::kShowSyncHelp,
-     "Usage: dvexport sync --server HOST:PORT --state FILE [filters] [output flags] -o FILE\n"
+     "Usage: dvexport sync --server HOST:PORT --state FILE [filters] [output flags]\n"
+     "                     -o FILE\n"
      "\n"
      "Exports what changed since the last sync with the same --state FILE: the data\n"
      "values inserted or updated since (deleted ones too, with deleted=true), or\n"
