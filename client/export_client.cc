@@ -124,7 +124,8 @@ ExportClient::ExportClient(std::shared_ptr<grpc::Channel> channel)
 
 absl::StatusOr<int64_t> ExportClient::StreamDataValues(const ExportRequest& request,
                                                        const BatchCallback& on_batch,
-                                                       const CallOptions& options) {
+                                                       const CallOptions& options,
+                                                       std::string* change_token) {
   grpc::ClientContext context;
   SetDeadline(options.timeout, &context);
   if (!Register(&context)) return absl::CancelledError("the client was cancelled");
@@ -133,6 +134,7 @@ absl::StatusOr<int64_t> ExportClient::StreamDataValues(const ExportRequest& requ
 
   int64_t values = 0;
   bool ended = false;
+  std::string last_token;
   // A failure on our side, which ends the call early.
   absl::Status failure;
   DataValueBatch batch;
@@ -149,6 +151,7 @@ absl::StatusOr<int64_t> ExportClient::StreamDataValues(const ExportRequest& requ
       break;
     }
     ended = batch.last();
+    if (ended) last_token = batch.change_token();
     if (!on_batch(batch)) {
       failure = absl::CancelledError("the stream was stopped by its consumer");
       break;
@@ -168,6 +171,7 @@ absl::StatusOr<int64_t> ExportClient::StreamDataValues(const ExportRequest& requ
     return absl::DataLossError(absl::StrCat("the stream ended without its last batch after ",
                                             values, " values: it is incomplete"));
   }
+  if (change_token != nullptr) *change_token = std::move(last_token);
   return values;
 }
 
@@ -375,6 +379,7 @@ absl::StatusOr<ExportSummary> ExportClient::Receive(
   summary.values = trailer->values();
   summary.file_bytes = file_bytes;
   summary.uncompressed_bytes = trailer->uncompressed_bytes();
+  summary.change_token = trailer->change_token();
   return summary;
 }
 

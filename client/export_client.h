@@ -84,6 +84,10 @@ struct ExportSummary {
   // not a temporary file: the bytes matched the trailer only once all of them
   // were written.
   bool in_place = false;
+  // The trailer's change_token: pass it as the query's changes_since to get
+  // only what changed since this export (docs/SYNC.md). Empty for a limited
+  // export.
+  std::string change_token;
 };
 
 // Returns a channel to "target" (host:port) with insecure credentials that
@@ -138,7 +142,9 @@ class ExportClient {
   ExportClient& operator=(const ExportClient&) = delete;
 
   // Writes the export to "path" through a temporary file beside it that is
-  // renamed over "path" once the export is complete and synced. On any
+  // renamed over "path" once the export is complete and synced; the summary
+  // carries the export's change token (request.query.changes_since asks for
+  // only the changes since an earlier one). On any
   // failure "path" is left as it was (absent, or the old file byte for byte)
   // and the temporary file is removed. A character device or FIFO at "path"
   // is written in place instead (see ReplacementFile): a failure then cannot
@@ -156,12 +162,16 @@ class ExportClient {
   // Calls DataValueExport.StreamDataValues and hands each batch to
   // "on_batch". Returns the number of values once the stream has ended with
   // its last batch (last = true) and every batch's values_so_far agreed with
-  // the values received. Errors keep the gRPC code and message of a failed
-  // call; a stream that ends without its last batch, or sends anything after
-  // it, is DATA_LOSS. Values handed out before a failure cannot be taken back.
+  // the values received; then "*change_token", if not null, is the last
+  // batch's change_token (pass it as changes_since for what changed since;
+  // request.changes_since asks for the changes since an earlier one). Errors
+  // keep the gRPC code and message of a failed call; a stream that ends
+  // without its last batch, or sends anything after it, is DATA_LOSS. Values
+  // handed out before a failure cannot be taken back.
   absl::StatusOr<int64_t> StreamDataValues(const dvexport::v1::ExportRequest& request,
                                            const BatchCallback& on_batch,
-                                           const CallOptions& options = {});
+                                           const CallOptions& options = {},
+                                           std::string* change_token = nullptr);
 
   // Calls DataValueExport.CountDataValues: the number of values the request
   // would export.

@@ -44,7 +44,10 @@ enum CommandMask : unsigned {
   kStreamCommand = 2,
   kCountCommand = 4,
   kHealthCommand = 8,
-  kQueryCommands = kExportCommand | kStreamCommand | kCountCommand,
+  kSyncCommand = 16,
+  // The commands that write a file: export and sync.
+  kFileCommands = kExportCommand | kSyncCommand,
+  kQueryCommands = kFileCommands | kStreamCommand | kCountCommand,
   kAllCommands = kQueryCommands | kHealthCommand,
 };
 
@@ -295,7 +298,7 @@ const FlagSpec kFlags[] = {
        Query(flags).set_data_set_id_scheme(std::string(value));
        return absl::OkStatus();
      }},
-    {kExportCommand | kStreamCommand, "Output", "--output", "-o", "FILE",
+    {kFileCommands | kStreamCommand, "Output", "--output", "-o", "FILE",
      "The file to write (export: required; stream: default '-'), replaced only once the "
      "export is complete and verified (a symbolic link is replaced, not followed); '-' for "
      "standard output. A character device or FIFO is written in place, never replaced.",
@@ -304,7 +307,7 @@ const FlagSpec kFlags[] = {
        flags.command.output = std::string(value);
        return absl::OkStatus();
      }},
-    {kExportCommand, "Output", "--format", "", "json|csv|json-pretty|xml",
+    {kFileCommands, "Output", "--format", "", "json|csv|json-pretty|xml",
      "Default: from FILE's name (.json, .csv, .xml, each optionally .gz, .zip or .zst); json "
      "for '-'. json-pretty is JSON indented by two spaces (a .json name allows it).",
      Arity::kValue,
@@ -323,7 +326,7 @@ const FlagSpec kFlags[] = {
        }
        return absl::OkStatus();
      }},
-    {kExportCommand, "Output", "--compression", "", "gzip|zip|zstd|none",
+    {kFileCommands, "Output", "--compression", "", "gzip|zip|zstd|none",
      "Default: from FILE's name (.gz gzip, .zip zip, .zst zstd), else none. zip holds one entry "
      "named as DHIS2 names it (dataValues.json, dataValues_<start>_<end>.csv, ...).",
      Arity::kValue,
@@ -342,7 +345,7 @@ const FlagSpec kFlags[] = {
        }
        return absl::OkStatus();
      }},
-    {kExportCommand, "Output", "--compression-level", "", "N",
+    {kFileCommands, "Output", "--compression-level", "", "N",
      "gzip and zip: 1 (fastest, default) to 9 (smallest); zstd: 1 (fastest, default) to 19.",
      Arity::kValue,
      [](absl::string_view value, ExportFlags& flags) {
@@ -352,6 +355,14 @@ const FlagSpec kFlags[] = {
              absl::StrCat("--compression-level: '", value, "' is not 1 to ", kMaxZstdLevel));
        }
        flags.compression_level = level;
+       return absl::OkStatus();
+     }},
+    {kSyncCommand, "Sync", "--state", "", "FILE",
+     "Required. The change token of the last sync: read if FILE exists (else everything is "
+     "exported), replaced with the new one once the output is in place.",
+     Arity::kValue,
+     [](absl::string_view value, ExportFlags& flags) {
+       flags.command.state_file = std::string(value);
        return absl::OkStatus();
      }},
     {kHealthCommand, "Health", "--service", "", "NAME",
@@ -390,6 +401,17 @@ const CommandSpec kCommands[] = {
      "newline-delimited JSON, one object per value, keys as in the protobuf JSON\n"
      "mapping (dataElement, period, ..., created as RFC 3339 UTC). Same filters\n"
      "as export.\n"},
+    {"sync", kSyncCommand, CommandLine::Action::kSync, CommandLine::Action::kShowSyncHelp,
+     "Usage: dvexport sync --server HOST:PORT --state FILE [filters] [output flags]\n"
+     "                     -o FILE\n"
+     "\n"
+     "Exports what changed since the last sync with the same --state FILE: the data\n"
+     "values inserted or updated since (deleted ones too, with deleted=true), or\n"
+     "everything if FILE does not exist yet. Same filters and output as export\n"
+     "(no --limit); use the same filters every time. Apply the output (upsert by\n"
+     "data element, period, org unit, category option combo and attribute option\n"
+     "combo) before the next sync replaces it. FILE is replaced only after the\n"
+     "output is in place: a sync that fails repeats the delta, never skips one.\n"},
     {"count", kCountCommand, CommandLine::Action::kCount, CommandLine::Action::kShowCountHelp,
      "Usage: dvexport count --server HOST:PORT [filters]\n"
      "\n"
@@ -521,6 +543,19 @@ absl::StatusOr<CommandLine> Complete(ExportFlags flags) {
   return std::move(command);
 }
 
+// Checks what sync requires beyond export's: a state file, a file output, no limit.
+absl::StatusOr<CommandLine> CompleteSync(ExportFlags flags) {
+  if (flags.command.state_file.empty()) return UsageError("--state FILE is required");
+  if (flags.command.output == kStandardOutput) {
+    return UsageError(
+        "sync writes a file (-o FILE): standard output cannot be known to be in place");
+  }
+  if (flags.command.request.query().has_limit()) {
+    return UsageError("--limit cannot be used with sync: a limited export is incomplete");
+  }
+  return Complete(std::move(flags));
+}
+
 // Checks what stream, count and health require.
 absl::StatusOr<CommandLine> CompleteOther(ExportFlags flags) {
   CommandLine& command = flags.command;
@@ -598,6 +633,7 @@ absl::StatusOr<CommandLine> ParseCommand(const CommandSpec& command,
       if (!status.ok()) return status;
     }
   }
+  if (command.mask == kSyncCommand) return CompleteSync(std::move(flags));
   return command.mask == kExportCommand ? Complete(std::move(flags))
                                         : CompleteOther(std::move(flags));
 }
@@ -669,6 +705,11 @@ constexpr absl::string_view kCountExitStatus =
     "\n"
     "Exit status: 0 counted, 1 the call failed, 2 usage error.\n";
 
+constexpr absl::string_view kSyncExitStatus =
+    "\n"
+    "Exit status: 0 the output and the state file are in place, 1 the sync failed\n"
+    "(the state file is left as it was), 2 usage error.\n";
+
 constexpr absl::string_view kHealthExitStatus =
     "\n"
     "Exit status: 0 SERVING, 1 anything else or the call failed, 2 usage error.\n";
@@ -682,6 +723,9 @@ std::string UsageOf(const CommandSpec& command) {
       break;
     case kStreamCommand:
       absl::StrAppend(&text, kStreamExitStatus);
+      break;
+    case kSyncCommand:
+      absl::StrAppend(&text, kSyncExitStatus);
       break;
     case kCountCommand:
       absl::StrAppend(&text, kCountExitStatus);
@@ -724,6 +768,7 @@ std::string Usage() {
       "Commands:\n"
       "  export                    Write data values to a JSON or CSV file.\n"
       "  stream                    Write typed data values as JSON lines.\n"
+      "  sync                      Write what changed since the last sync to a file.\n"
       "  count                     Print how many data values export would write.\n"
       "  health                    Print whether the server is serving.\n"
       "\n"

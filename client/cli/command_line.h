@@ -27,13 +27,17 @@ struct CommandLine {
     kCount,           // dvexport count ...
     kShowHealthHelp,  // dvexport health --help
     kHealth,          // dvexport health ...
+    kShowSyncHelp,    // dvexport sync --help
+    kSync,            // dvexport sync ...
   };
   Action action = Action::kShowHelp;
 
-  // The rest is set for kExport, kStream, kCount and kHealth only.
+  // The rest is set for kExport, kSync, kStream, kCount and kHealth only.
   std::string server;
-  // A file path, or kStandardOutput (kExport, kStream).
+  // A file path, or kStandardOutput (kExport, kStream; kSync: a path).
   std::string output;
+  // kSync: the file holding the last change token.
+  std::string state_file;
   // Filters, id schemes, format and compression, complete: the format and
   // compression follow the flags, else the output file's extension. kStream
   // and kCount use the query only.
@@ -48,8 +52,9 @@ struct CommandLine {
   client::ChannelOptions channel;
 };
 
-// The commands, as typed: "export", "stream", "count", "health".
-inline constexpr absl::string_view kCommandNames[] = {"export", "stream", "count", "health"};
+// The commands, as typed: "export", "sync", "stream", "count", "health".
+inline constexpr absl::string_view kCommandNames[] = {"export", "sync", "stream", "count",
+                                                      "health"};
 
 // Parses the arguments that follow the program name. A command line that
 // makes no valid command is INVALID_ARGUMENT with a message for the user.

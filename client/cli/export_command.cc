@@ -5,19 +5,71 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <optional>
+#include <string>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "client/cli/connection.h"
 #include "client/cli/interrupt_watcher.h"
 #include "client/cli/progress_line.h"
 #include "client/export_client.h"
+#include "client/replacement_file.h"
 
 namespace dvexport::cli {
+namespace {
 
-int RunExport(const CommandLine& command) {
+// The token kept in a sync state file: its first line; empty if there is no file.
+absl::StatusOr<std::string> ReadSyncState(const std::string& path) {
+  std::ifstream in(path);
+  if (!in.is_open()) {
+    if (errno == ENOENT) return std::string();
+    return absl::FailedPreconditionError(
+        absl::StrCat("--state ", path, ": cannot be read: ", std::strerror(errno)));
+  }
+  std::string token;
+  std::getline(in, token);
+  if (in.bad()) {
+    return absl::FailedPreconditionError(absl::StrCat("--state ", path, ": cannot be read"));
+  }
+  return token;
+}
+
+// Replaces the state file with "token" atomically (a synced temporary file renamed over it).
+absl::Status WriteSyncState(const std::string& path, const std::string& token) {
+  client::ReplacementFile file(path);
+  absl::Status status = file.Create();
+  if (!status.ok()) return status;
+  const std::string line = token + "\n";
+  size_t written = 0;
+  while (written < line.size()) {
+    const ssize_t n = ::write(file.fd(), line.data() + written, line.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      return absl::InternalError(
+          absl::StrCat("--state ", path, ": cannot be written: ", std::strerror(errno)));
+    }
+    written += static_cast<size_t>(n);
+  }
+  return file.Commit();
+}
+
+}  // namespace
+
+int RunExport(const CommandLine& input) {
+  const bool sync = input.action == CommandLine::Action::kSync;
+  CommandLine command = input;
+  if (sync) {
+    absl::StatusOr<std::string> token = ReadSyncState(command.state_file);
+    if (!token.ok()) return PrintError(token.status());
+    if (!token->empty()) command.request.mutable_query()->set_changes_since(*token);
+  }
+
   ::signal(SIGPIPE, SIG_IGN);
   ::signal(SIGXFSZ, SIG_IGN);
   InterruptWatcher interrupts;
@@ -68,6 +120,18 @@ int RunExport(const CommandLine& command) {
                  "temporary file; the bytes matched the server's trailer (length and CRC-32) "
                  "once all were written\n",
                  command.output.c_str());
+  }
+  if (sync) {
+    // Only now that the output is in place: a failure before this repeats the delta next time.
+    if (summary->change_token.empty()) {
+      return PrintError(absl::FailedPreconditionError(
+          "the server sent no change token (does it support sync?); the state file is left as "
+          "it was"));
+    }
+    absl::Status status = WriteSyncState(command.state_file, summary->change_token);
+    if (!status.ok()) return PrintError(status);
+    std::fprintf(stderr, "%s: the next sync exports what changed since this one\n",
+                 command.state_file.c_str());
   }
   return kExitOk;
 }

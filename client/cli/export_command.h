@@ -17,6 +17,11 @@ inline constexpr int kExitUsage = 2;
 // the temporary file), and then dies of the same signal. It ignores SIGPIPE
 // and SIGXFSZ, so that a closed pipe or a file size limit fails the export
 // with a message instead of killing the process.
+//
+// "dvexport sync" (kSync) is the same export with the query's changes_since
+// read from the state file (none if the file does not exist); once the output
+// is in place, the state file is replaced atomically with the export's change
+// token. Any failure before leaves the state file as it was.
 int RunExport(const CommandLine& command);
 
 }  // namespace dvexport::cli

@@ -41,7 +41,11 @@ int main(int argc, char** argv) {
     case CommandLine::Action::kShowHealthHelp:
       std::fputs(dvexport::cli::CommandUsage("health").c_str(), stdout);
       return dvexport::cli::kExitOk;
+    case CommandLine::Action::kShowSyncHelp:
+      std::fputs(dvexport::cli::CommandUsage("sync").c_str(), stdout);
+      return dvexport::cli::kExitOk;
     case CommandLine::Action::kExport:
+    case CommandLine::Action::kSync:
       return dvexport::cli::RunExport(*command);
     case CommandLine::Action::kStream:
       return dvexport::cli::RunStream(*command);

@@ -455,7 +455,19 @@ std::string BuildDataValueWhereSql(const ExportScope& scope) {
     absl::StrAppend(&sql, " AND dv.attributeoptioncomboid = ANY('",
                     ToArrayLiteral(*scope.attribute_option_combo_ids), "'::bigint[])");
   }
-  if (!scope.include_deleted) sql += " AND dv.deleted IS FALSE";
+  if (scope.changes_only) {
+    // A row version is new since the token's snapshot when its xmin (the transaction that wrote
+    // it) is at or above the snapshot's xmin: age() counts back from this transaction's
+    // reference xid modulo 2^32, so both sides are in the same 32-bit window (ReadSession
+    // refuses tokens more than 2^31 - 2^27 transactions old). age() is 2^31 - 1 for frozen
+    // permanent xids (always old); a row frozen more than 2^31 transactions ago can alias to
+    // a negative or a small age and be sent again: a duplicate, never a miss. Deleted values
+    // are always sent: a copy must learn of the deletion.
+    absl::StrAppend(&sql, " AND age(dv.xmin) BETWEEN 0 AND (SELECT age(current_setting('",
+                    kChangesSinceSetting, "')::xid))");
+  } else if (!scope.include_deleted) {
+    sql += " AND dv.deleted IS FALSE";
+  }
   if (scope.last_updated_min_micros) {
     // Whole seconds and the rest, both integers of ours; the sum folds to a
     // constant, so in_datavalue_lastupdated stays usable.

@@ -43,6 +43,10 @@ struct ExportScope {
   std::optional<int64_t> last_updated_min_micros;
   bool include_deleted = false;
   std::optional<int32_t> limit;
+  // Only row versions written since a change token's snapshot, deleted ones
+  // included whatever include_deleted says. The transaction reading the scope
+  // must have run ChangesSinceSetting's statement (ReadSession does).
+  bool changes_only = false;
 
   IdentifierMap data_elements;
   IdentifierMap periods;  // ISO ids, never null
@@ -75,7 +79,8 @@ absl::StatusOr<ExportScope> ResolveExportScope(pqxx::transaction_base& tx, Schem
                                                const dhis2::ExportParams& params);
 
 // The WHERE condition (without "WHERE") on "datavalue dv" that selects the
-// scope's values, ignoring the limit. Integers from "scope" only.
+// scope's values, ignoring the limit. Integers from "scope" only (a change
+// token's xmin is read from a setting, see kChangesSinceSetting).
 std::string BuildDataValueWhereSql(const ExportScope& scope);
 
 // A slice of the datavalue table by physical position: the rows whose ctid
@@ -93,6 +98,11 @@ struct BlockRange {
 // come as PostgreSQL reads them.
 std::string BuildDataValueSelectSql(const ExportScope& scope,
                                     const std::optional<BlockRange>& blocks = std::nullopt);
+
+// The transaction setting that holds a change token's xmin, modulo 2^32, in decimal, for the
+// condition of ExportScope::changes_only: set with set_config($1) since COPY takes no bind
+// parameters.
+inline constexpr char kChangesSinceSetting[] = "dvexport.changes_since_xid";
 
 // The columns of the data value COPY, in order.
 inline constexpr int kDataValueColumns = 12;

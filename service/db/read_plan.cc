@@ -60,9 +60,12 @@ std::vector<std::optional<BlockRange>> PlanBlockSlices(pqxx::transaction_base& t
   const std::string_view json = plan[0][0].c_str();
   int64_t rows = 0;
   if (PlanField(json, "Node Type") != "Seq Scan" ||
-      !ParseInt(PlanField(json, "Plan Rows"), &rows) || rows < options.min_rows) {
+      !ParseInt(PlanField(json, "Plan Rows"), &rows)) {
     return whole_table;
   }
+  // A delta (changes_only) reads the whole table whatever it sends, and the planner cannot
+  // estimate how many rows age(xmin) keeps: the table's size decides.
+  if (!scope.changes_only && rows < options.min_rows) return whole_table;
 
   // The planner has locked datavalue for this transaction: its size now waits for nobody.
   const pqxx::result size = tx.exec_params(

@@ -34,11 +34,12 @@ struct ReadPlanOptions {
 // The slices of the datavalue table to read the scope from, in table order; a single nullopt
 // slice means one COPY of the whole table. Splits only what PostgreSQL would read with a
 // sequential scan anyway (the top of the plan of the scope's query), for at least
-// "options.min_rows" estimated rows, when datavalue is a plain table (on a primary or a hot
-// standby: PostgreSQL 10+ exports and imports snapshots on both); each slice then becomes a TID
-// Range Scan (PostgreSQL 14+; older servers filter a sequential scan by ctid, which still splits
-// the output work). Runs in "tx", the export's transaction. Reads only the catalog unless the table
-// is large enough. Database errors are libpqxx's exceptions.
+// "options.min_rows" estimated rows (a delta, scope.changes_only: rows in the table, since it
+// scans them all), when datavalue is a plain table (on a primary or a hot standby: PostgreSQL
+// 10+ exports and imports snapshots on both); each slice then becomes a TID Range Scan
+// (PostgreSQL 14+; older servers filter a sequential scan by ctid, which still splits the output
+// work). Runs in "tx", the export's transaction. Reads only the catalog unless the table is large
+// enough. Database errors are libpqxx's exceptions.
 std::vector<std::optional<BlockRange>> PlanBlockSlices(pqxx::transaction_base& tx,
                                                        const ExportScope& scope,
                                                        const ReadPlanOptions& options);

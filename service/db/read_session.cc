@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <pqxx/except>
+#include <pqxx/nontransaction>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "service/db/change_tracking.h"
 #include "service/db/data_value_stream.h"
 
 namespace dvexport::db {
@@ -39,6 +42,7 @@ absl::Status ReadSession::BeginTransaction(pqxx::connection_base& conn,
   return RunStatements(conn, "beginning the export's transaction", [&] {
     *tx = std::make_unique<Transaction>(conn);
     if (!set_snapshot.empty()) (*tx)->exec(set_snapshot);
+    if (changes_since_) SetChangesSince(**tx, *changes_since_);
     // 0 keeps the role's or database's statement_timeout (e.g. ALTER ROLE ... SET).
     if (options_.statement_timeout.count() > 0) {
       (*tx)->exec(
@@ -76,17 +80,54 @@ absl::Status ReadSession::Begin(const dhis2::ExportParams& params) {
   });
   if (!conn.ok()) return conn.status();
   conn_.emplace(*std::move(conn));
-  absl::Status status = BeginTransaction(**conn_, "", &tx_);
+  absl::Status status;
+  if (params.changes_since) status = WaitForTokenPosition(*params.changes_since);
+  if (status.ok()) status = BeginTransaction(**conn_, "", &tx_);
   if (!status.ok()) return status;
-  return RunStatements(**conn_, "resolving the export's identifiers", [&] {
+  status = RunStatements(**conn_, "resolving the export's identifiers", [&] {
     absl::StatusOr<ExportScope> scope = ResolveExportScope(*tx_, &(*conn_)->schema_facts(), params);
     if (!scope.ok()) return scope.status();
     scope_ = *std::move(scope);
     return absl::OkStatus();
   });
+  if (!status.ok()) return status;
+  // The statements above took the snapshot; the token describes it.
+  return RunStatements(**conn_, "reading the export's snapshot", [&] {
+    const SnapshotFacts facts = ReadSnapshotFacts(*tx_);
+    if (params.changes_since) {
+      absl::Status judged = CheckSnapshot(*params.changes_since, facts);
+      if (!judged.ok()) return judged;
+      SetChangesSince(*tx_, *params.changes_since);
+      changes_since_ = params.changes_since;
+      scope_.changes_only = true;
+    }
+    if (!params.limit) change_token_ = dhis2::EncodeChangeToken(facts.token);
+    return absl::OkStatus();
+  });
+}
+
+absl::Status ReadSession::WaitForTokenPosition(const dhis2::ChangeToken& token) {
+  const auto give_up = std::chrono::steady_clock::now() + kReplicaCatchUpWait;
+  for (;;) {
+    WalPosition position;
+    absl::Status status = RunStatements(**conn_, "reading the server's WAL position", [&] {
+      pqxx::nontransaction tx(**conn_);
+      position = ReadWalPosition(tx);
+      return absl::OkStatus();
+    });
+    if (!status.ok()) return status;
+    bool retry = false;
+    status = CheckWalPosition(token, position, &retry);
+    if (status.ok() || !retry || std::chrono::steady_clock::now() >= give_up) return status;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    absl::Status stopped = canceller_.StopStatus("waiting for the replica to replay WAL");
+    if (!stopped.ok()) return stopped;
+  }
 }
 
 const ExportScope& ReadSession::scope() const { return scope_; }
+
+const std::string& ReadSession::change_token() const { return change_token_; }
 
 absl::StatusOr<int64_t> ReadSession::Count() {
   if (tx_ == nullptr) return absl::FailedPreconditionError("Count before Begin");

@@ -75,11 +75,18 @@ class ReadSession {
 
   // Borrows a connection, begins the transaction and resolves "params" into
   // the scope (NotFound / InvalidArgument / FailedPrecondition as
-  // ResolveExportScope).
+  // ResolveExportScope). With params.changes_since, first waits (at most
+  // kReplicaCatchUpWait) for a replica to have replayed what the token saw,
+  // and refuses a token it cannot judge (CheckWalPosition, CheckSnapshot);
+  // the scope is then the changes since the token.
   absl::Status Begin(const dhis2::ExportParams& params);
 
   // After Begin.
   const ExportScope& scope() const;
+
+  // After Begin: the change token of this export's snapshot; empty when the
+  // request has a limit (a limited export is not complete).
+  const std::string& change_token() const;
 
   // How many values an export of the scope writes (count(*), capped at its
   // limit).
@@ -145,6 +152,10 @@ class ReadSession {
   absl::Status EndTransaction(std::unique_ptr<Transaction>* tx, PooledConnection* conn,
                               bool commit);
 
+  // Before the transaction: until this server has seen everything "token"
+  // saw (or why not).
+  absl::Status WaitForTokenPosition(const dhis2::ChangeToken& token);
+
   // Reads slices until none is left in "tx" on "conn".
   absl::Status ReadSlices(pqxx::connection_base& conn, Transaction& tx,
                           absl::FunctionRef<bool(const encode::DataValueRow&)> row);
@@ -163,6 +174,9 @@ class ReadSession {
   int readers_ = 1;
   int keep_available_ = 0;
   std::string set_snapshot_sql_;  // for the extra readers
+  // The request's changes_since, once accepted: every reader's transaction sets it.
+  std::optional<dhis2::ChangeToken> changes_since_;
+  std::string change_token_;
 };
 
 }  // namespace dvexport::db

@@ -314,6 +314,16 @@ absl::StatusOr<ExportParams> ValidateExportRequest(const dvexport::v1::ExportReq
   params.children = request.children();
   params.include_deleted = request.include_deleted();
   if (request.has_limit()) params.limit = request.limit();
+  if (!request.changes_since().empty()) {
+    absl::StatusOr<ChangeToken> token = DecodeChangeToken(request.changes_since());
+    if (!token.ok()) return token.status();
+    if (params.limit.has_value()) {
+      return absl::InvalidArgumentError(
+          "changes_since: cannot be combined with limit (a limited export is incomplete, so the "
+          "next token would skip what it left out)");
+    }
+    params.changes_since = *token;
+  }
 
   status = CheckDhis2Rules(params, duration);
   if (!status.ok()) return status;

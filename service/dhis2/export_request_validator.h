@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "dvexport/v1/export.pb.h"
+#include "service/dhis2/change_token.h"
 #include "service/dhis2/id_scheme.h"
 #include "service/dhis2/period.h"
 
@@ -66,6 +67,9 @@ struct ExportParams {
   bool include_deleted = false;
   // >= 0 when present.
   std::optional<int32_t> limit;
+  // changes_since, decoded: export only what changed since that snapshot.
+  // Never together with limit.
+  std::optional<ChangeToken> changes_since;
   OutputIdSchemes output;
 
   // True for exactly one data set, one period and one org unit and no data
@@ -87,8 +91,9 @@ struct ExportParams {
 //    start_date, end_date or last_updated that ParseDate rejects (`start_date:
 //    "2024-13-01" is not a valid date (yyyy-MM-dd)`), `start_date and end_date
 //    must be given together`, and E2040 for attribute_combo without
-//    attribute_options or the reverse. An empty string in a repeated field is
-//    malformed; an empty scalar string is unset.
+//    attribute_options or the reverse, a changes_since that DecodeChangeToken
+//    refuses, and changes_since with limit. An empty string in a repeated
+//    field is malformed; an empty scalar string is unset.
 // 2. DHIS2's rules, in DHIS2's order, as "<code>: <message>" (see
 //    export_error.h): E2001 no data_set, data_element or data_element_group;
 //    E2002 no period, start/end dates, last_updated or last_updated_duration;

@@ -1,5 +1,6 @@
 #include "service/encode/protobuf_data_value_encoder.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cstring>
 #include <string_view>
@@ -130,7 +131,8 @@ void ProtobufDataValueEncoder::Add(const DataValueRow& row) {
   out_->Commit(written);
 }
 
-char* ProtobufDataValueEncoder::WriteBatchEnd(char* p, bool last, int64_t values_so_far) {
+char* ProtobufDataValueEncoder::WriteBatchEnd(char* p, bool last, int64_t values_so_far,
+                                              std::string_view change_token) {
   if (last) {
     *p++ = wire::data_value_batch::kLast;
     *p++ = 1;
@@ -138,6 +140,12 @@ char* ProtobufDataValueEncoder::WriteBatchEnd(char* p, bool last, int64_t values
   if (values_so_far != 0) {
     *p++ = wire::data_value_batch::kValuesSoFar;
     p = WriteVarint(p, static_cast<uint64_t>(values_so_far));
+  }
+  if (!change_token.empty()) {
+    const size_t size = std::min(change_token.size(), kMaxChangeTokenSize);
+    p = wire::WriteTagAndVarint(p, wire::data_value_batch::kChangeToken, size);
+    std::memcpy(p, change_token.data(), size);
+    p += size;
   }
   return p;
 }

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 #include "service/encode/chunk_buffer.h"
 #include "service/encode/data_value_row.h"
@@ -30,12 +31,17 @@ class ProtobufDataValueEncoder {
   // Appends one data_values entry. "row" is only read during the call.
   void Add(const DataValueRow& row);
 
-  // The most bytes AppendBatchEnd writes.
-  static constexpr size_t kMaxBatchEndSize = 2 + 11;
+  // The longest change token WriteBatchEnd writes.
+  static constexpr size_t kMaxChangeTokenSize = 64;
 
-  // Writes DataValueBatch's last (if true) and values_so_far (if not 0) fields at "p", which has
-  // room for kMaxBatchEndSize bytes, and returns the end of what was written.
-  static char* WriteBatchEnd(char* p, bool last, int64_t values_so_far);
+  // The most bytes WriteBatchEnd writes.
+  static constexpr size_t kMaxBatchEndSize = 2 + 11 + 2 + kMaxChangeTokenSize;
+
+  // Writes DataValueBatch's last (if true), values_so_far (if not 0) and change_token (if not
+  // empty; at most kMaxChangeTokenSize bytes) fields at "p", which has room for
+  // kMaxBatchEndSize bytes, and returns the end of what was written.
+  static char* WriteBatchEnd(char* p, bool last, int64_t values_so_far,
+                             std::string_view change_token = {});
 
  private:
   ChunkBuffer* const out_;

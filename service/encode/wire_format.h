@@ -31,6 +31,7 @@ using M = dvexport::v1::DataValueBatch;
 inline constexpr char kDataValues = Tag(M::kDataValuesFieldNumber, kLengthDelimited);
 inline constexpr char kLast = Tag(M::kLastFieldNumber, kVarint);
 inline constexpr char kValuesSoFar = Tag(M::kValuesSoFarFieldNumber, kVarint);
+inline constexpr char kChangeToken = Tag(M::kChangeTokenFieldNumber, kLengthDelimited);
 }  // namespace data_value_batch
 
 namespace data_value {

@@ -192,8 +192,10 @@ class FileSequencer {
     return true;
   }
 
-  OutgoingMessage Trailer() const {
+  // The last message; "change_token" as ReadSession::change_token.
+  OutgoingMessage Trailer(const std::string& change_token) const {
     dvexport::v1::ExportTrailer trailer;
+    trailer.set_change_token(change_token);
     trailer.set_values(values_so_far_);
     trailer.set_uncompressed_bytes(uncompressed_bytes_);
     trailer.set_uncompressed_crc32(uncompressed_crc_);
@@ -290,7 +292,7 @@ class FileExportCall final : public StreamingExportCall {
     if (sequencer_.Chunk(rendered, 0, /*last=*/true, &message) && !Push(std::move(message))) {
       return ClientGoneError();
     }
-    if (!Push(sequencer_.Trailer())) {
+    if (!Push(sequencer_.Trailer(session().change_token()))) {
       return absl::CancelledError("the client went away before the trailer");
     }
     return absl::OkStatus();

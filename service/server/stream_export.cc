@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
+#include "service/dhis2/change_token.h"
 #include "service/encode/chunk_buffer.h"
 #include "service/encode/protobuf_data_value_encoder.h"
 
@@ -14,6 +15,8 @@ namespace dvexport::server {
 namespace {
 
 using encode::ProtobufDataValueEncoder;
+
+static_assert(dhis2::kChangeTokenLength <= ProtobufDataValueEncoder::kMaxChangeTokenSize);
 
 class StreamExportCall final : public StreamingExportCall {
  public:
@@ -84,8 +87,8 @@ class StreamExportCall final : public StreamingExportCall {
   // The batch held back (or none) with its end fields.
   OutgoingMessage Frame(bool last) ABSL_EXCLUSIVE_LOCKS_REQUIRED(order_mu_) {
     char end[ProtobufDataValueEncoder::kMaxBatchEndSize];
-    const char* const end_of_end =
-        ProtobufDataValueEncoder::WriteBatchEnd(end, last, values_so_far_);
+    const char* const end_of_end = ProtobufDataValueEncoder::WriteBatchEnd(
+        end, last, values_so_far_, last ? session().change_token() : std::string_view());
     grpc::Slice parts[2] = {pending_ ? *std::move(pending_) : grpc::Slice(),
                             grpc::Slice(end, static_cast<size_t>(end_of_end - end))};
     pending_.reset();

@@ -320,5 +320,51 @@ TEST(ParseCommandLineTest, RejectsAttemptsOutOfRange) {
   EXPECT_EQ(UsageError(Export({"--no-retry=yes"})), "--no-retry takes no value");
 }
 
+TEST(ParseCommandLineTest, SyncTakesTheExportFlagsAndAStateFile) {
+  absl::StatusOr<CommandLine> command = ParseCommandLine(
+      {"sync", "--server", "h:1", "--state", "copy.token", "--data-set", "BfMAe6Itzgt",
+       "--org-unit", "ImspTQPwCqd", "--period", "202401", "-o", "delta.csv.gz"});
+  ASSERT_TRUE(command.ok()) << command.status();
+  EXPECT_EQ(command->action, CommandLine::Action::kSync);
+  EXPECT_EQ(command->state_file, "copy.token");
+  EXPECT_EQ(command->output, "delta.csv.gz");
+  EXPECT_EQ(command->request.format(), dvexport::v1::FORMAT_CSV);
+  EXPECT_EQ(command->request.compression(), dvexport::v1::COMPRESSION_GZIP);
+  EXPECT_EQ(command->request.query().data_set_size(), 1);
+  EXPECT_EQ(ParseCommandLine({"sync", "--help"})->action, CommandLine::Action::kShowSyncHelp);
+  EXPECT_THAT(CommandUsage("sync"), HasSubstr("--state FILE"));
+  EXPECT_THAT(Usage(), HasSubstr("  sync "));
+}
+
+TEST(ParseCommandLineTest, SyncRefusesNoStateStdoutAndLimit) {
+  const std::vector<std::string> base = {"sync",        "--server",    "h:1",
+                                         "--data-set",  "BfMAe6Itzgt", "--org-unit",
+                                         "ImspTQPwCqd", "--period",    "202401"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    absl::StatusOr<CommandLine> command = ParseCommandLine(args);
+    EXPECT_FALSE(command.ok());
+    return std::string(command.status().message());
+  };
+  EXPECT_THAT(with({"-o", "d.json"}), HasSubstr("--state FILE is required"));
+  EXPECT_THAT(with({"--state", "s", "-o", "-"}), HasSubstr("sync writes a file"));
+  EXPECT_THAT(with({"--state", "s", "--limit", "3", "-o", "d.json"}),
+              HasSubstr("--limit cannot be used with sync"));
+  EXPECT_THAT(with({"--state", "s"}), HasSubstr("-o FILE is required"));
+  // export does not take --state.
+  absl::StatusOr<CommandLine> export_command = ParseCommandLine(
+      {"export", "--server", "h:1", "--state", "s", "--data-set", "BfMAe6Itzgt", "-o", "d.json"});
+  EXPECT_FALSE(export_command.ok());
+}
+
+TEST(UsageTest, SyncUsageFitsInEightyColumns) {
+  const std::string text = CommandUsage("sync");
+  size_t start = 0;
+  for (size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1) {
+    EXPECT_LE(end - start, 80u) << text.substr(start, end - start);
+  }
+}
+
 }  // namespace
 }  // namespace dvexport::cli

@@ -559,5 +559,36 @@ TEST(ExportRequestValidatorSchemesTest, AttributeComboNeedsOptions) {
             "or digits)");
 }
 
+TEST(ExportRequestValidatorTest, DecodesChangesSince) {
+  ChangeToken token;
+  token.system_identifier = 42;
+  token.xmin = 1000;
+  token.wal_lsn = 5000;
+  ExportRequest request = ValidRequest();
+  request.set_changes_since(EncodeChangeToken(token));
+  absl::StatusOr<ExportParams> params = ValidateExportRequest(request);
+  ASSERT_TRUE(params.ok()) << params.status();
+  ASSERT_TRUE(params->changes_since.has_value());
+  EXPECT_EQ(*params->changes_since, token);
+  EXPECT_FALSE(ValidateExportRequest(ValidRequest())->changes_since.has_value());
+}
+
+TEST(ExportRequestValidatorTest, RefusesMalformedChangesSince) {
+  ExportRequest request = ValidRequest();
+  request.set_changes_since("2024-01-01");
+  EXPECT_EQ(ErrorMessage(request),
+            "changes_since: not a change token of dvexport (10 characters, not 39); pass the "
+            "change_token of an earlier export unchanged");
+}
+
+TEST(ExportRequestValidatorTest, RefusesChangesSinceWithLimit) {
+  ExportRequest request = ValidRequest();
+  request.set_changes_since(EncodeChangeToken(ChangeToken{1, 2, 3}));
+  request.set_limit(10);
+  EXPECT_EQ(ErrorMessage(request),
+            "changes_since: cannot be combined with limit (a limited export is incomplete, so "
+            "the next token would skip what it left out)");
+}
+
 }  // namespace
 }  // namespace dvexport::dhis2

@@ -22,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "client/export_client.h"
 #include "dvexport/v1/export.grpc.pb.h"
+#include "service/encode/protobuf_data_value_encoder.h"
 #include "service/server/export_server.h"
 #include "tests/integration/test_database.h"
 #include "tests/support/strict_xml_parser.h"
@@ -326,9 +327,12 @@ TEST_F(StreamExportTest, BatchesAreBoundedInBytesAndOnlyTheLastIsLast) {
     }
     if (i + 1 < result.batches.size()) {
       // Full: the next value (tag, length, bytes) would not have fit, with
-      // the 16 bytes the server keeps for last and values_so_far.
+      // the room the server keeps for last, values_so_far and the change token.
       const size_t next = result.batches[i + 1].data_values(0).ByteSizeLong();
-      EXPECT_GT(batch.ByteSizeLong() + next + 3 + 16, kBatchBytes) << "batch " << i;
+      EXPECT_GT(
+          batch.ByteSizeLong() + next + 3 + encode::ProtobufDataValueEncoder::kMaxBatchEndSize,
+          kBatchBytes)
+          << "batch " << i;
     }
   }
 }

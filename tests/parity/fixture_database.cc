@@ -67,6 +67,7 @@ FixtureDatabase::FixtureDatabase(const std::string& suffix, const std::string& e
     return;
   }
   reader_conninfo_ = absl::StrCat(reader, " dbname=", name_);
+  admin_conninfo_ = admin_here;
 }
 
 FixtureDatabase::~FixtureDatabase() {

@@ -18,10 +18,13 @@ class FixtureDatabase {
 
   // Empty if creating the database failed (the failure is reported).
   const std::string& reader_conninfo() const { return reader_conninfo_; }
+  // DVEXPORT_TEST_PG_ADMIN in this database, for tests that write; empty as above.
+  const std::string& admin_conninfo() const { return admin_conninfo_; }
 
  private:
   std::string name_;
   std::string reader_conninfo_;
+  std::string admin_conninfo_;
 };
 
 }  // namespace dvexport::testing

@@ -1,0 +1,48 @@
+#ifndef DVEXPORT_SERVICE_DHIS2_CHANGE_TOKEN_H_
+#define DVEXPORT_SERVICE_DHIS2_CHANGE_TOKEN_H_
+
+// The change token of an export (ExportTrailer.change_token,
+// ExportRequest.changes_since): what a later export needs to send only what
+// changed since this one. Opaque to clients; docs/SYNC.md explains the design.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace dvexport::dhis2 {
+
+// An export's snapshot, as a later export of the same database cluster judges
+// it.
+struct ChangeToken {
+  // pg_control_system().system_identifier: the cluster (a primary and its
+  // replicas share it).
+  uint64_t system_identifier = 0;
+  // pg_snapshot_xmin of the export's snapshot, a 64-bit (epoch-widened)
+  // transaction id: every transaction below it had ended when the export
+  // began; every row version written since has an xmin at or above it.
+  uint64_t xmin = 0;
+  // A WAL position at or after the commit record of every transaction the
+  // snapshot saw: a replica that has replayed up to it sees all of them.
+  uint64_t wal_lsn = 0;
+
+  friend bool operator==(const ChangeToken&, const ChangeToken&) = default;
+};
+
+// The length of every encoded token (base64url without padding).
+inline constexpr size_t kChangeTokenLength = 39;
+
+// Version byte, the three fields little-endian, CRC-32 of all that, in
+// base64url without padding: kChangeTokenLength characters.
+std::string EncodeChangeToken(const ChangeToken& token);
+
+// The token "text" encodes; InvalidArgument naming changes_since for
+// anything EncodeChangeToken did not write (wrong length or alphabet, another
+// version, a checksum that does not match).
+absl::StatusOr<ChangeToken> DecodeChangeToken(absl::string_view text);
+
+}  // namespace dvexport::dhis2
+
+#endif  // DVEXPORT_SERVICE_DHIS2_CHANGE_TOKEN_H_

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# dvexport sync end to end through the real binaries: the first sync (no state file) writes
+# what export writes and a change token; a later sync writes only what changed (nothing is
+# written to the demo database, so at most what the first one did); a state file that holds no
+# token fails the sync with a message naming changes_since and is left as it was; sync refuses
+# stdout and --limit.
+# Usage: cli_sync_test.sh SERVER_BINARY CLI_BINARY   (DVEXPORT_TEST_PG set)
+set -euo pipefail
+server_bin=$1
+cli_bin=$2
+: "${DVEXPORT_TEST_PG:?run through scripts/test, which starts PostgreSQL}"
+
+work=$(mktemp -d)
+server_pid=
+cleanup() {
+  [[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$server_bin" --listen 127.0.0.1:0 --pg "$DVEXPORT_TEST_PG" --port_file "$work/port" \
+  2>"$work/server.log" &
+server_pid=$!
+for _ in $(seq 1 100); do [[ -s "$work/port" ]] && break; sleep 0.1; done
+[[ -s "$work/port" ]] || { cat "$work/server.log" >&2; fail "server did not start"; }
+server="127.0.0.1:$(cat "$work/port")"
+
+psql_q() { psql "$DVEXPORT_TEST_PG" -XAtq -c "$1"; }
+root=$(psql_q "SELECT o.uid FROM organisationunit o WHERE o.parentid IS NULL ORDER BY o.uid LIMIT 1")
+mapfile -t data_sets < <(psql_q "SELECT uid FROM dataset ORDER BY uid")
+filters=(--server "$server" --org-unit "$root" --children --start-date 2000-01-01
+  --end-date 2100-12-31)
+for ds in "${data_sets[@]}"; do filters+=(--data-set "$ds"); done
+count() { python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["dataValues"]))' "$1"; }
+
+"$cli_bin" export "${filters[@]}" -o "$work/full.json" 2>"$work/export.log" \
+  || { cat "$work/export.log" >&2; fail "export failed"; }
+full=$(count "$work/full.json")
+(( full > 0 )) || fail "the export is empty: is the demo database loaded?"
+
+# The first sync: everything, and a token.
+"$cli_bin" sync "${filters[@]}" --state "$work/state" -o "$work/delta.json" 2>"$work/sync1.log" \
+  || { cat "$work/sync1.log" >&2; fail "first sync failed"; }
+[[ $(count "$work/delta.json") == "$full" ]] || fail "the first sync is not the full export"
+token1=$(cat "$work/state")
+[[ "$token1" =~ ^[A-Za-z0-9_-]{39}$ ]] || fail "the state file holds no token: '$token1'"
+grep -q "the next sync exports what changed" "$work/sync1.log" || fail "no state message"
+
+# Nothing changed: a later sync holds at most what changed since (values of transactions still
+# running elsewhere in the cluster may be repeated, never all of them).
+"$cli_bin" sync "${filters[@]}" --state "$work/state" -o "$work/delta.csv" 2>"$work/sync2.log" \
+  || { cat "$work/sync2.log" >&2; fail "second sync failed"; }
+delta_lines=$(($(wc -l <"$work/delta.csv") - 1))
+(( delta_lines < full )) || fail "the second sync wrote $delta_lines values of $full"
+token2=$(cat "$work/state")
+[[ "$token2" =~ ^[A-Za-z0-9_-]{39}$ ]] || fail "the second token is not one: '$token2'"
+
+# A state file that holds no token: refused, and left as it was.
+echo "2024-01-01" >"$work/bad-state"
+if "$cli_bin" sync "${filters[@]}" --state "$work/bad-state" -o "$work/bad.json" \
+  2>"$work/sync3.log"; then
+  fail "a sync with a malformed token succeeded"
+fi
+grep -q "INVALID_ARGUMENT" "$work/sync3.log" || fail "not INVALID_ARGUMENT: $(cat "$work/sync3.log")"
+grep -q "changes_since" "$work/sync3.log" || fail "the message does not name changes_since"
+[[ $(cat "$work/bad-state") == "2024-01-01" ]] || fail "the bad state file was changed"
+[[ ! -e "$work/bad.json" ]] || fail "a failed sync left an output file"
+
+# Usage errors (exit 2).
+set +e
+"$cli_bin" sync "${filters[@]}" --state "$work/state" -o - >/dev/null 2>&1
+[[ $? == 2 ]] || fail "sync to stdout was not a usage error"
+"$cli_bin" sync "${filters[@]}" --state "$work/state" --limit 5 -o "$work/x.json" 2>/dev/null
+[[ $? == 2 ]] || fail "sync with --limit was not a usage error"
+"$cli_bin" sync "${filters[@]}" -o "$work/x.json" 2>/dev/null
+[[ $? == 2 ]] || fail "sync without --state was not a usage error"
+set -e
+[[ $(cat "$work/state") == "$token2" ]] || fail "a refused sync changed the state file"
+echo "cli_sync: OK (full $full values, second sync $delta_lines)"

@@ -1,0 +1,232 @@
+// Change tokens across a primary and its streaming hot standby (docs/SYNC.md): a token from the
+// primary works on the standby and the reverse, the deltas keep a copy equal to a full export;
+// a standby that has not replayed what the token saw waits for it, then answers UNAVAILABLE.
+// A real primary and standby (tests/reliability/standby_pg.sh), a dvexport server in-process
+// on each, real gRPC over loopback.
+
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "dvexport/v1/export.grpc.pb.h"
+#include "service/server/export_server.h"
+#include "tests/reliability/standby_pair.h"
+
+namespace dvexport::reliability {
+namespace {
+
+using v1::DataValue;
+using v1::DataValueBatch;
+using v1::ExportRequest;
+
+using Key = std::tuple<std::string, std::string, std::string, std::string, std::string>;
+// Value, comment, last updated (seconds, nanos), deleted.
+using Fields =
+    std::tuple<std::optional<std::string>, std::optional<std::string>, int64_t, int32_t, bool>;
+
+struct Stream {
+  grpc::Status status;
+  std::vector<std::pair<Key, Fields>> values;
+  std::string change_token;
+};
+
+struct Server {
+  explicit Server(const std::string& conninfo) {
+    server::ServerOptions options;
+    options.listen = "127.0.0.1:0";
+    options.conninfo = conninfo;
+    options.pool_size = 4;
+    auto started = server::ExportServer::Start(options);
+    EXPECT_TRUE(started.ok()) << started.status();
+    if (!started.ok()) return;
+    server = *std::move(started);
+    stub = v1::DataValueExport::NewStub(grpc::CreateChannel(
+        absl::StrCat("127.0.0.1:", server->port()), grpc::InsecureChannelCredentials()));
+  }
+
+  Stream Run(const ExportRequest& request) {
+    Stream result;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+    auto reader = stub->StreamDataValues(&context, request);
+    DataValueBatch batch;
+    while (reader->Read(&batch)) {
+      for (const DataValue& v : batch.data_values()) {
+        result.values.emplace_back(
+            Key{v.data_element(), v.period(), v.org_unit(), v.category_option_combo(),
+                v.attribute_option_combo()},
+            Fields{v.has_value() ? std::optional<std::string>(v.value()) : std::nullopt,
+                   v.has_comment() ? std::optional<std::string>(v.comment()) : std::nullopt,
+                   v.last_updated().seconds(), v.last_updated().nanos(), v.deleted()});
+      }
+      if (batch.last()) result.change_token = batch.change_token();
+    }
+    result.status = reader->Finish();
+    return result;
+  }
+
+  std::unique_ptr<server::ExportServer> server;
+  std::unique_ptr<v1::DataValueExport::Stub> stub;
+};
+
+// Everything in the demo database, deleted values left out.
+ExportRequest Everything() {
+  ExportRequest request;
+  const std::string admin = StandbyPair::primary_admin();
+  for (absl::string_view ds :
+       absl::StrSplit(QueryOn(admin, "SELECT string_agg(uid, ',') FROM dataset"), ',')) {
+    request.add_data_set(std::string(ds));
+  }
+  for (absl::string_view ou : absl::StrSplit(
+           QueryOn(admin,
+                   "SELECT string_agg(uid, ',') FROM organisationunit WHERE parentid IS NULL"),
+           ',')) {
+    request.add_org_unit(std::string(ou));
+  }
+  request.set_children(true);
+  request.set_start_date("1900-01-01");
+  request.set_end_date("2100-12-31");
+  return request;
+}
+
+std::map<Key, Fields> ToCopy(const Stream& stream) {
+  std::map<Key, Fields> copy;
+  for (const auto& [key, fields] : stream.values) copy[key] = fields;
+  return copy;
+}
+
+// Upserts "delta" into "copy" by key; deleted values leave it.
+void Apply(const Stream& delta, std::map<Key, Fields>* copy) {
+  for (const auto& [key, fields] : delta.values) {
+    if (std::get<4>(fields)) {
+      copy->erase(key);
+    } else {
+      (*copy)[key] = fields;
+    }
+  }
+}
+
+// Changes "n" values of Everything() on the primary (a new value, a comment, now() as
+// lastupdated) and soft-deletes one more, in one transaction; returns how many rows it wrote.
+int ChangeOnPrimary(int n, const std::string& tag) {
+  const std::string columns =
+      "dataelementid, periodid, sourceid, categoryoptioncomboid, attributeoptioncomboid";
+  const std::string keys = absl::StrCat("(", columns, ")");
+  const std::string changed = QueryOn(
+      StandbyPair::primary_admin(),
+      absl::StrCat(
+          "WITH u AS (UPDATE datavalue SET value = '", tag, "', comment = '", tag,
+          "', lastupdated = now() WHERE ", keys, " IN (SELECT ", columns,
+          " FROM datavalue WHERE NOT deleted AND dataelementid IN (SELECT dataelementid FROM "
+          "datasetelement) ORDER BY ",
+          keys, " OFFSET 100 LIMIT ", n,
+          ") RETURNING 1), d AS (UPDATE datavalue SET deleted = true, lastupdated = "
+          "now() WHERE ",
+          keys, " IN (SELECT ", columns,
+          " FROM datavalue WHERE NOT deleted AND dataelementid IN (SELECT dataelementid FROM "
+          "datasetelement) ORDER BY ",
+          keys,
+          " LIMIT 1) RETURNING 1) SELECT (SELECT count(*) FROM u) + (SELECT count(*) "
+          "FROM d)"));
+  return std::stoi(changed.empty() ? "0" : changed);
+}
+
+TEST(StandbySyncTest, TokensOfThePrimaryWorkOnTheStandbyAndTheReverse) {
+  Server primary(StandbyPair::primary_reader());
+  Server standby(StandbyPair::standby_reader());
+  ASSERT_NE(primary.stub, nullptr);
+  ASSERT_NE(standby.stub, nullptr);
+  const ExportRequest everything = Everything();
+
+  Stream first = primary.Run(everything);
+  ASSERT_TRUE(first.status.ok()) << first.status.error_message();
+  ASSERT_FALSE(first.change_token.empty());
+  std::map<Key, Fields> copy = ToCopy(first);
+
+  // Written on the primary and replayed by the standby: the standby's delta with the
+  // primary's token holds all of it (asked before replaying it, the standby would answer at its
+  // own older snapshot, rightly without it).
+  ASSERT_EQ(ChangeOnPrimary(20, "sync-1"), 21);
+  StandbyPair::WaitForReplay();
+  ExportRequest request = everything;
+  request.set_changes_since(first.change_token);
+  Stream on_standby = standby.Run(request);
+  ASSERT_TRUE(on_standby.status.ok()) << on_standby.status.error_message();
+  // The primary's first token saw nothing of the change; the standby's delta holds all of it.
+  EXPECT_EQ(on_standby.values.size(), 21u);
+  Apply(on_standby, &copy);
+  Stream full_standby = standby.Run(everything);
+  ASSERT_TRUE(full_standby.status.ok());
+  EXPECT_TRUE(copy == ToCopy(full_standby)) << "the standby's delta missed a change";
+
+  // The standby's token on the primary: another change, then a delta from the primary.
+  ASSERT_EQ(ChangeOnPrimary(5, "sync-2"), 6);
+  request.set_changes_since(on_standby.change_token);
+  Stream on_primary = primary.Run(request);
+  ASSERT_TRUE(on_primary.status.ok()) << on_primary.status.error_message();
+  EXPECT_EQ(on_primary.values.size(), 6u);
+  Apply(on_primary, &copy);
+  Stream full_primary = primary.Run(everything);
+  ASSERT_TRUE(full_primary.status.ok());
+  EXPECT_TRUE(copy == ToCopy(full_primary)) << "the primary's delta missed a change";
+}
+
+TEST(StandbySyncTest, AStandbyBehindTheTokenWaitsThenAnswersUnavailable) {
+  Server primary(StandbyPair::primary_reader());
+  Server standby(StandbyPair::standby_reader());
+  ASSERT_NE(standby.stub, nullptr);
+  const ExportRequest everything = Everything();
+  QueryOn(StandbyPair::standby_admin(), "SELECT pg_wal_replay_pause()");
+  // Resumed however the test ends.
+  struct Resume {
+    ~Resume() { QueryOn(StandbyPair::standby_admin(), "SELECT pg_wal_replay_resume()"); }
+  } resume;
+  ASSERT_EQ(ChangeOnPrimary(3, "sync-3"), 4);
+  Stream after = primary.Run(everything);
+  ASSERT_TRUE(after.status.ok()) << after.status.error_message();
+
+  ExportRequest request = everything;
+  request.set_changes_since(after.change_token);
+  const auto start = std::chrono::steady_clock::now();
+  Stream refused = standby.Run(request);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(refused.status.error_code(), grpc::StatusCode::UNAVAILABLE)
+      << refused.status.error_message();
+  EXPECT_NE(refused.status.error_message().find("this replica has replayed WAL up to"),
+            std::string::npos)
+      << refused.status.error_message();
+  EXPECT_GE(seconds, 4.5) << "it did not wait for the replica";
+  EXPECT_LT(seconds, 15.0);
+
+  // Replayed, the same request succeeds with nothing changed since.
+  QueryOn(StandbyPair::standby_admin(), "SELECT pg_wal_replay_resume()");
+  StandbyPair::WaitForReplay();
+  Stream delta = standby.Run(request);
+  ASSERT_TRUE(delta.status.ok()) << delta.status.error_message();
+  EXPECT_EQ(delta.values.size(), 0u);
+}
+
+class StandbyPairEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override { ASSERT_TRUE(StandbyPair::Start()); }
+  void TearDown() override { StandbyPair::Stop(); }
+};
+
+}  // namespace
+}  // namespace dvexport::reliability
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  ::testing::AddGlobalTestEnvironment(new dvexport::reliability::StandbyPairEnvironment);
+  return RUN_ALL_TESTS();
+}
