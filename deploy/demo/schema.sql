@@ -1,7 +1,7 @@
 -- The DHIS2 2.42 schema subset read by dvexport (and by DHIS2's own
 -- /api/dataValueSets export), for the demo and test databases.
 --
--- Sources (see /work/shared/reference/dhis2-datavalueset.md §1): the base DDL
+-- Sources (docs/DHIS2-COMPATIBILITY.md names DHIS2's own): the base DDL
 -- dhis2_base_schema.sql (a 2.30 dump) plus the Flyway migrations up to 2.42:
 --   2.32 V2_32_2  completedatasetregistration.lastupdatedby/lastupdated/completed
 --   2.32 V2_32_10 most *id columns become bigint; periodtype.periodtypeid,

@@ -38,6 +38,23 @@ void Report(CallEnvironment* env, std::chrono::steady_clock::time_point started,
 
 }  // namespace
 
+void CallEnvironment::CallStarted() {
+  std::lock_guard<std::mutex> lock(calls_mu_);
+  ++live_calls_;
+}
+
+void CallEnvironment::CallEnded() {
+  std::lock_guard<std::mutex> lock(calls_mu_);
+  if (--live_calls_ == 0) calls_ended_.notify_all();
+}
+
+bool CallEnvironment::WaitForCalls(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(calls_mu_);
+  return calls_ended_.wait_for(lock, timeout, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(calls_mu_) {
+    return live_calls_ == 0;
+  });
+}
+
 absl::StatusOr<dhis2::ExportParams> CallSession::Open(CallEnvironment* env,
                                                       grpc::CallbackServerContext* context,
                                                       const dvexport::v1::ExportRequest& query) {
@@ -87,6 +104,7 @@ StreamingExportCall::StreamingExportCall(CallEnvironment* env, grpc::CallbackSer
       peer_(context->peer()),
       queue_(/*capacity=*/4, /*producers=*/1, [this] { Pump(); }) {
   record_.rpc = std::move(rpc);
+  env_->CallStarted();
 }
 
 StreamingExportCall::~StreamingExportCall() = default;
@@ -206,7 +224,9 @@ void StreamingExportCall::OnDone() {
     std::lock_guard<std::mutex> lock(threads_mu_);
     for (std::thread& thread : threads_) JoinUnlessSelf(thread);
   }
+  CallEnvironment* const env = env_;
   delete this;
+  env->CallEnded();
 }
 
 CountCall::CountCall(CallEnvironment* env, grpc::CallbackServerContext* context,
@@ -219,6 +239,7 @@ CountCall::CountCall(CallEnvironment* env, grpc::CallbackServerContext* context,
       peer_(context->peer()),
       summary_(SummarizeRequest(*request)) {
   record_.rpc = "CountDataValues";
+  env_->CallStarted();
   absl::StatusOr<dhis2::ExportParams> params = session_.Open(env_, context_, *request);
   if (!params.ok()) {
     End(params.status());
@@ -251,7 +272,9 @@ void CountCall::OnCancel() { session_.Cancel(); }
 
 void CountCall::OnDone() {
   JoinUnlessSelf(thread_);
+  CallEnvironment* const env = env_;
   delete this;
+  env->CallEnded();
 }
 
 }  // namespace dvexport::server

@@ -138,6 +138,9 @@ ExportServer::~ExportServer() {
   if (server_ != nullptr) {
     server_->Shutdown(std::chrono::system_clock::now());
     server_->Wait();
+    // Server::Wait has seen every call end; their last steps (OnDone) may still be on their way
+    // out. Bounded: gRPC has finished them.
+    service_->WaitForCalls(std::chrono::seconds(30));
   }
 }
 

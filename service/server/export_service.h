@@ -44,6 +44,10 @@ class DataValueExportService final : public DataValueExportCallbackBase {
   int active_exports() const { return env_.slots->running(); }
   int queued_exports() const { return env_.slots->queued(); }
 
+  // True once every call has ended (its reactor gone, its reader threads joined); false if
+  // "timeout" passed first. For the owner, after grpc::Server::Wait.
+  bool WaitForCalls(std::chrono::milliseconds timeout) { return env_.WaitForCalls(timeout); }
+
   // Exports that were read with more than one connection so far.
   int64_t sliced_exports() const { return env_.sliced_exports.load(); }
 
