@@ -1,5 +1,7 @@
 #include "service/server/export_call.h"
 
+#include <grpc/grpc.h>
+
 #include <algorithm>
 #include <mutex>
 #include <utility>
@@ -11,6 +13,12 @@ namespace {
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+absl::Status StalledClientError(std::chrono::milliseconds stall_timeout) {
+  return absl::DeadlineExceededError(
+      absl::StrCat("the client read nothing for ", stall_timeout.count() / 1000.0,
+                   " s (the server's --stall_timeout_s); the export was stopped"));
 }
 
 absl::Status CallCancelledError() {
@@ -91,7 +99,8 @@ StreamingExportCall::StreamingExportCall(CallEnvironment* env, grpc::CallbackSer
       context_(context),
       started_(std::chrono::steady_clock::now()),
       peer_(context->peer()),
-      queue_(/*capacity=*/4, /*producers=*/1, [this] { Pump(); }) {
+      queue_(/*capacity=*/4, /*producers=*/1, [this] { Pump(); }, env->options.stall_timeout,
+             StalledClientError(env->options.stall_timeout)) {
   record_.rpc = std::move(rpc);
 }
 
@@ -148,13 +157,27 @@ void StreamingExportCall::ReaderDone(absl::Status status) {
       if (status.ok()) status = WriteEnd();
     }
     session_.Close();
+    // The database is done with; the call ends once the client has taken the last messages, or
+    // when it takes nothing for the stall timeout.
+    if (status.ok()) queue_.WaitUntilSent();
   }
+  EndIfStalled();
   queue_.Close(std::move(status));
 }
 
 void StreamingExportCall::StopReaders(absl::Status why) {
   queue_.Stop(std::move(why));
   session_.Cancel();
+}
+
+void StreamingExportCall::EndIfStalled() {
+  if (!queue_.stalled() || stall_ended_.exchange(true)) return;
+  const absl::Status status = queue_.status();
+  StopReaders(status);
+  // A stalled client also holds back the status that Finish would send after the messages: the
+  // RPC is cancelled with it instead (OnWriteDone(false) and OnCancel follow).
+  grpc_call_cancel_with_status(context_->c_call(), static_cast<grpc_status_code>(status.code()),
+                               std::string(status.message()).c_str(), nullptr);
 }
 
 void StreamingExportCall::Pump() {
@@ -193,6 +216,7 @@ void StreamingExportCall::OnWriteDone(bool ok) {
     std::lock_guard<std::mutex> lock(pump_mu_);
     writing_ = false;
   }
+  if (ok) queue_.Sent();
   if (!ok) StopReaders(ClientGoneError());
   Pump();
 }

@@ -39,6 +39,10 @@ struct ServiceOptions {
   // PostgreSQL statement_timeout for a call's statements; 0: the role's or
   // database's setting.
   std::chrono::milliseconds statement_timeout{0};
+  // A streaming export whose client takes nothing for this long (no write completes while
+  // messages wait) is ended with DEADLINE_EXCEEDED, and its transaction, snapshot, slot and
+  // connections are released.
+  std::chrono::milliseconds stall_timeout{60000};
   // How a large export is read with several connections at once (slices of
   // the table, one snapshot; see db::PlanBlockSlices); extra connections are
   // taken only when the pool can spare them. max_streams 1: one COPY always.
@@ -184,6 +188,9 @@ class StreamingExportCall : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   // Stops the readers (client gone, call cancelled, a reader failed): "why" is the call's status
   // unless a failure came first.
   void StopReaders(absl::Status why);
+  // When the queue stalled (the client stopped reading): stops the readers and ends the RPC with
+  // the queue's status, once, before the reader's Close lets the call finish.
+  void EndIfStalled();
 
   CallEnvironment* const env_;
   grpc::CallbackServerContext* const context_;
@@ -196,6 +203,7 @@ class StreamingExportCall : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   // Opened before the first reader starts; closed by the last reader to end.
   CallSession session_;
   std::atomic<int> running_readers_{1};
+  std::atomic<bool> stall_ended_{false};
 
   std::mutex threads_mu_;
   std::vector<std::thread> threads_ ABSL_GUARDED_BY(threads_mu_);

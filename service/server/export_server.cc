@@ -54,6 +54,15 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
   return grpc::SslServerCredentials(ssl);
 }
 
+// HTTP/2 keepalive: every client connection is pinged after kKeepaliveTime without activity
+// and closed when the ping is not answered within kKeepaliveTimeout, also while a call's data
+// waits for the client's flow-control window (pings are not flow-controlled): a peer that
+// vanished without closing (a dead host, a cut network) is noticed within about 80 s, and its
+// calls are cancelled. Clients may ping every kMinClientPingInterval, with or without calls.
+constexpr int kKeepaliveTimeMs = 60 * 1000;
+constexpr int kKeepaliveTimeoutMs = 20 * 1000;
+constexpr int kMinClientPingIntervalMs = 10 * 1000;
+
 // How long a health probe may take, at most.
 constexpr std::chrono::milliseconds kMaxProbeTimeout{5000};
 
@@ -99,6 +108,13 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
     // Calls in flight on an aged connection run to their end, however long.
     builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS, INT_MAX);
   }
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveTimeMs);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveTimeoutMs);
+  // Keep pinging while no data moves (a stalled stream): 0 is "no limit".
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+                             kMinClientPingIntervalMs);
   builder.RegisterService(server->service_.get());
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {
