@@ -232,15 +232,19 @@ void StreamingExportCall::OnDone() {
 }
 
 CountCall::CountCall(CallEnvironment* env, grpc::CallbackServerContext* context,
-                     const dvexport::v1::ExportRequest* request,
-                     dvexport::v1::CountResponse* response)
+                     const absl::StatusOr<dvexport::v1::ExportRequest>& request,
+                     grpc::ByteBuffer* response)
     : env_(env),
       context_(context),
       response_(response),
       started_(std::chrono::steady_clock::now()),
       peer_(context->peer()),
-      summary_(SummarizeRequest(*request)) {
+      summary_(request.ok() ? SummarizeRequest(*request) : "") {
   record_.rpc = "CountDataValues";
+  if (!request.ok()) {
+    End(request.status());
+    return;
+  }
   absl::StatusOr<dhis2::ExportParams> params = session_.Open(env_, context_, *request);
   if (!params.ok()) {
     End(params.status());
@@ -255,7 +259,14 @@ void CountCall::Run(dhis2::ExportParams params) {
   absl::StatusOr<int64_t> count = status.ok() ? session.Count() : status;
   status = count.status();
   if (status.ok()) status = session.Finish();
-  if (status.ok()) response_->set_count(*count);
+  if (status.ok()) {
+    dvexport::v1::CountResponse response;
+    response.set_count(*count);
+    bool own_buffer = false;
+    grpc::Status serialized = grpc::SerializationTraits<dvexport::v1::CountResponse>::Serialize(
+        response, response_, &own_buffer);
+    if (!serialized.ok()) status = absl::InternalError("cannot serialize the count");
+  }
   session_.Close();
   End(std::move(status));
 }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,6 +24,7 @@
 #include "service/dhis2/export_request_validator.h"
 #include "service/server/call_log.h"
 #include "service/server/hand_off_queue.h"
+#include "service/server/request_utf8.h"
 
 namespace dvexport::server {
 
@@ -113,6 +115,11 @@ template <typename Request>
 absl::StatusOr<Request> ParseRequest(const grpc::ByteBuffer* bytes) {
   Request request;
   if (bytes == nullptr) return absl::InvalidArgumentError("the call carried no request");
+  // Checked first: protobuf would refuse the whole message, without naming the field.
+  if (std::optional<std::string> field = FindIllFormedUtf8Field(Request::descriptor(), *bytes)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(*field, ": not valid UTF-8 (every string field must be UTF-8)"));
+  }
   grpc::ByteBuffer copy(*bytes);
   grpc::Status status = grpc::SerializationTraits<Request>::Deserialize(&copy, &request);
   if (!status.ok()) {
@@ -221,8 +228,10 @@ absl::Status ClientGoneError();
 // and is bounded like an export's queries (the call's deadline, OnCancel).
 class CountCall : public grpc::ServerUnaryReactor {
  public:
+  // "request": the parsed request, or why it could not be read. "*response" receives the
+  // serialized CountResponse.
   CountCall(CallEnvironment* env, grpc::CallbackServerContext* context,
-            const dvexport::v1::ExportRequest* request, dvexport::v1::CountResponse* response);
+            const absl::StatusOr<dvexport::v1::ExportRequest>& request, grpc::ByteBuffer* response);
 
   void OnCancel() override;
   void OnDone() override;
@@ -233,7 +242,7 @@ class CountCall : public grpc::ServerUnaryReactor {
 
   CallEnvironment* const env_;
   grpc::CallbackServerContext* const context_;
-  dvexport::v1::CountResponse* const response_;
+  grpc::ByteBuffer* const response_;
   const std::chrono::steady_clock::time_point started_;
   CallRecord record_;
   std::string peer_;

@@ -19,6 +19,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
 #include "service/server/export_server.h"
+#include "service/server/library_log.h"
 #include "service/server/server_flags.h"
 
 // Defaults and allowed ranges: ServerFlags and ServerOptionsFromFlags (server_flags.h), which
@@ -118,6 +119,8 @@ bool WritePortFile(const std::string& path, int port) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before anything can log: the server's stderr holds JSON lines only.
+  dvexport::server::RouteLibraryLogsToJson();
   absl::SetProgramUsageMessage(
       "Streams DHIS2 data values from PostgreSQL over gRPC.\n"
       "Usage: dvexport-server --listen 0.0.0.0:50051 --pg \"host=... dbname=dhis2 user=...\"\n"
