@@ -63,6 +63,9 @@ constexpr int kKeepaliveTimeMs = 60 * 1000;
 constexpr int kKeepaliveTimeoutMs = 20 * 1000;
 constexpr int kMinClientPingIntervalMs = 10 * 1000;
 
+// How long Start waits for the first probe's answer, at most.
+constexpr std::chrono::milliseconds kFirstProbeWait{1000};
+
 // How long a health probe may take, at most.
 constexpr std::chrono::milliseconds kMaxProbeTimeout{5000};
 
@@ -120,18 +123,34 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
   if (server->server_ == nullptr || server->port_ == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));
   }
+  // NOT_SERVING until a probe says otherwise; the prober probes at once, and Start waits for
+  // that first answer only briefly: a database that does not answer never holds up startup.
+  server->server_->GetHealthCheckService()->SetServingStatus(false);
   server->probe_timeout_ = std::min(options.health_probe_interval, kMaxProbeTimeout);
-  server->ProbeDatabase();
   server->prober_ =
       std::thread(&ExportServer::RunProber, server.get(), options.health_probe_interval);
+  std::unique_lock<std::mutex> lock(server->prober_mu_);
+  server->prober_wake_.wait_for(lock, kFirstProbeWait, [&server]() { return server->probes_ > 0; });
   return server;
 }
 
 void ExportServer::ProbeDatabase() {
-  server_->GetHealthCheckService()->SetServingStatus(pool_->Probe(probe_timeout_).ok());
+  const bool serving = pool_
+                           ->Probe(probe_timeout_,
+                                   [this] {
+                                     std::lock_guard<std::mutex> lock(prober_mu_);
+                                     return prober_stop_;
+                                   })
+                           .ok();
+  std::lock_guard<std::mutex> lock(prober_mu_);
+  // Shutdown sets NOT_SERVING for good: a probe that ends after it must not undo that.
+  if (!prober_stop_) server_->GetHealthCheckService()->SetServingStatus(serving);
+  ++probes_;
+  prober_wake_.notify_all();
 }
 
 void ExportServer::RunProber(std::chrono::milliseconds interval) {
+  ProbeDatabase();
   std::unique_lock<std::mutex> lock(prober_mu_);
   while (!prober_wake_.wait_for(lock, interval, [this] { return prober_stop_; })) {
     lock.unlock();
