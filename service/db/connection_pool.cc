@@ -135,7 +135,21 @@ int ConnectionPool::in_use() const {
 absl::Status ConnectionPool::Probe(std::chrono::milliseconds timeout,
                                    const std::function<bool()>& stopped) {
   if (!conninfo_.ok()) return conninfo_.status();
-  return ProbeDatabase(*conninfo_, std::chrono::steady_clock::now() + timeout, stopped);
+  {
+    // The probe's connection counts against max_size_ like the others. A full pool has
+    // connections the database answered (idle ones are checked again on checkout).
+    std::lock_guard<std::mutex> lock(mu_);
+    if (open_ >= max_size_) return absl::OkStatus();
+    ++open_;
+  }
+  absl::Status status =
+      ProbeDatabase(*conninfo_, std::chrono::steady_clock::now() + timeout, stopped);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    --open_;
+  }
+  returned_.notify_one();
+  return status;
 }
 
 }  // namespace dvexport::db

@@ -96,9 +96,9 @@ class ConnectionPool {
   // The health probe: OK if a new connection to the database answers SELECT 1
   // within "timeout" (db::ProbeDatabase: bounded also when the database
   // accepts TCP and never answers); gives up early once "stopped" returns
-  // true. Not a pooled connection: a busy pool answers nothing about the
-  // database, and a pooled connection stuck on a silent database would hold
-  // the prober.
+  // true. Not a pooled connection (one stuck on a silent database would hold
+  // the prober), but counted against max_size until its backend has exited:
+  // OK without probing when the pool already holds max_size connections.
   absl::Status Probe(
       std::chrono::milliseconds timeout,
       const std::function<bool()>& stopped = [] { return false; });

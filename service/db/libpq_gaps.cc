@@ -5,6 +5,7 @@
 
 #include <libpq-fe.h>
 #include <poll.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -130,6 +131,17 @@ absl::Status ProbeDatabase(const std::string& conninfo,
     PQclear(result);
   }
   if (!ok) return absl::UnavailableError("the database refused SELECT 1");
+  // Terminate (the protocol's 'X' message), then wait for the server to close the connection:
+  // once it has, the backend is gone, and a pool that counts the probe against its size never
+  // has more backends than that. Bounded like the rest.
+  constexpr char kTerminate[] = {'X', 0, 0, 0, 4};
+  if (send(PQsocket(conn.get()), kTerminate, sizeof(kTerminate), MSG_NOSIGNAL) ==
+      static_cast<ssize_t>(sizeof(kTerminate))) {
+    char byte;
+    while (WaitForSocket(conn.get(), /*read=*/true, deadline, stopped) &&
+           recv(PQsocket(conn.get()), &byte, 1, 0) > 0) {
+    }
+  }
   return absl::OkStatus();
 }
 
