@@ -7,7 +7,6 @@
 #include "absl/strings/str_cat.h"
 #include "service/db/database_error.h"
 #include "service/db/libpq_gaps.h"
-#include "service/db/query_canceller.h"
 
 namespace dvexport::db {
 
@@ -133,20 +132,24 @@ int ConnectionPool::in_use() const {
   return open_ - static_cast<int>(idle_.size());
 }
 
-absl::Status ConnectionPool::Probe(std::chrono::milliseconds timeout) {
-  absl::StatusOr<PooledConnection> conn = Acquire(std::chrono::milliseconds(0));
-  // Every connection busy: the database answers them.
-  if (conn.status().code() == absl::StatusCode::kResourceExhausted) return absl::OkStatus();
-  if (!conn.ok()) return conn.status();
-  QueryCanceller canceller(std::chrono::system_clock::now() + timeout);
-  QueryCanceller::Statement statement(&canceller, &**conn);
-  try {
-    pqxx::nontransaction tx(**conn);
-    tx.exec("SELECT 1");
-  } catch (...) {
-    return CurrentExceptionStatus("probing the database", canceller.cause());
+absl::Status ConnectionPool::Probe(std::chrono::milliseconds timeout,
+                                   const std::function<bool()>& stopped) {
+  if (!conninfo_.ok()) return conninfo_.status();
+  {
+    // The probe's connection counts against max_size_ like the others. A full pool has
+    // connections the database answered (idle ones are checked again on checkout).
+    std::lock_guard<std::mutex> lock(mu_);
+    if (open_ >= max_size_) return absl::OkStatus();
+    ++open_;
   }
-  return absl::OkStatus();
+  absl::Status status =
+      ProbeDatabase(*conninfo_, std::chrono::steady_clock::now() + timeout, stopped);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    --open_;
+  }
+  returned_.notify_one();
+  return status;
 }
 
 }  // namespace dvexport::db

@@ -93,9 +93,15 @@ class ConnectionPool {
   // otherwise; Unavailable if a new connection cannot be opened.
   absl::StatusOr<PooledConnection> TryAcquire(int keep_available);
 
-  // The health probe: OK if the database answers SELECT 1 within "timeout"
-  // (cancelled then), or if every connection is busy; else why not.
-  absl::Status Probe(std::chrono::milliseconds timeout);
+  // The health probe: OK if a new connection to the database answers SELECT 1
+  // within "timeout" (db::ProbeDatabase: bounded also when the database
+  // accepts TCP and never answers); gives up early once "stopped" returns
+  // true. Not a pooled connection (one stuck on a silent database would hold
+  // the prober), but counted against max_size until its backend has exited:
+  // OK without probing when the pool already holds max_size connections.
+  absl::Status Probe(
+      std::chrono::milliseconds timeout,
+      const std::function<bool()>& stopped = [] { return false; });
 
   // Connections currently borrowed.
   int in_use() const;

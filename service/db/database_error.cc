@@ -5,6 +5,7 @@
 #include <pqxx/except>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace dvexport::db {
@@ -20,7 +21,7 @@ std::string PrimaryMessage(std::string_view message) {
 }
 
 // A message for a log line as a JSON string's contents.
-std::string JsonEscaped(std::string_view text) {
+std::string JsonEscaped(absl::string_view text) {
   std::string out;
   for (char c : text) {
     if (c == '"' || c == '\\') out += '\\';
@@ -29,27 +30,74 @@ std::string JsonEscaped(std::string_view text) {
   return out;
 }
 
-// A hot standby cancelled the statement or ended the connection to replay the primary's changes
-// (SQLSTATE 40001, or 57P04 for a dropped database): transient, and what the operator can change
-// is named. "detail" is the server's primary message.
-bool IsRecoveryConflict(std::string_view detail) {
-  return detail.find("conflict with recovery") != std::string_view::npos;
+// The server's log keeps what the client is not told: the database's own message.
+void LogDatabaseError(absl::string_view event, absl::string_view what, absl::string_view sqlstate,
+                      absl::string_view detail) {
+  std::fprintf(stderr, "{\"event\":\"%s\",\"what\":\"%s\",\"sqlstate\":\"%s\",\"detail\":\"%s\"}\n",
+               std::string(event).c_str(), JsonEscaped(what).c_str(), JsonEscaped(sqlstate).c_str(),
+               JsonEscaped(detail).c_str());
 }
 
-absl::Status RecoveryConflictStatus(absl::string_view what) {
-  return absl::AbortedError(absl::StrCat(
-      what,
-      ": the read replica cancelled the query to replay the primary's changes (conflict with "
-      "recovery); retry, and on the standby set hot_standby_feedback=on or raise "
-      "max_standby_streaming_delay above the longest export"));
+// A standby cancels (ERROR) or ends (FATAL) what conflicts with the WAL it replays, as 40001,
+// 40P01 or 57P04, or, when the connection ends, without a SQLSTATE libpqxx passes on.
+bool IsRecoveryConflict(absl::string_view message) {
+  return absl::StrContains(message, "conflict with recovery");
 }
 
-absl::Status SqlErrorStatus(const pqxx::sql_error& e, absl::string_view what, StopCause stop) {
-  const std::string& state = e.sqlstate();
-  if (IsRecoveryConflict(e.what())) return RecoveryConflictStatus(what);
-  const std::string text =
-      absl::StrCat(what, ": ", PrimaryMessage(e.what()), " (SQLSTATE ", state, ")");
-  const std::string cls = state.substr(0, 2);
+// libpq's message for a connection refused because the server or the role has no connection
+// left (53300, which libpqxx 6.4 passes on without its SQLSTATE).
+bool IsTooManyConnections(absl::string_view message) {
+  return absl::StrContains(message, "too many connections") ||
+         absl::StrContains(message, "too many clients");
+}
+
+constexpr absl::string_view kRecoveryConflictCause =
+    "a standby cancelled the statement because of a conflict with recovery (on the standby, "
+    "set hot_standby_feedback=on or raise max_standby_streaming_delay); retry";
+
+}  // namespace
+
+SqlStateMapping MapSqlState(absl::string_view sqlstate) {
+  // Exact codes before their classes: the first entry whose code "sqlstate" starts with wins.
+  static constexpr SqlStateMapping kTable[] = {
+      {"40001", absl::StatusCode::kAborted,
+       "the transaction was cancelled by a serialization failure or a conflict with recovery; "
+       "retry"},
+      {"40P01", absl::StatusCode::kAborted,
+       "the transaction was chosen as a deadlock victim; retry"},
+      {"40", absl::StatusCode::kAborted, "the database rolled the transaction back; retry"},
+      {"57P04", absl::StatusCode::kAborted,
+       "the database was dropped on the primary (a conflict with recovery)"},
+      {"57014", absl::StatusCode::kDeadlineExceeded,
+       "the statement ran longer than statement_timeout"},
+      {"57P01", absl::StatusCode::kUnavailable,
+       "the database ended the connection (administrator command or shutdown)"},
+      {"57P02", absl::StatusCode::kUnavailable, "the database server crashed"},
+      {"57P03", absl::StatusCode::kUnavailable,
+       "the database is not accepting connections now (starting up, shutting down or in "
+       "recovery)"},
+      {"55P03", absl::StatusCode::kUnavailable, "a lock the export needs is not available"},
+      {"08", absl::StatusCode::kUnavailable, "the database connection failed"},
+      {"53", absl::StatusCode::kResourceExhausted,
+       "the database is out of a resource (connections, memory or disk)"},
+      {"42501", absl::StatusCode::kPermissionDenied,
+       "the server's database role lacks a privilege it needs (it must be able to SELECT "
+       "DHIS2's tables)"},
+      {"22008", absl::StatusCode::kInvalidArgument,
+       "a date or time in the request is out of range"},
+  };
+  for (const SqlStateMapping& entry : kTable) {
+    if (absl::StartsWith(sqlstate, entry.sqlstate)) return entry;
+  }
+  return {sqlstate, absl::StatusCode::kInternal,
+          "the database reported an error (the server log has its message)"};
+}
+
+namespace {
+
+// A database error with its SQLSTATE ("state") and message, as the client and the log see it.
+absl::Status SqlStateStatus(absl::string_view what, const std::string& state,
+                            std::string_view message, StopCause stop) {
   if (state == "57014") {
     if (stop == StopCause::kCancelled) {
       return absl::CancelledError(absl::StrCat(what, ": the export was cancelled"));
@@ -57,14 +105,30 @@ absl::Status SqlErrorStatus(const pqxx::sql_error& e, absl::string_view what, St
     if (stop == StopCause::kDeadline) {
       return absl::DeadlineExceededError(absl::StrCat(what, ": the call's deadline passed"));
     }
-    return absl::DeadlineExceededError(text);  // statement_timeout
   }
-  if (cls == "08" || state.rfind("57P0", 0) == 0 || state == "55P03") {
-    return absl::UnavailableError(text);
+  const std::string detail = PrimaryMessage(message);
+  LogDatabaseError("database_error", what, state, detail);
+  if (IsRecoveryConflict(detail)) {
+    return absl::AbortedError(
+        absl::StrCat(what, ": ", kRecoveryConflictCause, " (SQLSTATE ", state, ")"));
   }
-  if (cls == "53") return absl::ResourceExhaustedError(text);
-  if (state == "22008") return absl::InvalidArgumentError(text);
-  return absl::InternalError(text);
+  const SqlStateMapping mapping = MapSqlState(state);
+  return absl::Status(mapping.code,
+                      absl::StrCat(what, ": ", mapping.cause, " (SQLSTATE ", state, ")"));
+}
+
+// libpqxx 6.4 drops the SQLSTATE of the exceptions it has a class for: the class tells it.
+std::string SqlStateOf(const pqxx::sql_error& e) {
+  if (!e.sqlstate().empty()) return e.sqlstate();
+  if (dynamic_cast<const pqxx::insufficient_privilege*>(&e) != nullptr) return "42501";
+  return "";
+}
+
+absl::Status ConnectionLostStatus(absl::string_view what, absl::string_view detail) {
+  LogDatabaseError("database_connection_lost", what, "", detail);
+  if (IsRecoveryConflict(detail))
+    return absl::AbortedError(absl::StrCat(what, ": ", kRecoveryConflictCause));
+  return absl::UnavailableError(absl::StrCat(what, ": the database connection was lost"));
 }
 
 }  // namespace
@@ -73,27 +137,26 @@ absl::Status CurrentExceptionStatus(absl::string_view what, StopCause stop, bool
   try {
     throw;
   } catch (const pqxx::sql_error& e) {
-    return SqlErrorStatus(e, what, stop);
+    return SqlStateStatus(what, SqlStateOf(e), e.what(), stop);
+  } catch (const pqxx::serialization_failure& e) {
+    return SqlStateStatus(what, "40001", e.what(), stop);
+  } catch (const pqxx::deadlock_detected& e) {
+    return SqlStateStatus(what, "40P01", e.what(), stop);
+  } catch (const pqxx::statement_completion_unknown& e) {
+    return SqlStateStatus(what, "40003", e.what(), stop);
   } catch (const pqxx::transaction_rollback& e) {
-    // 40001 (a standby's recovery conflict among them) and 40P01: libpqxx 6.4 keeps no SQLSTATE
-    // for them.
-    if (IsRecoveryConflict(e.what())) return RecoveryConflictStatus(what);
-    return absl::AbortedError(absl::StrCat(what, ": ", PrimaryMessage(e.what())));
+    return SqlStateStatus(what, "40000", e.what(), stop);
+  } catch (const pqxx::too_many_connections& e) {
+    return SqlStateStatus(what, "53300", e.what(), stop);
   } catch (const pqxx::broken_connection& e) {
-    // A standby ends an idle transaction's connection on a conflict (FATAL).
-    if (IsRecoveryConflict(e.what())) return RecoveryConflictStatus(what);
-    // Also too_many_connections (53300), which libpqxx 6.4 reports without its SQLSTATE.
-    std::fprintf(stderr, "{\"event\":\"database_connection_lost\",\"detail\":\"%s\"}\n",
-                 JsonEscaped(e.what()).c_str());
-    return absl::UnavailableError(absl::StrCat(what, ": the database connection was lost"));
-  } catch (const pqxx::in_doubt_error&) {
-    return absl::UnavailableError(absl::StrCat(what, ": the database connection was lost"));
+    return ConnectionLostStatus(what, e.what());
+  } catch (const pqxx::in_doubt_error& e) {
+    return ConnectionLostStatus(what, e.what());
   } catch (const std::exception& e) {
-    if (IsRecoveryConflict(e.what())) return RecoveryConflictStatus(what);
-    if (connection_lost) {
-      return absl::UnavailableError(absl::StrCat(what, ": the database connection was lost"));
-    }
-    return absl::InternalError(absl::StrCat(what, ": ", PrimaryMessage(e.what())));
+    if (connection_lost) return ConnectionLostStatus(what, e.what());
+    LogDatabaseError("database_error", what, "", e.what());
+    return absl::InternalError(absl::StrCat(
+        what, ": the database client library failed (the server log has its message)"));
   } catch (...) {
     return absl::InternalError(absl::StrCat(what, ": unknown error"));
   }
@@ -101,7 +164,12 @@ absl::Status CurrentExceptionStatus(absl::string_view what, StopCause stop, bool
 
 absl::Status ConnectFailedStatus(std::string_view libpq_message) {
   std::fprintf(stderr, "{\"event\":\"database_connect_failed\",\"detail\":\"%s\"}\n",
-               JsonEscaped(libpq_message).c_str());
+               JsonEscaped({libpq_message.data(), libpq_message.size()}).c_str());
+  if (IsTooManyConnections({libpq_message.data(), libpq_message.size()})) {
+    return absl::ResourceExhaustedError(
+        "cannot connect to PostgreSQL: it has no connection left for the server's role (SQLSTATE "
+        "53300; the server log has libpq's message)");
+  }
   return absl::UnavailableError(
       "cannot connect to PostgreSQL (the server log has libpq's message)");
 }

@@ -4,12 +4,17 @@
 #include "service/db/libpq_gaps.h"
 
 #include <libpq-fe.h>
+#include <poll.h>
+#include <sys/socket.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <memory>
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
+#include "service/db/database_error.h"
 
 namespace dvexport::db {
 namespace {
@@ -59,7 +64,86 @@ void AppendQuoted(std::string_view value, std::string* out) {
   *out += '\'';
 }
 
+struct ConnectionDeleter {
+  // libpq: a PGconn is closed and freed with PQfinish.
+  void operator()(PGconn* conn) const { PQfinish(conn); }
+};
+
+// Waits until "conn"'s socket is readable ("read") or writable, "deadline" passes or "stopped"
+// says so; true if the socket is ready.
+bool WaitForSocket(PGconn* conn, bool read, std::chrono::steady_clock::time_point deadline,
+                   const std::function<bool()>& stopped) {
+  constexpr std::chrono::milliseconds kSlice{50};
+  while (true) {
+    if (stopped()) return false;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    pollfd fd = {PQsocket(conn), static_cast<short>(read ? POLLIN : POLLOUT), 0};
+    const int ready = poll(&fd, 1, static_cast<int>(std::min(left, kSlice).count()));
+    if (ready > 0) return true;
+    if (ready < 0 && errno != EINTR) return false;
+  }
+}
+
 }  // namespace
+
+absl::Status ProbeDatabase(const std::string& conninfo,
+                           std::chrono::steady_clock::time_point deadline,
+                           const std::function<bool()>& stopped) {
+  absl::StatusOr<std::string> full = WithConnectionDefaults(conninfo);
+  if (!full.ok()) return full.status();
+  // libpq: PQconnectStart begins a non-blocking connection; PQconnectPoll advances it.
+  std::unique_ptr<PGconn, ConnectionDeleter> conn(PQconnectStart(full->c_str()));
+  if (conn == nullptr || PQstatus(conn.get()) == CONNECTION_BAD) {
+    return ConnectFailedStatus(conn == nullptr ? "out of memory" : PQerrorMessage(conn.get()));
+  }
+  PostgresPollingStatusType polling = PGRES_POLLING_WRITING;
+  while (polling != PGRES_POLLING_OK) {
+    if (polling == PGRES_POLLING_FAILED) return ConnectFailedStatus(PQerrorMessage(conn.get()));
+    if (!WaitForSocket(conn.get(), polling == PGRES_POLLING_READING, deadline, stopped)) {
+      return absl::UnavailableError("the database did not answer the connection in time");
+    }
+    polling = PQconnectPoll(conn.get());
+  }
+  // libpq: PQsendQuery, then PQconsumeInput while PQisBusy, never blocks on a non-blocking
+  // connection's reads.
+  if (PQsetnonblocking(conn.get(), 1) != 0 || PQsendQuery(conn.get(), "SELECT 1") == 0) {
+    return absl::UnavailableError("the database connection failed while probing");
+  }
+  while (PQflush(conn.get()) == 1) {
+    if (!WaitForSocket(conn.get(), /*read=*/false, deadline, stopped)) {
+      return absl::UnavailableError("the database did not take the probe in time");
+    }
+  }
+  while (PQisBusy(conn.get()) == 1) {
+    if (!WaitForSocket(conn.get(), /*read=*/true, deadline, stopped)) {
+      return absl::UnavailableError("the database did not answer SELECT 1 in time");
+    }
+    if (PQconsumeInput(conn.get()) == 0) {
+      return absl::UnavailableError("the database connection failed while probing");
+    }
+  }
+  bool ok = false;
+  // libpq: every PGresult is freed with PQclear; PQgetResult returns null after the last.
+  while (PGresult* result = PQgetResult(conn.get())) {
+    ok = ok || PQresultStatus(result) == PGRES_TUPLES_OK;
+    PQclear(result);
+  }
+  if (!ok) return absl::UnavailableError("the database refused SELECT 1");
+  // Terminate (the protocol's 'X' message), then wait for the server to close the connection:
+  // once it has, the backend is gone, and a pool that counts the probe against its size never
+  // has more backends than that. Bounded like the rest.
+  constexpr char kTerminate[] = {'X', 0, 0, 0, 4};
+  if (send(PQsocket(conn.get()), kTerminate, sizeof(kTerminate), MSG_NOSIGNAL) ==
+      static_cast<ssize_t>(sizeof(kTerminate))) {
+    char byte;
+    while (WaitForSocket(conn.get(), /*read=*/true, deadline, stopped) &&
+           recv(PQsocket(conn.get()), &byte, 1, 0) > 0) {
+    }
+  }
+  return absl::OkStatus();
+}
 
 absl::Status CheckConninfo(const std::string& conninfo) {
   return Parse(conninfo) == nullptr ? InvalidConninfo() : absl::OkStatus();

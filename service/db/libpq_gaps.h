@@ -1,6 +1,8 @@
 #ifndef DVEXPORT_SERVICE_DB_LIBPQ_GAPS_H_
 #define DVEXPORT_SERVICE_DB_LIBPQ_GAPS_H_
 
+#include <chrono>
+#include <functional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -21,6 +23,17 @@ absl::Status CheckConninfo(const std::string& conninfo);
 // database hangs a connect forever) and TCP keepalives (a peer that vanished
 // is noticed within about a minute). The result is keyword=value pairs.
 absl::StatusOr<std::string> WithConnectionDefaults(const std::string& conninfo);
+
+// Connects to "conninfo" (with its defaults: WithConnectionDefaults) and runs
+// SELECT 1, all on libpq's non-blocking API, giving up at "deadline" or as soon
+// as "stopped" returns true (asked every 50 ms): a database that accepts TCP
+// and never answers cannot hold the caller longer. The connection is closed
+// afterwards, without a cancel request (which would wait on the silent server
+// again). Unavailable naming the step that failed or timed out; libpq's
+// message (host, user) goes to stderr only.
+absl::Status ProbeDatabase(const std::string& conninfo,
+                           std::chrono::steady_clock::time_point deadline,
+                           const std::function<bool()>& stopped);
 
 }  // namespace dvexport::db
 

@@ -97,6 +97,12 @@ absl::StatusOr<std::chrono::sys_days> ParseDate(std::string_view text) {
     return absl::InvalidArgumentError(
         absl::StrCat(QuoteForMessage(text), " is not a valid date (yyyy-MM-dd)"));
   }
+  // Four digits hold at most 9999; PostgreSQL has no year 0 (0000 is 1 BC there).
+  if (std::chrono::year_month_day{*date}.year() < std::chrono::year{kMinYear}) {
+    return absl::InvalidArgumentError(absl::StrCat(QuoteForMessage(text),
+                                                   " is not a valid date: years run from ",
+                                                   kMinYear, " to ", kMaxYear));
+  }
   return *date;
 }
 

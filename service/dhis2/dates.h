@@ -20,12 +20,17 @@ namespace dvexport::dhis2 {
 //   a date-time  yyyy-MM-ddTHH:mm:ss[.f...][zone], 'T' or a space before the
 //                time, 1 to 9 fraction digits, zone Z, +hh, +hhmm or +hh:mm
 //                (or -); e.g. 2024-01-31T23:59:59.999+02:00
-// Years have exactly 4 digits. Fields must form a real date (no 2023-02-29) and
+// Years have exactly 4 digits, from kMinYear (0000 is refused: PostgreSQL has
+// no year 0) to kMaxYear. Fields must form a real date (no 2023-02-29) and
 // a real time of day. Of a date-time only the date as written is used: the
 // time and offset are checked, then ignored (DHIS2 would convert it to the
 // server's time zone first). Returns InvalidArgument naming the value otherwise:
 // "2024-13-01" is not a valid date (yyyy-MM-dd).
 absl::StatusOr<std::chrono::sys_days> ParseDate(std::string_view text);
+
+// The years a date or a period given in a request may fall in.
+inline constexpr int kMinYear = 1;
+inline constexpr int kMaxYear = 9999;
 
 // Parses the same forms as ParseDate into an instant (DHIS2 lastUpdated):
 // microseconds since 1970-01-01T00:00:00 UTC. A date alone is its midnight; a

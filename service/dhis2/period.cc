@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "service/dhis2/dates.h"
 #include "service/dhis2/quote.h"
 
 namespace dvexport::dhis2 {
@@ -406,6 +407,15 @@ absl::StatusOr<Period> ParseIsoPeriod(std::string_view iso) {
   if (!period) {
     return absl::InvalidArgumentError(
         absl::StrCat(QuoteForMessage(iso), " is not a valid ISO period"));
+  }
+  // PostgreSQL has no year 0 (0000 is 1 BC there), and ids have 4-digit years.
+  const int first_year = YearOf(year_month_day{period->start});
+  const int last_year = YearOf(year_month_day{period->end});
+  if (first_year < kMinYear || last_year > kMaxYear) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(QuoteForMessage(iso), " is not a valid ISO period: it runs from ",
+                     FormatDate(period->start), " to ", FormatDate(period->end),
+                     ", and periods must lie within the years ", kMinYear, " to ", kMaxYear));
   }
   return *period;
 }

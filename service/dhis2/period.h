@@ -97,7 +97,10 @@ Period CreatePeriod(PeriodType type, std::chrono::sys_days date);
 //   Financial      yyyyApril, yyyyJuly, yyyySep, yyyyOct (start in that month
 //                  of yyyy), yyyyNov (starts on yyyy-1 November 1)
 // Returns InvalidArgument naming the value if it has none of these forms or
-// names a period that does not exist (2024W54, 202413, 20240230, 2024BiW28).
+// names a period that does not exist (2024W54, 202413, 20240230, 2024BiW28),
+// or one with a day outside the years kMinYear to kMaxYear (dates.h): 0000,
+// 0001Nov and 0001NovQ1 (which start in year 0), 0001SunW1 (starts on
+// 0000-12-31), 9999W52 (ends on 10000-01-02).
 // A week number is checked against the weeks of the type's own week-based year,
 // so 2025SunW53 is accepted and 2026SunW53 rejected. DHIS2 checks every weekly
 // type against ISO weeks instead, which rejects some ids it produces

@@ -1,5 +1,7 @@
 #include "service/server/export_call.h"
 
+#include <grpc/grpc.h>
+
 #include <algorithm>
 #include <mutex>
 #include <utility>
@@ -11,6 +13,12 @@ namespace {
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+absl::Status StalledClientError(std::chrono::milliseconds stall_timeout) {
+  return absl::DeadlineExceededError(
+      absl::StrCat("the client read nothing for ", stall_timeout.count() / 1000.0,
+                   " s (the server's --stall_timeout_s); the export was stopped"));
 }
 
 absl::Status CallCancelledError() {
@@ -102,7 +110,8 @@ StreamingExportCall::StreamingExportCall(CallEnvironment* env, grpc::CallbackSer
       context_(context),
       started_(std::chrono::steady_clock::now()),
       peer_(context->peer()),
-      queue_(/*capacity=*/4, /*producers=*/1, [this] { Pump(); }) {
+      queue_(/*capacity=*/4, /*producers=*/1, [this] { Pump(); }, env->options.stall_timeout,
+             StalledClientError(env->options.stall_timeout)) {
   record_.rpc = std::move(rpc);
   env_->CallStarted();
 }
@@ -168,13 +177,27 @@ void StreamingExportCall::ReaderDone(absl::Status status) {
       if (status.ok()) status = WriteEnd();
     }
     session_.Close();
+    // The database is done with; the call ends once the client has taken the last messages, or
+    // when it takes nothing for the stall timeout.
+    if (status.ok()) queue_.WaitUntilSent();
   }
+  EndIfStalled();
   queue_.Close(std::move(status));
 }
 
 void StreamingExportCall::StopReaders(absl::Status why) {
   queue_.Stop(std::move(why));
   session_.Cancel();
+}
+
+void StreamingExportCall::EndIfStalled() {
+  if (!queue_.stalled() || stall_ended_.exchange(true)) return;
+  const absl::Status status = queue_.status();
+  StopReaders(status);
+  // A stalled client also holds back the status that Finish would send after the messages: the
+  // RPC is cancelled with it instead (OnWriteDone(false) and OnCancel follow).
+  grpc_call_cancel_with_status(context_->c_call(), static_cast<grpc_status_code>(status.code()),
+                               std::string(status.message()).c_str(), nullptr);
 }
 
 void StreamingExportCall::Pump() {
@@ -213,6 +236,7 @@ void StreamingExportCall::OnWriteDone(bool ok) {
     std::lock_guard<std::mutex> lock(pump_mu_);
     writing_ = false;
   }
+  if (ok) queue_.Sent();
   if (!ok) StopReaders(ClientGoneError());
   Pump();
 }
@@ -230,16 +254,20 @@ void StreamingExportCall::OnDone() {
 }
 
 CountCall::CountCall(CallEnvironment* env, grpc::CallbackServerContext* context,
-                     const dvexport::v1::ExportRequest* request,
-                     dvexport::v1::CountResponse* response)
+                     const absl::StatusOr<dvexport::v1::ExportRequest>& request,
+                     grpc::ByteBuffer* response)
     : env_(env),
       context_(context),
       response_(response),
       started_(std::chrono::steady_clock::now()),
       peer_(context->peer()),
-      summary_(SummarizeRequest(*request)) {
+      summary_(request.ok() ? SummarizeRequest(*request) : "") {
   record_.rpc = "CountDataValues";
   env_->CallStarted();
+  if (!request.ok()) {
+    End(request.status());
+    return;
+  }
   absl::StatusOr<dhis2::ExportParams> params = session_.Open(env_, context_, *request);
   if (!params.ok()) {
     End(params.status());
@@ -255,7 +283,12 @@ void CountCall::Run(dhis2::ExportParams params) {
   status = count.status();
   if (status.ok()) status = session.Finish();
   if (status.ok()) {
-    response_->set_count(*count);
+    dvexport::v1::CountResponse response;
+    response.set_count(*count);
+    bool own_buffer = false;
+    grpc::Status serialized = grpc::SerializationTraits<dvexport::v1::CountResponse>::Serialize(
+        response, response_, &own_buffer);
+    if (!serialized.ok()) status = absl::InternalError("cannot serialize the count");
     record_.values = *count;
   }
   session_.Close();

@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,6 +27,7 @@
 #include "service/server/call_log.h"
 #include "service/server/export_slots.h"
 #include "service/server/hand_off_queue.h"
+#include "service/server/request_utf8.h"
 
 namespace dvexport::server {
 
@@ -47,6 +49,10 @@ struct ServiceOptions {
   // PostgreSQL statement_timeout for a call's statements; 0: the role's or
   // database's setting.
   std::chrono::milliseconds statement_timeout{0};
+  // A streaming export whose client takes nothing for this long (no write completes while
+  // messages wait) is ended with DEADLINE_EXCEEDED, and its transaction, snapshot, slot and
+  // connections are released.
+  std::chrono::milliseconds stall_timeout{60000};
   // How a large export is read with several connections at once (slices of
   // the table, one snapshot; see db::PlanBlockSlices); extra connections are
   // taken only when the pool can spare them. max_streams 1: one COPY always.
@@ -133,6 +139,11 @@ template <typename Request>
 absl::StatusOr<Request> ParseRequest(const grpc::ByteBuffer* bytes) {
   Request request;
   if (bytes == nullptr) return absl::InvalidArgumentError("the call carried no request");
+  // Checked first: protobuf would refuse the whole message, without naming the field.
+  if (std::optional<std::string> field = FindIllFormedUtf8Field(Request::descriptor(), *bytes)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(*field, ": not valid UTF-8 (every string field must be UTF-8)"));
+  }
   grpc::ByteBuffer copy(*bytes);
   grpc::Status status = grpc::SerializationTraits<Request>::Deserialize(&copy, &request);
   if (!status.ok()) {
@@ -209,6 +220,9 @@ class StreamingExportCall : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   // Stops the readers (client gone, call cancelled, a reader failed): "why" is the call's status
   // unless a failure came first.
   void StopReaders(absl::Status why);
+  // When the queue stalled (the client stopped reading): stops the readers and ends the RPC with
+  // the queue's status, once, before the reader's Close lets the call finish.
+  void EndIfStalled();
 
   CallEnvironment* const env_;
   grpc::CallbackServerContext* const context_;
@@ -221,6 +235,7 @@ class StreamingExportCall : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   // Opened before the first reader starts; closed by the last reader to end.
   CallSession session_;
   std::atomic<int> running_readers_{1};
+  std::atomic<bool> stall_ended_{false};
 
   std::mutex threads_mu_;
   std::vector<std::thread> threads_ ABSL_GUARDED_BY(threads_mu_);
@@ -238,8 +253,10 @@ absl::Status ClientGoneError();
 // and is bounded like an export's queries (the call's deadline, OnCancel).
 class CountCall : public grpc::ServerUnaryReactor {
  public:
+  // "request": the parsed request, or why it could not be read. "*response" receives the
+  // serialized CountResponse.
   CountCall(CallEnvironment* env, grpc::CallbackServerContext* context,
-            const dvexport::v1::ExportRequest* request, dvexport::v1::CountResponse* response);
+            const absl::StatusOr<dvexport::v1::ExportRequest>& request, grpc::ByteBuffer* response);
 
   void OnCancel() override;
   void OnDone() override;
@@ -250,7 +267,7 @@ class CountCall : public grpc::ServerUnaryReactor {
 
   CallEnvironment* const env_;
   grpc::CallbackServerContext* const context_;
-  dvexport::v1::CountResponse* const response_;
+  grpc::ByteBuffer* const response_;
   const std::chrono::steady_clock::time_point started_;
   CallRecord record_;
   std::string peer_;

@@ -49,6 +49,18 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
   return grpc::SslServerCredentials(ssl);
 }
 
+// HTTP/2 keepalive: every client connection is pinged after kKeepaliveTime without activity
+// and closed when the ping is not answered within kKeepaliveTimeout, also while a call's data
+// waits for the client's flow-control window (pings are not flow-controlled): a peer that
+// vanished without closing (a dead host, a cut network) is noticed within about 80 s, and its
+// calls are cancelled. Clients may ping every kMinClientPingInterval, with or without calls.
+constexpr int kKeepaliveTimeMs = 60 * 1000;
+constexpr int kKeepaliveTimeoutMs = 20 * 1000;
+constexpr int kMinClientPingIntervalMs = 10 * 1000;
+
+// How long Start waits for the first probe's answer, at most.
+constexpr std::chrono::milliseconds kFirstProbeWait{1000};
+
 // How long a health probe may take, at most.
 constexpr std::chrono::milliseconds kMaxProbeTimeout{5000};
 
@@ -99,23 +111,46 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
     // Calls in flight on an aged connection run to their end, however long.
     builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS, INT_MAX);
   }
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveTimeMs);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveTimeoutMs);
+  // Keep pinging while no data moves (a stalled stream): 0 is "no limit".
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+                             kMinClientPingIntervalMs);
   builder.RegisterService(server->service_.get());
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));
   }
+  // NOT_SERVING until a probe says otherwise; the prober probes at once, and Start waits for
+  // that first answer only briefly: a database that does not answer never holds up startup.
+  server->server_->GetHealthCheckService()->SetServingStatus(false);
   server->probe_timeout_ = std::min(options.health_probe_interval, kMaxProbeTimeout);
-  server->ProbeDatabase();
   server->prober_ =
       std::thread(&ExportServer::RunProber, server.get(), options.health_probe_interval);
+  std::unique_lock<std::mutex> lock(server->prober_mu_);
+  server->prober_wake_.wait_for(lock, kFirstProbeWait, [&server]() { return server->probes_ > 0; });
   return server;
 }
 
 void ExportServer::ProbeDatabase() {
-  server_->GetHealthCheckService()->SetServingStatus(pool_->Probe(probe_timeout_).ok());
+  const bool serving = pool_
+                           ->Probe(probe_timeout_,
+                                   [this] {
+                                     std::lock_guard<std::mutex> lock(prober_mu_);
+                                     return prober_stop_;
+                                   })
+                           .ok();
+  std::lock_guard<std::mutex> lock(prober_mu_);
+  // Shutdown sets NOT_SERVING for good: a probe that ends after it must not undo that.
+  if (!prober_stop_) server_->GetHealthCheckService()->SetServingStatus(serving);
+  ++probes_;
+  prober_wake_.notify_all();
 }
 
 void ExportServer::RunProber(std::chrono::milliseconds interval) {
+  ProbeDatabase();
   std::unique_lock<std::mutex> lock(prober_mu_);
   while (!prober_wake_.wait_for(lock, interval, [this] { return prober_stop_; })) {
     lock.unlock();

@@ -50,7 +50,9 @@ struct ServerOptions {
 // A running dvexport gRPC server: DataValueExport, grpc.health.v1.Health and
 // server reflection, over TLS or plaintext. A background prober keeps the
 // health status SERVING while the database answers and NOT_SERVING while it
-// does not; the server starts either way.
+// does not (each probe a new connection, bounded by min(probe interval, 5 s),
+// also when the database accepts TCP and never answers); the server starts
+// either way: Start waits at most 1 s for the first probe.
 class ExportServer {
  public:
   static absl::StatusOr<std::unique_ptr<ExportServer>> Start(const ServerOptions& options);
@@ -90,6 +92,7 @@ class ExportServer {
   std::mutex prober_mu_;
   std::condition_variable prober_wake_;
   bool prober_stop_ = false;
+  int probes_ = 0;  // probes done, guarded by prober_mu_
   std::thread prober_;
 };
 

@@ -27,9 +27,10 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* DataValueExportService::StreamDataVa
 }
 
 grpc::ServerUnaryReactor* DataValueExportService::CountDataValues(
-    grpc::CallbackServerContext* context, const dvexport::v1::ExportRequest* request,
-    dvexport::v1::CountResponse* response) {
-  return new CountCall(&env_, context, request, response);
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+    grpc::ByteBuffer* response) {
+  return new CountCall(&env_, context, ParseRequest<dvexport::v1::ExportRequest>(request),
+                       response);
 }
 
 }  // namespace dvexport::server

@@ -12,13 +12,13 @@
 
 namespace dvexport::server {
 
-// The generated service with ExportFile and StreamDataValues taking and sending raw bytes
-// (grpc::ByteBuffer: the service serializes its messages itself, see file_export.h and
-// stream_export.h; clients see the same methods and bytes) and CountDataValues typed, all on
-// gRPC's callback API.
+// The generated service with every method taking and sending raw bytes (grpc::ByteBuffer: the
+// service parses requests itself, naming a string field that is not UTF-8, and serializes its
+// messages itself, see file_export.h and stream_export.h; clients see the same methods and
+// bytes), all on gRPC's callback API.
 using DataValueExportCallbackBase = dvexport::v1::DataValueExport::WithRawCallbackMethod_ExportFile<
     dvexport::v1::DataValueExport::WithRawCallbackMethod_StreamDataValues<
-        dvexport::v1::DataValueExport::WithCallbackMethod_CountDataValues<
+        dvexport::v1::DataValueExport::WithRawCallbackMethod_CountDataValues<
             dvexport::v1::DataValueExport::Service>>>;
 
 // The DataValueExport gRPC service. Every call runs in its own READ ONLY, REPEATABLE READ
@@ -37,8 +37,8 @@ class DataValueExportService final : public DataValueExportCallbackBase {
       grpc::CallbackServerContext* context, const grpc::ByteBuffer* request) override;
 
   grpc::ServerUnaryReactor* CountDataValues(grpc::CallbackServerContext* context,
-                                            const dvexport::v1::ExportRequest* request,
-                                            dvexport::v1::CountResponse* response) override;
+                                            const grpc::ByteBuffer* request,
+                                            grpc::ByteBuffer* response) override;
 
   // Exports holding a slot now, and waiting for one.
   int active_exports() const { return env_.slots->running(); }

@@ -1,6 +1,7 @@
 #ifndef DVEXPORT_SERVICE_SERVER_HAND_OFF_QUEUE_H_
 #define DVEXPORT_SERVICE_SERVER_HAND_OFF_QUEUE_H_
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -29,6 +30,10 @@ namespace dvexport::server {
 //   and sets status() to its argument unless a failure came first.
 // - "ready" is called outside the queue's lock: for the first message (or the end, if there is
 //   none), then at most once per TryPop that found nothing.
+// - Stalls: the consumer makes progress when it takes a message (TryPop) and when it reports a
+//   taken message sent (Sent). When it makes none for "stall_timeout" while messages wait (queued,
+//   or taken and not yet sent), a producer waiting in Push or WaitUntilSent stops the queue with
+//   "stall_status" (unless a failure came first) and returns false; stalled() is then true.
 //
 // Thread-safe.
 template <typename Item>
@@ -36,8 +41,16 @@ class HandOffQueue {
  public:
   enum class Next { kItem, kEmpty, kDone };
 
-  HandOffQueue(size_t capacity, int producers, std::function<void()> ready)
-      : capacity_(capacity < 1 ? 1 : capacity), producers_(producers), ready_(std::move(ready)) {}
+  using Clock = std::chrono::steady_clock;
+
+  HandOffQueue(size_t capacity, int producers, std::function<void()> ready,
+               Clock::duration stall_timeout = Clock::duration::max(),
+               absl::Status stall_status = absl::DeadlineExceededError("the consumer stalled"))
+      : capacity_(capacity < 1 ? 1 : capacity),
+        producers_(producers),
+        stall_timeout_(stall_timeout),
+        stall_status_(std::move(stall_status)),
+        ready_(std::move(ready)) {}
 
   HandOffQueue(const HandOffQueue&) = delete;
   HandOffQueue& operator=(const HandOffQueue&) = delete;
@@ -49,20 +62,32 @@ class HandOffQueue {
   }
 
   // Producer: queues "item", waiting while the queue is full. False (and "item" dropped) if the
-  // queue was stopped.
+  // queue was stopped, or stalled meanwhile.
   bool Push(Item item) {
     bool wake = false;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      room_.wait(lock, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return stopped_ || items_.size() < capacity_;
-      });
-      if (stopped_) return false;
+      if (!WaitLocked(lock, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+            return items_.size() < capacity_;
+          })) {
+        return false;
+      }
+      // The consumer had nothing to send: its stall clock starts now.
+      if (items_.empty() && unsent_ == 0) last_progress_ = Clock::now();
       items_.push_back(std::move(item));
       wake = std::exchange(consumer_waiting_, false);
     }
     if (wake) ready_();
     return true;
+  }
+
+  // Producer: waits until every message pushed so far was taken and reported sent. False if the
+  // queue was stopped, or stalled meanwhile.
+  bool WaitUntilSent() {
+    std::unique_lock<std::mutex> lock(mu_);
+    return WaitLocked(lock, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return items_.empty() && unsent_ == 0;
+    });
   }
 
   // Producer: this producer has pushed everything it will; an error stops the queue.
@@ -98,7 +123,9 @@ class HandOffQueue {
     if (!items_.empty()) {
       *item = std::move(items_.front());
       items_.pop_front();
-      room_.notify_one();
+      ++unsent_;
+      last_progress_ = Clock::now();
+      room_.notify_all();
       return Next::kItem;
     }
     if (producers_ == 0) return Next::kDone;
@@ -106,9 +133,23 @@ class HandOffQueue {
     return Next::kEmpty;
   }
 
+  // Consumer: a message TryPop gave has been sent (its write completed).
+  void Sent() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (unsent_ > 0) --unsent_;
+    last_progress_ = Clock::now();
+    room_.notify_all();
+  }
+
   bool stopped() const {
     std::lock_guard<std::mutex> lock(mu_);
     return stopped_;
+  }
+
+  // True once a producer gave up on a consumer that made no progress for the stall timeout.
+  bool stalled() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stalled_;
   }
 
   // OK, or the first failure / the reason the queue was stopped.
@@ -118,6 +159,30 @@ class HandOffQueue {
   }
 
  private:
+  // Waits until "done" holds (true) or the queue is stopped (false). While the consumer makes no
+  // progress for stall_timeout_, the wait ends with the queue stalled and stopped (false).
+  template <typename Done>
+  bool WaitLocked(std::unique_lock<std::mutex>& lock, Done done)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    while (!stopped_ && !done()) {
+      const Clock::time_point now = Clock::now();
+      if (now - last_progress_ >= stall_timeout_) {
+        stalled_ = true;
+        if (status_.ok()) status_ = stall_status_;
+        StopLocked();
+        break;
+      }
+      // Saturated: the default timeout is "never".
+      const Clock::duration left = stall_timeout_ - (now - last_progress_);
+      if (left > std::chrono::hours(24)) {
+        room_.wait(lock);
+      } else {
+        room_.wait_for(lock, left);
+      }
+    }
+    return !stopped_;
+  }
+
   void StopLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     stopped_ = true;
     items_.clear();
@@ -125,13 +190,21 @@ class HandOffQueue {
   }
 
   const size_t capacity_;
+  const Clock::duration stall_timeout_;
+  const absl::Status stall_status_;
   // std::mutex rather than absl::Mutex: Debian's Abseil is not built for ThreadSanitizer, which
   // would not see its synchronization.
   mutable std::mutex mu_;
-  std::condition_variable room_;  // a producer may push
+  std::condition_variable room_;  // a producer may push, or the consumer made progress
   std::deque<Item> items_ ABSL_GUARDED_BY(mu_);
   int producers_ ABSL_GUARDED_BY(mu_);
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  bool stalled_ ABSL_GUARDED_BY(mu_) = false;
+  // Messages taken by TryPop and not yet reported Sent.
+  int unsent_ ABSL_GUARDED_BY(mu_) = 0;
+  // The consumer's last progress (TryPop that took a message, Sent), or the Push that gave it
+  // something to send after it had nothing.
+  Clock::time_point last_progress_ ABSL_GUARDED_BY(mu_) = Clock::now();
   // The consumer starts idle: the first message (or the end) wakes it.
   bool consumer_waiting_ ABSL_GUARDED_BY(mu_) = true;
   absl::Status status_ ABSL_GUARDED_BY(mu_);

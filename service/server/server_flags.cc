@@ -123,6 +123,7 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
        "at least 100 ms, at most 10 minutes"},
       {"max_connection_age_s", flags.max_connection_age_s, 0, 2147483,
        "0: never; gRPC takes the age in milliseconds as an int, so at most about 24.8 days"},
+      {"stall_timeout_s", flags.stall_timeout_s, 1, 86400, "at most a day"},
   };
   for (const IntegerFlag& flag : integer_flags) {
     absl::Status status = CheckRange(flag);
@@ -181,6 +182,7 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
   options.service.read_plan.max_streams = flags.read_streams;
   options.service.read_plan.min_rows = flags.parallel_min_rows;
   options.service.connection_wait = std::chrono::milliseconds(flags.connection_wait_ms);
+  options.service.stall_timeout = std::chrono::seconds(flags.stall_timeout_s);
   return options;
 }
 

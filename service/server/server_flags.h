@@ -32,6 +32,7 @@ struct ServerFlags {
   std::string tls_client_ca;
   int health_probe_interval_ms = 2000;
   int max_connection_age_s = 0;
+  int stall_timeout_s = 60;
   std::string metrics_listen;
 };
 

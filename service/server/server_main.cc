@@ -21,6 +21,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
 #include "service/server/export_server.h"
+#include "service/server/library_log.h"
 #include "service/server/server_flags.h"
 
 // Defaults and allowed ranges: ServerFlags and ServerOptionsFromFlags (server_flags.h), which
@@ -81,6 +82,10 @@ ABSL_FLAG(int, max_connection_age_s, dvexport::server::ServerFlags().max_connect
           "seconds after which a client connection is asked to go away (its calls finish), so "
           "that clients re-resolve DNS and find new replicas, 0 to 2147483 (gRPC takes it in int "
           "milliseconds: about 24.8 days); 0: never");
+ABSL_FLAG(int, stall_timeout_s, dvexport::server::ServerFlags().stall_timeout_s,
+          "an export whose client reads nothing for this many seconds is ended "
+          "(DEADLINE_EXCEEDED) and its transaction, snapshot and connections released, 1 to "
+          "86400 (a day)");
 ABSL_FLAG(std::string, metrics_listen, dvexport::server::ServerFlags().metrics_listen,
           "host:port serving Prometheus metrics at /metrics (e.g. 0.0.0.0:9464), of the same form "
           "as --listen and not on its port; empty: none");
@@ -107,6 +112,7 @@ dvexport::server::ServerFlags FlagValues() {
   flags.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
   flags.health_probe_interval_ms = absl::GetFlag(FLAGS_health_probe_interval_ms);
   flags.max_connection_age_s = absl::GetFlag(FLAGS_max_connection_age_s);
+  flags.stall_timeout_s = absl::GetFlag(FLAGS_stall_timeout_s);
   flags.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   return flags;
 }
@@ -139,6 +145,8 @@ void KeepChunksInTheHeap(size_t chunk_size) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before anything can log: the server's stderr holds JSON lines only.
+  dvexport::server::RouteLibraryLogsToJson();
   absl::SetProgramUsageMessage(
       "Streams DHIS2 data values from PostgreSQL over gRPC.\n"
       "Usage: dvexport-server --listen 0.0.0.0:50051 --pg \"host=... dbname=dhis2 user=...\"\n"

@@ -1,6 +1,7 @@
 #include "service/dhis2/dates.h"
 
 #include <chrono>
+#include <string>
 #include <string_view>
 
 #include "gtest/gtest.h"
@@ -94,6 +95,19 @@ TEST(ParseDateTest, RejectsMalformedAndImpossibleDates) {
     EXPECT_FALSE(date.ok()) << text << " parsed as " << (date.ok() ? FormatDate(*date) : "");
     EXPECT_EQ(date.status().code(), absl::StatusCode::kInvalidArgument) << text;
   }
+}
+
+// PostgreSQL has no year 0 ("date/time field value out of range").
+TEST(ParseDateTest, RejectsYearZero) {
+  for (std::string_view text :
+       {"0000", "0000-01-01", "00001231", "0000-12", "0000-12-31T23:59:59"}) {
+    EXPECT_EQ(ParseDate(text).status().message(),
+              "\"" + std::string(text) + "\" is not a valid date: years run from 1 to 9999");
+    EXPECT_EQ(ParseDateTimeMicros(text).status().code(), absl::StatusCode::kInvalidArgument)
+        << text;
+  }
+  EXPECT_EQ(FormatDate(*ParseDate("0001-01-01")), "0001-01-01");
+  EXPECT_EQ(FormatDate(*ParseDate("9999-12-31")), "9999-12-31");
 }
 
 TEST(ParseDateTest, ErrorNamesTheValue) {

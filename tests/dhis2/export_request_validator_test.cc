@@ -171,6 +171,33 @@ TEST(ExportRequestValidatorTest, NamesFieldAndValueOfMalformedPeriodsAndDates) {
   EXPECT_EQ(ErrorMessage(request), "end_date: \"2023-02-29\" is not a valid date (yyyy-MM-dd)");
 }
 
+TEST(ExportRequestValidatorTest, NamesFieldOfYearZeroPeriodsAndDates) {
+  ExportRequest request = ValidRequest();
+  request.add_period("0000W1");
+  EXPECT_EQ(ErrorMessage(request),
+            "period: \"0000W1\" is not a valid ISO period: it runs from 0000-01-03 to "
+            "0000-01-09, and periods must lie within the years 1 to 9999");
+
+  request = ValidRequest();
+  request.clear_period();
+  request.set_start_date("0000-01-01");
+  request.set_end_date("2024-12-31");
+  EXPECT_EQ(ErrorMessage(request),
+            "start_date: \"0000-01-01\" is not a valid date: years run from 1 to 9999");
+
+  request.set_start_date("0001-01-01");
+  request.set_end_date("0000");
+  EXPECT_EQ(ErrorMessage(request),
+            "end_date: \"0000\" is not a valid date: years run from 1 to 9999");
+
+  request = ValidRequest();
+  request.clear_period();
+  request.set_last_updated("0000-06-01T00:00:00Z");
+  EXPECT_EQ(ErrorMessage(request),
+            "last_updated: \"0000-06-01T00:00:00Z\" is not a valid date: years run from 1 to "
+            "9999");
+}
+
 TEST(ExportRequestValidatorTest, RequiresStartAndEndDateTogether) {
   ExportRequest request = ValidRequest();
   request.clear_period();

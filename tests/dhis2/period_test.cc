@@ -344,6 +344,29 @@ TEST(ParseIsoPeriodTest, RejectsMalformedAndImpossiblePeriods) {
   }
 }
 
+// PostgreSQL has no year 0: a period with a day before 0001-01-01 (or after
+// 9999-12-31) would fail in SQL; it is refused here instead.
+TEST(ParseIsoPeriodTest, RejectsPeriodsOutsideYearsOneTo9999) {
+  for (std::string_view iso : {"0000", "0000W1", "0000Q1", "000001", "00000101", "0000-01-01",
+                               "0000BiW1", "0000April", "0001Nov", "0001NovQ1", "0001NovS1",
+                               "0001SunW1", "0001SatW1", "9999W52", "9999BiW26", "9999Oct"}) {
+    absl::StatusOr<Period> period = ParseIsoPeriod(iso);
+    EXPECT_EQ(period.status().code(), absl::StatusCode::kInvalidArgument)
+        << iso << " parsed as " << (period.ok() ? FormatDate(period->start) : "");
+  }
+  EXPECT_EQ(ParseIsoPeriod("0001Nov").status().message(),
+            "\"0001Nov\" is not a valid ISO period: it runs from 0000-11-01 to 0001-10-31, and "
+            "periods must lie within the years 1 to 9999");
+  EXPECT_EQ(ParseIsoPeriod("9999W52").status().message(),
+            "\"9999W52\" is not a valid ISO period: it runs from 9999-12-27 to 10000-01-02, and "
+            "periods must lie within the years 1 to 9999");
+  // The first and last periods that fit.
+  for (std::string_view iso : {"0001", "0001W1", "0001BiW1", "00010101", "0001NovQ2", "0001April",
+                               "9999", "9999W51", "9999Q4", "99991231", "9999NovS2", "9998Oct"}) {
+    EXPECT_TRUE(ParseIsoPeriod(iso).ok()) << iso << ": " << ParseIsoPeriod(iso).status();
+  }
+}
+
 TEST(ParseIsoPeriodTest, ErrorNamesTheValue) {
   EXPECT_EQ(ParseIsoPeriod("2024W54").status().message(), "\"2024W54\" is not a valid ISO period");
   EXPECT_EQ(ParseIsoPeriod(std::string_view("2024\n", 5)).status().message(),

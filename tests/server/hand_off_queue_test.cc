@@ -166,5 +166,91 @@ TEST(HandOffQueueTest, ConcurrentProducersEachInOrderExactlyOnce) {
   EXPECT_TRUE(queue.status().ok());
 }
 
+using std::chrono::milliseconds;
+
+TEST(HandOffQueueTest, PushGivesUpOnAConsumerThatMakesNoProgress) {
+  Queue queue(/*capacity=*/1, /*producers=*/1, [] {}, milliseconds(100),
+              absl::DeadlineExceededError("stalled"));
+  EXPECT_TRUE(queue.Push(1));
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(queue.Push(2));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, milliseconds(100));
+  EXPECT_TRUE(queue.stalled());
+  EXPECT_TRUE(queue.stopped());
+  EXPECT_EQ(queue.status(), absl::DeadlineExceededError("stalled"));
+  // A stall is not a failure of its own: a later failure does not replace it.
+  queue.Close(absl::InternalError("later"));
+  EXPECT_EQ(queue.status(), absl::DeadlineExceededError("stalled"));
+}
+
+TEST(HandOffQueueTest, ASlowConsumerThatMakesProgressNeverStalls) {
+  Queue queue(
+      1, 1, [] {}, milliseconds(300));
+  std::atomic<bool> done{false};
+  std::thread consumer([&] {
+    int item = 0;
+    while (!done) {
+      std::this_thread::sleep_for(milliseconds(100));
+      if (queue.TryPop(&item) == Queue::Next::kItem) {
+        std::this_thread::sleep_for(milliseconds(100));  // the write takes a while
+        queue.Sent();
+      }
+    }
+  });
+  for (int i = 0; i < 8; ++i) EXPECT_TRUE(queue.Push(i)) << i;
+  EXPECT_TRUE(queue.WaitUntilSent());
+  done = true;
+  consumer.join();
+  EXPECT_FALSE(queue.stalled());
+}
+
+TEST(HandOffQueueTest, AnIdleConsumerStartsItsStallClockWithTheNextPush) {
+  Queue queue(
+      1, 1, [] {}, milliseconds(200));
+  // Nothing to send for longer than the stall timeout (a slow query, say).
+  std::this_thread::sleep_for(milliseconds(300));
+  EXPECT_TRUE(queue.Push(1));
+  std::thread consumer([&] {
+    std::this_thread::sleep_for(milliseconds(50));
+    int item = 0;
+    EXPECT_EQ(queue.TryPop(&item), Queue::Next::kItem);
+  });
+  EXPECT_TRUE(queue.Push(2));
+  consumer.join();
+  EXPECT_FALSE(queue.stalled());
+}
+
+TEST(HandOffQueueTest, WaitUntilSentWaitsForTheLastWriteAndStallsWithoutIt) {
+  Queue queue(
+      4, 1, [] {}, milliseconds(150));
+  EXPECT_TRUE(queue.Push(1));
+  int item = 0;
+  ASSERT_EQ(queue.TryPop(&item), Queue::Next::kItem);
+  std::thread writer([&] {
+    std::this_thread::sleep_for(milliseconds(50));
+    queue.Sent();
+  });
+  EXPECT_TRUE(queue.WaitUntilSent());
+  writer.join();
+
+  // Taken, never sent: the client stopped reading before the last message.
+  EXPECT_TRUE(queue.Push(2));
+  ASSERT_EQ(queue.TryPop(&item), Queue::Next::kItem);
+  EXPECT_FALSE(queue.WaitUntilSent());
+  EXPECT_TRUE(queue.stalled());
+}
+
+TEST(HandOffQueueTest, StopEndsWaitUntilSent) {
+  Queue queue(4, 1, [] {});
+  EXPECT_TRUE(queue.Push(1));
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(milliseconds(50));
+    queue.Stop(absl::CancelledError("client gone"));
+  });
+  EXPECT_FALSE(queue.WaitUntilSent());
+  stopper.join();
+  EXPECT_FALSE(queue.stalled());
+}
+
 }  // namespace
 }  // namespace dvexport::server

@@ -116,7 +116,9 @@ INSTANTIATE_TEST_SUITE_P(
             "health_probe_interval_ms", 100, 600000,
             [](ServerFlags& f, int64_t v) { f.health_probe_interval_ms = static_cast<int>(v); }},
         RangeCase{"max_connection_age_s", 0, 2147483,
-                  [](ServerFlags& f, int64_t v) { f.max_connection_age_s = static_cast<int>(v); }}),
+                  [](ServerFlags& f, int64_t v) { f.max_connection_age_s = static_cast<int>(v); }},
+        RangeCase{"stall_timeout_s", 1, 86400,
+                  [](ServerFlags& f, int64_t v) { f.stall_timeout_s = static_cast<int>(v); }}),
     [](const ::testing::TestParamInfo<RangeCase>& info) { return info.param.flag; });
 
 TEST(ServerOptionsFromFlagsTest, DefaultsAreValid) {
@@ -148,6 +150,7 @@ TEST(ServerOptionsFromFlagsTest, CarriesEveryValueIntoTheOptionsUnchanged) {
   flags.tls_client_ca = "ca.pem";
   flags.health_probe_interval_ms = 100;
   flags.max_connection_age_s = 2147483;
+  flags.stall_timeout_s = 1;
   flags.metrics_listen = "[::]:9464";
   absl::StatusOr<ServerOptions> options = ServerOptionsFromFlags(flags);
   ASSERT_TRUE(options.ok()) << options.status();
@@ -168,6 +171,7 @@ TEST(ServerOptionsFromFlagsTest, CarriesEveryValueIntoTheOptionsUnchanged) {
   // 100 ms stays 100 ms, and 99 is refused (not raised to 100, as it once was).
   EXPECT_EQ(options->health_probe_interval, std::chrono::milliseconds(100));
   EXPECT_EQ(options->max_connection_age, std::chrono::seconds(2147483));
+  EXPECT_EQ(options->service.stall_timeout, std::chrono::seconds(1));
   EXPECT_EQ(options->metrics_listen, "[::]:9464");
 }
 
