@@ -47,9 +47,9 @@ class HandOffQueue {
                Clock::duration stall_timeout = Clock::duration::max(),
                absl::Status stall_status = absl::DeadlineExceededError("the consumer stalled"))
       : capacity_(capacity < 1 ? 1 : capacity),
-        producers_(producers),
         stall_timeout_(stall_timeout),
         stall_status_(std::move(stall_status)),
+        producers_(producers),
         ready_(std::move(ready)) {}
 
   HandOffQueue(const HandOffQueue&) = delete;
