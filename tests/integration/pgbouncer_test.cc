@@ -33,6 +33,7 @@
 #include "service/dhis2/export_request_validator.h"
 #include "service/server/export_server.h"
 #include "tests/integration/test_database.h"
+#include "tests/support/read_plans.h"
 
 namespace dvexport {
 namespace {
@@ -43,21 +44,8 @@ using testing::QueryColumn;
 // The exit status pgbouncer.sh gives when pgbouncer is not installed.
 constexpr int kNotInstalled = 3;
 
-// Slices as small as the small demo database allows, three readers.
-db::ReadPlanOptions SlicedPlan() {
-  db::ReadPlanOptions plan;
-  plan.max_streams = 3;
-  plan.min_rows = 0;
-  plan.slices_per_stream = 4;
-  plan.min_slice_blocks = 1;
-  return plan;
-}
-
-db::ReadPlanOptions OneCopy() {
-  db::ReadPlanOptions plan;
-  plan.max_streams = 1;
-  return plan;
-}
+using testing::OneCopy;
+using testing::SlicedPlan;
 
 struct FileExport {
   grpc::Status status;

@@ -20,6 +20,7 @@
 #include "service/server/export_server.h"
 #include "tests/reliability/reliability_support.h"
 #include "tests/reliability/standby_pair.h"
+#include "tests/support/read_plans.h"
 
 namespace dvexport::reliability {
 namespace {
@@ -27,21 +28,8 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-// Slices as small as the small demo database allows, three readers.
-db::ReadPlanOptions SlicedPlan() {
-  db::ReadPlanOptions plan;
-  plan.max_streams = 3;
-  plan.min_rows = 0;
-  plan.slices_per_stream = 4;
-  plan.min_slice_blocks = 1;
-  return plan;
-}
-
-db::ReadPlanOptions OneCopy() {
-  db::ReadPlanOptions plan;
-  plan.max_streams = 1;
-  return plan;
-}
+using testing::OneCopy;
+using testing::SlicedPlan;
 
 struct FileExport {
   grpc::Status status;
