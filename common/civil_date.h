@@ -51,6 +51,18 @@ inline CivilDate CivilFromDays(int64_t days) {
   return CivilDate{year, month, day};
 }
 
+// Days from 1970-01-01 to year-month-day of the proleptic Gregorian calendar (astronomical
+// years: 1 BC is 0), negative before it: Howard Hinnant's days_from_civil.
+// REQUIRES: 1 <= m <= 12, 1 <= d <= 31, |y| < 2^40.
+[[gnu::always_inline]] inline int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const int64_t yoe = y - era * 400;
+  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
 }  // namespace dvexport::common
 
 #endif  // DVEXPORT_COMMON_CIVIL_DATE_H_

@@ -9,23 +9,14 @@
 #endif
 
 #include "absl/strings/str_cat.h"
+#include "common/civil_date.h"
+#include "service/encode/timestamp.h"
 
 namespace dvexport::db {
 namespace {
 
 absl::Status Malformed(absl::string_view what) {
   return absl::DataLossError(absl::StrCat("malformed data value COPY line: ", what));
-}
-
-// Days from 1970-01-01 to year-month-day of the proleptic Gregorian calendar
-// (astronomical years: 1 BC is 0). Howard Hinnant's days_from_civil.
-[[gnu::always_inline]] inline int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t yoe = y - era * 400;
-  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
 }
 
 // Two digits at "p" into "*value".
@@ -262,7 +253,7 @@ absl::Status ParseCopyTimestamp(std::string_view text, int64_t* micros) {
   fraction *= kScale[digits];
   if (bc) year = 1 - year;
   const int64_t seconds =
-      DaysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second;
+      common::DaysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second;
   // PostgreSQL's range (4713 BC to 294276 AD) is wider than microseconds since 1970 in 64 bits.
   if (__builtin_mul_overflow(seconds, int64_t{1000000}, micros) ||
       __builtin_add_overflow(*micros, fraction, micros)) {
@@ -278,45 +269,9 @@ DataValueLineParser::DataValueLineParser(const ExportScope* scope)
       category_option_combos_(&scope->category_option_combos),
       attribute_option_combos_(&scope->attribute_option_combos) {}
 
-bool DataValueLineParser::ParseUsualTimestamp(std::string_view text, DateCache* cache,
-                                              int64_t* micros) {
-  const size_t n = text.size();
-  const char* const t = text.data();
-  if (n < 19 || n > 26 || n == 20 || t[10] != ' ' || t[13] != ':' || t[16] != ':' ||
-      (n > 19 && t[19] != '.')) {
-    return false;
-  }
-  if (std::memcmp(t, cache->date, 10) != 0) {
-    int64_t high, low, month, day;
-    if (t[4] != '-' || t[7] != '-' || !TwoDigits(t, &high) || !TwoDigits(t + 2, &low) ||
-        !TwoDigits(t + 5, &month) || !TwoDigits(t + 8, &day) || high * 100 + low < 1 || month < 1 ||
-        month > 12 || day < 1 || day > 31) {
-      return false;
-    }
-    cache->days = DaysFromCivil(high * 100 + low, month, day);
-    std::memcpy(cache->date, t, 10);
-  }
-  int64_t hour, minute, second;
-  if (!TwoDigits(t + 11, &hour) || !TwoDigits(t + 14, &minute) || !TwoDigits(t + 17, &second) ||
-      hour > 23 || minute > 59 || second > 59) {
-    return false;
-  }
-  int64_t fraction = 0;
-  for (size_t i = 20; i < n; ++i) {
-    const unsigned digit = static_cast<unsigned char>(t[i]) - '0';
-    if (digit > 9) return false;
-    fraction = fraction * 10 + digit;
-  }
-  static constexpr int64_t kScale[] = {1000000, 100000, 10000, 1000, 100, 10, 1};
-  // Four-digit years are far from overflowing.
-  *micros = (cache->days * 86400 + hour * 3600 + minute * 60 + second) * 1000000 +
-            fraction * kScale[n > 20 ? n - 20 : 0];
-  return true;
-}
-
 // The tab after the usual timestamp at "p" ("YYYY-MM-DD HH:MM:SS[.ffffff]": 19 to 26 bytes), or
-// null. What lies before it is checked by ParseUsualTimestamp, which rejects anything else
-// (a backslash included).
+// null. What lies before it is checked by IsUsualTimestamp, which rejects anything else (a
+// backslash included).
 inline const char* UsualTimestampEnd(const char* p, const char* end) {
   const char* const last = std::min(end, p + 27);
   for (const char* q = p + 19; q < last; ++q) {
@@ -356,19 +311,18 @@ bool DataValueLineParser::ParseUsual(std::string_view line, encode::DataValueRow
   for (encode::Text* text : texts) {
     if (!NextText(&p, end, text)) return false;
   }
-  // created, then lastupdated: most values were never updated, and their two are the same text.
+  // created, then lastupdated, passed on as text: most values were never updated, and their two
+  // are the same text.
   const char* tab = UsualTimestampEnd(p, end);
   if (tab == nullptr) return false;
   const std::string_view created(p, static_cast<size_t>(tab - p));
-  if (!ParseUsualTimestamp(created, &created_dates_, &row->created_micros)) return false;
+  if (!encode::IsUsualTimestamp(created)) return false;
   p = tab + 1;
   if ((tab = UsualTimestampEnd(p, end)) == nullptr) return false;
   const std::string_view last_updated(p, static_cast<size_t>(tab - p));
-  if (last_updated == created) {
-    row->last_updated_micros = row->created_micros;
-  } else if (!ParseUsualTimestamp(last_updated, &last_updated_dates_, &row->last_updated_micros)) {
-    return false;
-  }
+  if (last_updated != created && !encode::IsUsualTimestamp(last_updated)) return false;
+  row->created.usual_text = created;
+  row->last_updated.usual_text = last_updated;
   p = tab + 1;
   if (!NextText(&p, end, &row->comment)) return false;
   // "f\tf", "t\tf", "\N\tf" and the like.
@@ -449,13 +403,16 @@ absl::Status DataValueLineParser::ParseAnyLine(std::string_view line, encode::Da
     }
   }
   if (f[7].is_null || f[8].is_null) return Malformed("a NULL timestamp");
-  if (!ParseUsualTimestamp(f[7].text, &created_dates_, &row->created_micros)) {
-    status = ParseCopyTimestamp(f[7].text, &row->created_micros);
-    if (!status.ok()) return status;
-  }
-  if (!ParseUsualTimestamp(f[8].text, &last_updated_dates_, &row->last_updated_micros)) {
-    status = ParseCopyTimestamp(f[8].text, &row->last_updated_micros);
-    if (!status.ok()) return status;
+  encode::Timestamp* const timestamps[2] = {&row->created, &row->last_updated};
+  for (int i = 0; i < 2; ++i) {
+    const std::string_view text = f[7 + i].text;
+    if (encode::IsUsualTimestamp(text)) {
+      *timestamps[i] = encode::Timestamp{text, 0};
+    } else {
+      status = ParseCopyTimestamp(text, &timestamps[i]->micros);
+      if (!status.ok()) return status;
+      timestamps[i]->usual_text = {};
+    }
   }
   if (!ParseBool(f[10], /*nullable=*/true, &row->followup) ||
       !ParseBool(f[11], /*nullable=*/false, &row->deleted)) {

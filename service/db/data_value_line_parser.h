@@ -85,24 +85,12 @@ class DataValueLineParser {
   // past its tab; false if there is none or it is malformed.
   bool NextText(const char** p, const char* end, encode::Text* text);
 
-  // The last date of a timestamp column and its days since 1970-01-01:
-  // consecutive values mostly share one.
-  struct DateCache {
-    char date[10] = {};  // "YYYY-MM-DD", or zeros
-    int64_t days = 0;
-  };
-
-  // ParseCopyTimestamp, faster for the usual "YYYY-MM-DD HH:MM:SS[.ffffff]"
-  // with a four-digit year; false for anything else.
-  static bool ParseUsualTimestamp(std::string_view text, DateCache* cache, int64_t* micros);
-
   IdentifierLookup data_elements_, periods_, org_units_, category_option_combos_,
       attribute_option_combos_;
   std::string scratch_;
   bool scratch_ready_ = false;  // scratch_ was cleared for the line being parsed
   // The fields of the line being parsed (a member: not initialized again for every line).
   CopyTextField fields_[kDataValueColumns];
-  DateCache created_dates_, last_updated_dates_;
   int64_t general_lines_ = 0;
 };
 

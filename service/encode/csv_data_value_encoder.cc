@@ -150,7 +150,7 @@ void CsvDataValueEncoder::Add(const DataValueRow& row) {
   *p++ = ',';
   p = WriteField(p, row.stored_by, false);
   *p++ = ',';
-  p += dates_.Format(row.last_updated_micros, p);
+  p += dates_.Format(row.last_updated, p);
   *p++ = ',';
   p = WriteField(p, row.comment, false);
   *p++ = ',';

@@ -15,14 +15,21 @@ struct Text {
   bool is_null = false;
 };
 
+// A timestamp without time zone (the database's wall clock, printed as UTC), in one of two forms.
+struct Timestamp {
+  // The database's text when it has the usual form "YYYY-MM-DD HH:MM:SS[.f{1,6}]" (checked by
+  // IsUsualTimestamp, service/encode/timestamp.h), which the JSON, CSV and XML encoders rearrange
+  // into DHIS2's form without calendar arithmetic. Empty when "micros" holds the timestamp.
+  std::string_view usual_text;
+  // Microseconds since 1970-01-01T00:00:00; only read when "usual_text" is empty.
+  int64_t micros = 0;
+};
+
 // One row of DHIS2's datavalue export, with identifiers already in the output id scheme.
 struct DataValueRow {
   Text data_element, period, org_unit, category_option_combo, attribute_option_combo;
   Text value, stored_by, comment;
-  // Microseconds since 1970-01-01T00:00:00 of the database's timestamp-without-time-zone wall
-  // clock; printed as UTC.
-  int64_t created_micros = 0;
-  int64_t last_updated_micros = 0;
+  Timestamp created, last_updated;
   bool followup = false;  // DB NULL already mapped to false by the caller.
   bool deleted = false;
 };
@@ -31,7 +38,7 @@ struct DataValueRow {
 // one org unit were requested.
 struct DataValueSetHeader {
   Text data_set;
-  // completedatasetregistration.date in the same unit as DataValueRow::created_micros;
+  // completedatasetregistration.date in the unit of Timestamp::micros;
   // std::nullopt when there is no registration (written as "completeDate":null).
   std::optional<int64_t> complete_date_micros;
   Text period;

@@ -210,9 +210,9 @@ void JsonDataValueEncoderWithLayout<Layout>::Add(const DataValueRow& row) {
   p = WriteLiteral(p, Literals::kStoredBy);
   p = WriteString(p, row.stored_by);
   p = WriteLiteral(p, Literals::kCreated);
-  p += dates_.Format(row.created_micros, p);
+  p += dates_.Format(row.created, p);
   p = WriteLiteral(p, Literals::kLastUpdated);
-  p += dates_.Format(row.last_updated_micros, p);
+  p += dates_.Format(row.last_updated, p);
   p = WriteLiteral(p, Literals::kComment);
   p = WriteString(p, row.comment);
   if (row.followup) {

@@ -5,10 +5,14 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "service/encode/data_value_row.h"
+#include "service/encode/timestamp.h"
+
 namespace dvexport::encode {
 
 // Length of FormatLongGmtDate's output for years 0 through 9999.
 inline constexpr size_t kLongGmtDateLength = 28;
+static_assert(kLongGmtDateLength == 28, "FormatUsualTimestamp (timestamp.h) writes 28 bytes");
 
 // Longest possible output of FormatLongGmtDate: a sign, a six-digit year (int64 microseconds
 // reach about year +-294,000) and the 24 characters after the year.
@@ -38,6 +42,12 @@ class LongGmtDateFormatter {
 
   // Same contract as FormatLongGmtDate.
   size_t Format(int64_t micros, char* out);
+
+  // The timestamp in either form; a usual text is rearranged (FormatUsualTimestamp), not parsed.
+  size_t Format(const Timestamp& timestamp, char* out) {
+    return timestamp.usual_text.empty() ? Format(timestamp.micros, out)
+                                        : FormatUsualTimestamp(timestamp.usual_text, out);
+  }
 
  private:
   static constexpr size_t kCachedDays = 1024;

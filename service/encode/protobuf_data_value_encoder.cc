@@ -110,8 +110,13 @@ void ProtobufDataValueEncoder::Add(const DataValueRow& row) {
   p = WriteText(p, dv::kAttributeOptionCombo, row.attribute_option_combo);
   p = WriteText(p, dv::kValue, row.value);
   p = WriteText(p, dv::kStoredBy, row.stored_by);
-  p = WriteTimestamp(p, dv::kCreated, row.created_micros);
-  p = WriteTimestamp(p, dv::kLastUpdated, row.last_updated_micros);
+  const int64_t created = timestamps_.Micros(row.created);
+  // Most values were never updated: the two are the same text.
+  const bool same_text =
+      !row.created.usual_text.empty() && row.last_updated.usual_text == row.created.usual_text;
+  p = WriteTimestamp(p, dv::kCreated, created);
+  p = WriteTimestamp(p, dv::kLastUpdated,
+                     same_text ? created : timestamps_.Micros(row.last_updated));
   p = WriteText(p, dv::kComment, row.comment);
   if (row.followup) {
     *p++ = dv::kFollowup;

@@ -7,6 +7,7 @@
 
 #include "service/encode/chunk_buffer.h"
 #include "service/encode/data_value_row.h"
+#include "service/encode/timestamp.h"
 
 namespace dvexport::encode {
 
@@ -45,6 +46,7 @@ class ProtobufDataValueEncoder {
 
  private:
   ChunkBuffer* const out_;
+  TimestampReader timestamps_;
 };
 
 }  // namespace dvexport::encode

@@ -112,10 +112,10 @@ void XmlDataValueEncoder::Add(const DataValueRow& row) {
   p = WriteAttribute(p, kValue, row.value);
   p = WriteAttribute(p, kStoredBy, row.stored_by);
   p = WriteLiteral(p, kCreated);
-  p += dates_.Format(row.created_micros, p);
+  p += dates_.Format(row.created, p);
   *p++ = '"';
   p = WriteLiteral(p, kLastUpdated);
-  p += dates_.Format(row.last_updated_micros, p);
+  p += dates_.Format(row.last_updated, p);
   *p++ = '"';
   p = WriteAttribute(p, kComment, row.comment);
   // Two calls, not one with a chosen literal: each copies a constant number of bytes.

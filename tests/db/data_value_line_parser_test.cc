@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "tests/support/postgres_timestamp.h"
+
 namespace dvexport::db {
 namespace {
 
@@ -64,8 +66,8 @@ TEST_F(DataValueLineParserTest, MapsIdsAndReadsEveryColumn) {
   EXPECT_EQ(row_.value.bytes, "42");
   EXPECT_FALSE(row_.value.is_null);
   EXPECT_EQ(row_.stored_by.bytes, "admin");
-  EXPECT_EQ(row_.created_micros, 1705053600000000);
-  EXPECT_EQ(row_.last_updated_micros, 1705053600500000);
+  EXPECT_EQ(test_support::MicrosOf(row_.created), 1705053600000000);
+  EXPECT_EQ(test_support::MicrosOf(row_.last_updated), 1705053600500000);
   EXPECT_EQ(row_.comment.bytes, "a comment");
   EXPECT_TRUE(row_.followup);
   EXPECT_FALSE(row_.deleted);
@@ -75,14 +77,14 @@ TEST_F(DataValueLineParserTest, MapsIdsAndReadsEveryColumn) {
 // timestamp must still be its own, whichever shortcut reads it.
 TEST_F(DataValueLineParserTest, TimestampsOfConsecutiveRowsAreEachTheirOwn) {
   ASSERT_TRUE(Parse(Line("1", "a", "2024-01-12 10:00:00.25", "2024-01-12 10:00:00.25")).ok());
-  EXPECT_EQ(row_.created_micros, 1705053600250000);
-  EXPECT_EQ(row_.last_updated_micros, 1705053600250000);
+  EXPECT_EQ(test_support::MicrosOf(row_.created), 1705053600250000);
+  EXPECT_EQ(test_support::MicrosOf(row_.last_updated), 1705053600250000);
   ASSERT_TRUE(Parse(Line("2", "a", "2024-01-12 23:59:59", "2024-01-13 00:00:00.000001")).ok());
-  EXPECT_EQ(row_.created_micros, 1705103999000000);
-  EXPECT_EQ(row_.last_updated_micros, 1705104000000001);
+  EXPECT_EQ(test_support::MicrosOf(row_.created), 1705103999000000);
+  EXPECT_EQ(test_support::MicrosOf(row_.last_updated), 1705104000000001);
   ASSERT_TRUE(Parse(Line("3", "a", "1999-12-31 00:00:01", "1999-12-31 00:00:01")).ok());
-  EXPECT_EQ(row_.created_micros, 946598401000000);
-  EXPECT_EQ(row_.last_updated_micros, 946598401000000);
+  EXPECT_EQ(test_support::MicrosOf(row_.created), 946598401000000);
+  EXPECT_EQ(test_support::MicrosOf(row_.last_updated), 946598401000000);
 }
 
 TEST_F(DataValueLineParserTest, TheFinalNewlineIsOptional) {
@@ -121,15 +123,37 @@ TEST_F(DataValueLineParserTest, ReadsUnusualTimestampsToo) {
   ASSERT_TRUE(
       Parse(Line("1", "admin", "0001-12-31 23:59:59 BC", "10000-01-01 00:00:00", "\\N", "\\N"))
           .ok());
-  EXPECT_EQ(row_.created_micros, -62135596800000000 - 1000000);
-  EXPECT_EQ(row_.last_updated_micros, 253402300800000000);
+  EXPECT_EQ(test_support::MicrosOf(row_.created), -62135596800000000 - 1000000);
+  EXPECT_EQ(test_support::MicrosOf(row_.last_updated), 253402300800000000);
   // And the usual ones again after them, with dates the parser has seen or not.
   ASSERT_TRUE(Parse(Line("1", "admin", "1969-12-31 23:59:59.999999", "2024-01-12 10:00:00")).ok());
-  EXPECT_EQ(row_.created_micros, -1);
-  EXPECT_EQ(row_.last_updated_micros, 1705053600000000);
+  EXPECT_EQ(test_support::MicrosOf(row_.created), -1);
+  EXPECT_EQ(test_support::MicrosOf(row_.last_updated), 1705053600000000);
   ASSERT_TRUE(Parse(Line("1", "admin", "1969-12-31 00:00:00.5", "2024-01-12 10:00:01")).ok());
-  EXPECT_EQ(row_.created_micros, -86400000000 + 500000);
-  EXPECT_EQ(row_.last_updated_micros, 1705053601000000);
+  EXPECT_EQ(test_support::MicrosOf(row_.created), -86400000000 + 500000);
+  EXPECT_EQ(test_support::MicrosOf(row_.last_updated), 1705053601000000);
+}
+
+// The usual timestamps reach the encoders as the COPY's text (no parsing); the others as
+// microseconds, and a row's text form never outlives the line it came from.
+TEST_F(DataValueLineParserTest, PassesUsualTimestampsOnAsTextAndOthersAsMicros) {
+  ASSERT_TRUE(Parse(Line("1", "a", "2024-01-12 10:00:00.25", "2024-02-29 23:59:59")).ok());
+  EXPECT_EQ(row_.created.usual_text, "2024-01-12 10:00:00.25");
+  EXPECT_EQ(row_.last_updated.usual_text, "2024-02-29 23:59:59");
+  ASSERT_TRUE(Parse(Line("1", "a", "2024-01-12 10:00:00", "0044-03-15 12:00:00 BC")).ok());
+  EXPECT_EQ(row_.created.usual_text, "2024-01-12 10:00:00");
+  EXPECT_TRUE(row_.last_updated.usual_text.empty());
+  EXPECT_EQ(row_.last_updated.micros, -63517780800000000);
+  // An escaped line takes the general path: the same forms.
+  ASSERT_TRUE(Parse(Line("a\\b", "a", "12345-01-01 00:00:00", "2024-01-12 10:00:00.123456")).ok());
+  EXPECT_TRUE(row_.created.usual_text.empty());
+  EXPECT_EQ(row_.created.micros, 327403382400000000);
+  EXPECT_EQ(row_.last_updated.usual_text, "2024-01-12 10:00:00.123456");
+  // Not quite usual: a trailing '.', a 27th byte, a letter.
+  for (const char* text :
+       {"2024-01-12 10:00:00.", "2024-01-12 10:00:00.1234567", "2024-01-12 10:00:0x"}) {
+    EXPECT_FALSE(Parse(Line("1", "a", text, "2024-01-12 10:00:00")).ok()) << text;
+  }
 }
 
 TEST_F(DataValueLineParserTest, KeepsNonAsciiBytesAsTheyAre) {

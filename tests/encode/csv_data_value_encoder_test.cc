@@ -26,8 +26,8 @@ DataValueRow ExampleRow() {
   row.attribute_option_combo = T("HllvX50cXC0");
   row.value = T("12");
   row.stored_by = T("admin");
-  row.created_micros = 0;  // Not written in CSV.
-  row.last_updated_micros = 1704449472123456;
+  row.created.micros = 0;  // Not written in CSV.
+  row.last_updated.micros = 1704449472123456;
   row.comment = kNullText;
   return row;
 }
@@ -206,7 +206,7 @@ TEST(CsvDataValueEncoderTest, WorstCaseRowsFitAfterGrowingFromTinyBuffer) {
   const std::string invalid(4000, '\x80');
   row.data_element = T(quotes);
   row.comment = T(invalid);
-  row.last_updated_micros = std::numeric_limits<int64_t>::min();
+  row.last_updated.micros = std::numeric_limits<int64_t>::min();
   const std::string document = EncodeDocument({row, row}, /*initial_capacity=*/1);
   const std::string line = "\"" + std::string(8000, '"') + "\"" +
                            ",202401,DiszpKrYNg8,PT59n8BQbqM,HllvX50cXC0,12,admin,"

@@ -63,9 +63,9 @@ class RealisticRows {
       row.attribute_option_combo = Text{keep(attribute_option_combo)};
       row.value = Text{keep(std::to_string(rng() % 2000))};
       row.stored_by = Text{keep(stored_by[rng() % 5])};
-      row.created_micros =
+      row.created.micros =
           1672531200000000 + static_cast<int64_t>(rng() % 63072000) * 1000000 + rng() % 1000000;
-      row.last_updated_micros = row.created_micros + (rng() % 4 == 0 ? rng() % 86400000000ULL : 0);
+      row.last_updated.micros = row.created.micros + (rng() % 4 == 0 ? rng() % 86400000000ULL : 0);
       if (rng() % 100 == 0) {
         row.comment = Text{keep("Checked against the register, " + std::to_string(rng() % 100))};
       } else {
@@ -120,7 +120,7 @@ void BM_FormatLongGmtDate(benchmark::State& state) {
   size_t i = 0;
   for (auto _ : state) {
     benchmark::DoNotOptimize(
-        FormatLongGmtDate(rows[i++ & (kRowCount - 1)].last_updated_micros, out));
+        FormatLongGmtDate(rows[i++ & (kRowCount - 1)].last_updated.micros, out));
     benchmark::ClobberMemory();
   }
   state.SetItemsProcessed(state.iterations());

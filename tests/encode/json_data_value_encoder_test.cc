@@ -25,8 +25,8 @@ DataValueRow ExampleRow() {
   row.attribute_option_combo = T("HllvX50cXC0");
   row.value = T("12");
   row.stored_by = T("admin");
-  row.created_micros = 1704449472123000;  // 2024-01-05T10:11:12.123
-  row.last_updated_micros = 1704449472123999;
+  row.created.micros = 1704449472123000;  // 2024-01-05T10:11:12.123
+  row.last_updated.micros = 1704449472123999;
   row.comment = kNullText;
   return row;
 }
@@ -258,7 +258,7 @@ TEST(JsonDataValueEncoderTest, WorstCaseRowsFitAfterGrowingFromTinyBuffer) {
   DataValueRow row;
   row.data_element = row.period = row.org_unit = row.category_option_combo = T(controls);
   row.attribute_option_combo = row.value = row.stored_by = row.comment = T(controls);
-  row.created_micros = row.last_updated_micros = std::numeric_limits<int64_t>::min();
+  row.created.micros = row.last_updated.micros = std::numeric_limits<int64_t>::min();
   row.followup = row.deleted = true;
   const DataValueSetHeader header{T(controls), std::numeric_limits<int64_t>::min(), T(controls),
                                   T(controls)};

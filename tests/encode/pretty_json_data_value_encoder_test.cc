@@ -27,8 +27,8 @@ DataValueRow ExampleRow() {
   row.attribute_option_combo = T("HllvX50cXC0");
   row.value = T("12");
   row.stored_by = T("admin");
-  row.created_micros = 1704449472123000;  // 2024-01-05T10:11:12.123
-  row.last_updated_micros = 1704449472123999;
+  row.created.micros = 1704449472123000;  // 2024-01-05T10:11:12.123
+  row.last_updated.micros = 1704449472123999;
   row.comment = kNullText;
   return row;
 }
@@ -218,8 +218,8 @@ TEST(PrettyJsonDataValueEncoderTest, RandomRowsParseToTheCompactDocument) {
     for (int i = 0; i < 8; ++i) {
       *texts[i] = Text{storage[fields[i]], rng() % 7 == 0};
     }
-    row.created_micros = static_cast<int64_t>(rng() >> 12);
-    row.last_updated_micros = -static_cast<int64_t>(rng() >> 12);
+    row.created.micros = static_cast<int64_t>(rng() >> 12);
+    row.last_updated.micros = -static_cast<int64_t>(rng() >> 12);
     row.followup = rng() % 2 == 0;
     row.deleted = rng() % 5 == 0;
     rows.push_back(row);

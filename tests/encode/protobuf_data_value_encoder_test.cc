@@ -15,6 +15,7 @@
 
 #include "dvexport/v1/export.pb.h"
 #include "service/encode/chunk_buffer.h"
+#include "tests/support/postgres_timestamp.h"
 #include "tests/support/to_data_value.h"
 
 namespace dvexport::encode {
@@ -35,8 +36,9 @@ class RowMaker {
     row.value = NextText();
     row.stored_by = NextText();
     row.comment = NextText();
-    row.created_micros = NextMicros();
-    row.last_updated_micros = NextMicros();
+    row.created = NextTimestamp();
+    // Mostly never updated: the same text, as the line parser hands it on.
+    row.last_updated = rng_() % 2 == 0 ? row.created : NextTimestamp();
     row.followup = rng_() % 2 == 0;
     row.deleted = rng_() % 3 == 0;
     return row;
@@ -87,6 +89,18 @@ class RowMaker {
     }
   }
 
+  // Half of them as PostgreSQL's text when it writes them with a four-digit year (the micros
+  // are kept too, as the truth the tests compare with).
+  Timestamp NextTimestamp() {
+    Timestamp timestamp{{}, NextMicros()};
+    if (timestamp.micros >= ::dvexport::test_support::kFirstUsualMicros &&
+        timestamp.micros < ::dvexport::test_support::kEndUsualMicros && rng_() % 2 == 0) {
+      timestamp.usual_text =
+          Keep(::dvexport::test_support::PostgresTimestampText(timestamp.micros));
+    }
+    return timestamp;
+  }
+
   std::string_view Keep(std::string s) { return strings_.emplace_back(std::move(s)); }
 
   std::mt19937_64 rng_;
@@ -129,7 +143,7 @@ TEST(ProtobufDataValueEncoderTest, ProtobufParsesTheBatch) {
     const DataValueRow& row = rows[static_cast<size_t>(i)];
     EXPECT_EQ(v.has_value(), !row.value.is_null);
     EXPECT_EQ(v.has_comment(), !row.comment.is_null);
-    EXPECT_EQ(v.created().seconds() * 1000000 + v.created().nanos() / 1000, row.created_micros);
+    EXPECT_EQ(v.created().seconds() * 1000000 + v.created().nanos() / 1000, row.created.micros);
     EXPECT_GE(v.created().nanos(), 0);
     EXPECT_EQ(v.followup(), row.followup);
     EXPECT_EQ(v.deleted(), row.deleted);

@@ -25,8 +25,8 @@ DataValueRow ExampleRow() {
   row.attribute_option_combo = T("HllvX50cXC0");
   row.value = T("12");
   row.stored_by = T("admin");
-  row.created_micros = 1704449472123000;  // 2024-01-05T10:11:12.123
-  row.last_updated_micros = 1704449472123999;
+  row.created.micros = 1704449472123000;  // 2024-01-05T10:11:12.123
+  row.last_updated.micros = 1704449472123999;
   row.comment = kNullText;
   return row;
 }

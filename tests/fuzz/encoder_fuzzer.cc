@@ -74,8 +74,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (int f = 0; f < 8; ++f) {
       *fields[f] = texts[r][f] ? Text{*texts[r][f], false} : Text{"x", true};
     }
-    rows[r].created_micros = in.ConsumeIntegral<int64_t>();
-    rows[r].last_updated_micros = in.ConsumeIntegral<int64_t>();
+    rows[r].created.micros = in.ConsumeIntegral<int64_t>();
+    rows[r].last_updated.micros = in.ConsumeIntegral<int64_t>();
     rows[r].followup = in.ConsumeBool();
     rows[r].deleted = in.ConsumeBool();
   }

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "common/utf8_sequence.h"
+#include "tests/support/postgres_timestamp.h"
 
 namespace dvexport::encode {
 namespace {
@@ -51,8 +52,8 @@ void ToDataValue(const DataValueRow& row, dvexport::v1::DataValue* out) {
   }
   if (!row.value.is_null) AssignUtf8(row.value.bytes, out->mutable_value());
   if (!row.stored_by.is_null) AssignUtf8(row.stored_by.bytes, out->mutable_stored_by());
-  SetTimestamp(row.created_micros, out->mutable_created());
-  SetTimestamp(row.last_updated_micros, out->mutable_last_updated());
+  SetTimestamp(test_support::MicrosOf(row.created), out->mutable_created());
+  SetTimestamp(test_support::MicrosOf(row.last_updated), out->mutable_last_updated());
   if (!row.comment.is_null) AssignUtf8(row.comment.bytes, out->mutable_comment());
   out->set_followup(row.followup);
   out->set_deleted(row.deleted);

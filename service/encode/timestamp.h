@@ -1,0 +1,91 @@
+#ifndef DVEXPORT_SERVICE_ENCODE_TIMESTAMP_H_
+#define DVEXPORT_SERVICE_ENCODE_TIMESTAMP_H_
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "service/encode/data_value_row.h"
+
+namespace dvexport::encode {
+
+// The usual text of a timestamp without time zone, as PostgreSQL writes it with DateStyle ISO:
+// "YYYY-MM-DD HH:MM:SS", then optionally '.' and 1 to 6 fraction digits (PostgreSQL drops
+// trailing zeros). Four-digit years only: years before 1 (" BC") or after 9999 are not usual.
+inline constexpr size_t kMinUsualTimestampLength = 19;
+inline constexpr size_t kMaxUsualTimestampLength = 26;
+
+// Whether "text" has the usual form: digits and separators where they belong, a year from 0001,
+// month 01-12, day 01-31, hour 00-23, minute and second 00-59. (The day is not checked against
+// its month: PostgreSQL writes only real dates; the shape is what the encoders rely on.)
+inline bool IsUsualTimestamp(std::string_view text) {
+  const size_t n = text.size();
+  if (n < kMinUsualTimestampLength || n > kMaxUsualTimestampLength || n == 20) return false;
+  const char* const t = text.data();
+  const auto is_digit = [](char c) {
+    return static_cast<unsigned>(static_cast<unsigned char>(c)) - 48u <= 9u;
+  };
+#if defined(__SSE2__)
+  // "YYYY-MM-DD HH:MM" XOR this pattern leaves 0-9 at the digits and 0 at the separators: a
+  // byte above its limit is anything else.
+  const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(t));
+  const __m128i pattern =
+      _mm_setr_epi8('0', '0', '0', '0', '-', '0', '0', '-', '0', '0', ' ', '0', '0', ':', '0', '0');
+  const __m128i limit = _mm_setr_epi8(9, 9, 9, 9, 0, 9, 9, 0, 9, 9, 0, 9, 9, 0, 9, 9);
+  const __m128i x = _mm_xor_si128(bytes, pattern);
+  if (_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(x, limit), limit)) != 0xFFFF) return false;
+#else
+  static constexpr char kShape[] = "dddd-dd-dd dd:dd";
+  for (size_t i = 0; i < 16; ++i) {
+    if (kShape[i] == 'd' ? !is_digit(t[i]) : t[i] != kShape[i]) return false;
+  }
+#endif
+  if (t[16] != ':' || !is_digit(t[17]) || !is_digit(t[18])) return false;
+  const auto two_digits = [t](size_t i) { return (t[i] - '0') * 10u + (t[i + 1] - '0'); };
+  if (std::memcmp(t, "0000", 4) == 0 || two_digits(5) - 1 > 11 || two_digits(8) - 1 > 30 ||
+      two_digits(11) > 23 || two_digits(14) > 59 || two_digits(17) > 59) {
+    return false;
+  }
+  if (n == kMinUsualTimestampLength) return true;
+  if (t[19] != '.') return false;
+  for (size_t i = 20; i < n; ++i) {
+    if (!is_digit(t[i])) return false;
+  }
+  return true;
+}
+
+// Writes the usual timestamp "text" the way FormatLongGmtDate (long_gmt_date.h) writes the
+// same instant, "yyyy-MM-ddTHH:mm:ss.SSS+0000": the text with 'T' for the space, the fraction
+// cut (floored) or padded to three digits, and the zone. Returns kLongGmtDateLength (28).
+// REQUIRES: IsUsualTimestamp(text); 28 bytes writable at "out".
+inline size_t FormatUsualTimestamp(std::string_view text, char* out) {
+  std::memcpy(out, text.data(), kMinUsualTimestampLength);  // "YYYY-MM-DD HH:MM:SS"
+  out[10] = 'T';
+  char fraction[4] = {'.', '0', '0', '0'};
+  if (text.size() > 20)
+    std::memcpy(fraction + 1, text.data() + 20, std::min<size_t>(text.size() - 20, 3));
+  std::memcpy(out + 19, fraction, 4);
+  std::memcpy(out + 23, "+0000", 5);
+  return 28;
+}
+
+// Microseconds since 1970-01-01T00:00:00 of timestamps in either form, remembering the day of
+// the last usual text: consecutive values mostly share their dates. Not thread-safe.
+class TimestampReader {
+ public:
+  int64_t Micros(const Timestamp& timestamp);
+
+ private:
+  char date_[10] = {};  // "YYYY-MM-DD" of the last usual text, or zeros
+  int64_t days_ = 0;    // its days since 1970-01-01
+};
+
+}  // namespace dvexport::encode
+
+#endif  // DVEXPORT_SERVICE_ENCODE_TIMESTAMP_H_
