@@ -23,6 +23,7 @@
 #include "service/encode/zip_compressor.h"
 #include "service/encode/zstd_compressor.h"
 #include "tests/support/gzip_compressor.h"
+#include "tests/support/postgres_timestamp.h"
 #include "tests/support/to_data_value.h"
 
 namespace dvexport::encode {
@@ -49,7 +50,7 @@ class RealisticRows {
     const std::string attribute_option_combo = uid();
     const char* const stored_by[] = {"admin", "dataw", "jdoe1", "kamar", "sesay"};
 
-    strings_.reserve(kRowCount * 8);
+    strings_.reserve(kRowCount * 10);
     auto keep = [&](std::string s) -> std::string_view {
       return strings_.emplace_back(std::move(s));
     };
@@ -66,6 +67,11 @@ class RealisticRows {
       row.created.micros =
           1672531200000000 + static_cast<int64_t>(rng() % 63072000) * 1000000 + rng() % 1000000;
       row.last_updated.micros = row.created.micros + (rng() % 4 == 0 ? rng() % 86400000000ULL : 0);
+      // As the line parser hands them on: PostgreSQL's text.
+      row.created.usual_text =
+          keep(::dvexport::test_support::PostgresTimestampText(row.created.micros));
+      row.last_updated.usual_text =
+          keep(::dvexport::test_support::PostgresTimestampText(row.last_updated.micros));
       if (rng() % 100 == 0) {
         row.comment = Text{keep("Checked against the register, " + std::to_string(rng() % 100))};
       } else {
@@ -126,6 +132,19 @@ void BM_FormatLongGmtDate(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_FormatLongGmtDate);
+
+void BM_FormatUsualTimestamp(benchmark::State& state) {
+  const std::vector<DataValueRow>& rows = Rows().rows();
+  char out[kMaxLongGmtDateLength];
+  size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(
+        FormatUsualTimestamp(rows[i++ & (kRowCount - 1)].last_updated.usual_text, out));
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_FormatUsualTimestamp);
 
 BENCHMARK(BM_Encode<JsonDataValueEncoder>)->Name("BM_EncodeJson");
 BENCHMARK(BM_Encode<CsvDataValueEncoder>)->Name("BM_EncodeCsv");
