@@ -320,9 +320,11 @@ bool DataValueLineParser::ParseUsual(std::string_view line, encode::DataValueRow
   p = tab + 1;
   if ((tab = UsualTimestampEnd(p, end)) == nullptr) return false;
   const std::string_view last_updated(p, static_cast<size_t>(tab - p));
-  if (last_updated != created && !encode::IsUsualTimestamp(last_updated)) return false;
+  const bool same = encode::SameTimestampText(last_updated, created);
+  if (!same && !encode::IsUsualTimestamp(last_updated)) return false;
   row->created.usual_text = created;
-  row->last_updated.usual_text = last_updated;
+  // The same text for both tells the encoders they are equal without comparing them.
+  row->last_updated.usual_text = same ? created : last_updated;
   p = tab + 1;
   if (!NextText(&p, end, &row->comment)) return false;
   // "f\tf", "t\tf", "\N\tf" and the like.

@@ -21,6 +21,7 @@ struct Timestamp {
   // IsUsualTimestamp, service/encode/timestamp.h), which the JSON, CSV and XML encoders rearrange
   // into DHIS2's form without calendar arithmetic. Empty when "micros" holds the timestamp.
   std::string_view usual_text;
+  // (The line parser hands on one text, the same pointer, for a lastupdated equal to created.)
   // Microseconds since 1970-01-01T00:00:00; only read when "usual_text" is empty.
   int64_t micros = 0;
 };

@@ -111,9 +111,10 @@ void ProtobufDataValueEncoder::Add(const DataValueRow& row) {
   p = WriteText(p, dv::kValue, row.value);
   p = WriteText(p, dv::kStoredBy, row.stored_by);
   const int64_t created = timestamps_.Micros(row.created);
-  // Most values were never updated: the two are the same text.
-  const bool same_text =
-      !row.created.usual_text.empty() && row.last_updated.usual_text == row.created.usual_text;
+  // Most values were never updated: the line parser hands on one text for both.
+  const bool same_text = !row.created.usual_text.empty() &&
+                         row.last_updated.usual_text.data() == row.created.usual_text.data() &&
+                         row.last_updated.usual_text.size() == row.created.usual_text.size();
   p = WriteTimestamp(p, dv::kCreated, created);
   p = WriteTimestamp(p, dv::kLastUpdated,
                      same_text ? created : timestamps_.Micros(row.last_updated));

@@ -140,6 +140,11 @@ TEST_F(DataValueLineParserTest, PassesUsualTimestampsOnAsTextAndOthersAsMicros) 
   ASSERT_TRUE(Parse(Line("1", "a", "2024-01-12 10:00:00.25", "2024-02-29 23:59:59")).ok());
   EXPECT_EQ(row_.created.usual_text, "2024-01-12 10:00:00.25");
   EXPECT_EQ(row_.last_updated.usual_text, "2024-02-29 23:59:59");
+  // Equal texts (a value never updated) are handed on as one.
+  ASSERT_TRUE(Parse(Line("1", "a", "2024-01-12 10:00:00.25", "2024-01-12 10:00:00.25")).ok());
+  EXPECT_EQ(row_.last_updated.usual_text.data(), row_.created.usual_text.data());
+  ASSERT_TRUE(Parse(Line("1", "a", "2024-01-12 10:00:00.25", "2024-01-12 10:00:00.26")).ok());
+  EXPECT_EQ(row_.last_updated.usual_text, "2024-01-12 10:00:00.26");
   ASSERT_TRUE(Parse(Line("1", "a", "2024-01-12 10:00:00", "0044-03-15 12:00:00 BC")).ok());
   EXPECT_EQ(row_.created.usual_text, "2024-01-12 10:00:00");
   EXPECT_TRUE(row_.last_updated.usual_text.empty());
