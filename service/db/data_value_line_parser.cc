@@ -262,6 +262,19 @@ absl::Status ParseCopyTimestamp(std::string_view text, int64_t* micros) {
   return absl::OkStatus();
 }
 
+IdentifierLookup::IdentifierLookup(const IdentifierMap* map) {
+  unsigned bits = 4;
+  while ((size_t{1} << bits) < 2 * map->size()) ++bits;
+  entries_.assign(size_t{1} << bits, Entry{0, nullptr});
+  mask_ = entries_.size() - 1;
+  shift_ = 64 - bits;
+  for (const auto& [id, identifier] : *map) {
+    size_t i = Slot(id);
+    while (entries_[i].identifier != nullptr) i = (i + 1) & mask_;
+    entries_[i] = Entry{id, &identifier};
+  }
+}
+
 DataValueLineParser::DataValueLineParser(const ExportScope* scope)
     : data_elements_(&scope->data_elements),
       periods_(&scope->periods),
@@ -273,6 +286,14 @@ DataValueLineParser::DataValueLineParser(const ExportScope* scope)
 // null. What lies before it is checked by IsUsualTimestamp, which rejects anything else (a
 // backslash included).
 inline const char* UsualTimestampEnd(const char* p, const char* end) {
+  if (end - p >= 27) {
+    // The tab is one of the 8 bytes at p + 19: the first zero byte of their XOR with tabs.
+    uint64_t word;
+    std::memcpy(&word, p + 19, 8);
+    const uint64_t x = word ^ 0x0909090909090909ull;
+    const uint64_t zeros = (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;
+    return zeros == 0 ? nullptr : p + 19 + __builtin_ctzll(zeros) / 8;
+  }
   const char* const last = std::min(end, p + 27);
   for (const char* q = p + 19; q < last; ++q) {
     if (*q == '\t') return q;

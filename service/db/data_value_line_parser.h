@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "service/db/export_scope.h"
@@ -35,23 +36,44 @@ absl::Status ParseCopyTimestamp(std::string_view text, int64_t* micros);
 
 // Maps internal ids of one dimension to output identifiers, remembering the
 // last hit: consecutive rows mostly share their data element and period.
+//
+// The lookup is the parser's most frequent memory access (one per column and row, the org
+// unit's mostly a different one each row), so it does not go through the map itself: it keeps
+// its own open-addressing table of (id, identifier pointer) pairs, 16 bytes each, at most half
+// full, hashed by one multiplication: one cache line per lookup instead of absl's control bytes
+// and then 48-byte slots. Built from the map in O(size), once per parser.
 class IdentifierLookup {
  public:
-  explicit IdentifierLookup(const IdentifierMap* map) : map_(map) {}
+  explicit IdentifierLookup(const IdentifierMap* map);
 
   // Null if the id is unknown; points at nullopt if the object has no
   // identifier in the output scheme.
   [[gnu::always_inline]] const std::optional<std::string>* Find(int64_t id) {
     if (id == last_id_ && last_ != nullptr) return last_;
-    auto it = map_->find(id);
-    if (it == map_->end()) return nullptr;
-    last_id_ = id;
-    last_ = &it->second;
-    return last_;
+    for (size_t i = Slot(id);; i = (i + 1) & mask_) {
+      const Entry& entry = entries_[i];
+      if (entry.identifier == nullptr) return nullptr;
+      if (entry.id == id) {
+        last_id_ = id;
+        last_ = entry.identifier;
+        return last_;
+      }
+    }
   }
 
  private:
-  const IdentifierMap* map_;
+  struct Entry {
+    int64_t id;
+    const std::optional<std::string>* identifier;  // null: an empty entry
+  };
+
+  size_t Slot(int64_t id) const {
+    return static_cast<size_t>((static_cast<uint64_t>(id) * 0x9E3779B97F4A7C15ull) >> shift_);
+  }
+
+  std::vector<Entry> entries_;  // a power of two of them, at least twice the map's size
+  size_t mask_;
+  unsigned shift_;  // 64 - log2(entries_.size())
   int64_t last_id_ = 0;
   const std::optional<std::string>* last_ = nullptr;
 };

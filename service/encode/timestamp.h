@@ -28,34 +28,37 @@ inline bool IsUsualTimestamp(std::string_view text) {
   const size_t n = text.size();
   if (n < kMinUsualTimestampLength || n > kMaxUsualTimestampLength || n == 20) return false;
   const char* const t = text.data();
+#if defined(__SSE2__)
+  // Two overlapping 16-byte checks, the first and the last 16 bytes of the text against the
+  // same stretch of the full shape: XOR with the shape leaves 0-9 at the digits and 0 at the
+  // separators, so a byte above its limit is anything else.
+  static constexpr char kShape[kMaxUsualTimestampLength + 1] = "0000-00-00 00:00:00.000000";
+  static constexpr char kLimit[kMaxUsualTimestampLength] = {9, 9, 9, 9, 0, 9, 9, 0, 9, 9, 0, 9, 9,
+                                                            0, 9, 9, 0, 9, 9, 0, 9, 9, 9, 9, 9, 9};
+  const auto load = [](const char* q) {
+    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+  };
+  const auto fits = [&load](const char* text_part, size_t offset) {
+    const __m128i x = _mm_xor_si128(load(text_part), load(kShape + offset));
+    const __m128i limit = load(kLimit + offset);
+    return _mm_cmpeq_epi8(_mm_max_epu8(x, limit), limit);
+  };
+  if (_mm_movemask_epi8(_mm_and_si128(fits(t, 0), fits(t + n - 16, n - 16))) != 0xFFFF) {
+    return false;
+  }
+#else
   const auto is_digit = [](char c) {
     return static_cast<unsigned>(static_cast<unsigned char>(c)) - 48u <= 9u;
   };
-#if defined(__SSE2__)
-  // "YYYY-MM-DD HH:MM" XOR this pattern leaves 0-9 at the digits and 0 at the separators: a
-  // byte above its limit is anything else.
-  const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(t));
-  const __m128i pattern =
-      _mm_setr_epi8('0', '0', '0', '0', '-', '0', '0', '-', '0', '0', ' ', '0', '0', ':', '0', '0');
-  const __m128i limit = _mm_setr_epi8(9, 9, 9, 9, 0, 9, 9, 0, 9, 9, 0, 9, 9, 0, 9, 9);
-  const __m128i x = _mm_xor_si128(bytes, pattern);
-  if (_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(x, limit), limit)) != 0xFFFF) return false;
-#else
-  static constexpr char kShape[] = "dddd-dd-dd dd:dd";
-  for (size_t i = 0; i < 16; ++i) {
+  static constexpr char kShape[] = "dddd-dd-dd dd:dd:dd.dddddd";
+  for (size_t i = 0; i < n; ++i) {
     if (kShape[i] == 'd' ? !is_digit(t[i]) : t[i] != kShape[i]) return false;
   }
 #endif
-  if (t[16] != ':' || !is_digit(t[17]) || !is_digit(t[18])) return false;
   const auto two_digits = [t](size_t i) { return (t[i] - '0') * 10u + (t[i + 1] - '0'); };
   if (std::memcmp(t, "0000", 4) == 0 || two_digits(5) - 1 > 11 || two_digits(8) - 1 > 30 ||
       two_digits(11) > 23 || two_digits(14) > 59 || two_digits(17) > 59) {
     return false;
-  }
-  if (n == kMinUsualTimestampLength) return true;
-  if (t[19] != '.') return false;
-  for (size_t i = 20; i < n; ++i) {
-    if (!is_digit(t[i])) return false;
   }
   return true;
 }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <string_view>
 
@@ -289,6 +290,52 @@ TEST(SplitCopyTextLineTest, FieldsWithoutBackslashPointIntoTheLine) {
   EXPECT_EQ(fields[1].text, "b\tc");
   EXPECT_EQ(fields[1].text.data(), scratch.data());
   EXPECT_TRUE(fields[2].is_null);
+}
+
+}  // namespace
+}  // namespace dvexport::db
+
+namespace dvexport::db {
+namespace {
+
+// Every id of the map is found, pointing at its own identifier, and no other id is: for ids
+// that collide in the table (multiples of a power of two), random and negative ones, 0, and
+// maps of every size up to a few thousand.
+TEST(IdentifierLookupTest, FindsEveryIdOfTheMapAndNoOther) {
+  std::mt19937_64 rng(3);
+  for (size_t size : {size_t{0}, size_t{1}, size_t{7}, size_t{8}, size_t{9}, size_t{100},
+                      size_t{4096}, size_t{5000}}) {
+    IdentifierMap map;
+    for (size_t i = 0; map.size() < size; ++i) {
+      int64_t id;
+      switch (i % 4) {
+        case 0:
+          id = static_cast<int64_t>(i) << 20;
+          break;
+        case 1:
+          id = -static_cast<int64_t>(rng() >> 1);
+          break;
+        default:
+          id = static_cast<int64_t>(rng() % 1000000);
+      }
+      if (i % 5 == 0) {
+        map[id] = std::nullopt;
+      } else {
+        map[id] = "id" + std::to_string(id);
+      }
+    }
+    IdentifierLookup lookup(&map);
+    for (const auto& [id, identifier] : map) {
+      ASSERT_EQ(lookup.Find(id), &identifier) << id << " in a map of " << size;
+      ASSERT_EQ(lookup.Find(id), &identifier) << "again, the remembered hit";
+    }
+    for (int i = 0; i < 20000; ++i) {
+      const int64_t id =
+          i % 2 == 0 ? static_cast<int64_t>(rng()) : static_cast<int64_t>(rng() % 2000000);
+      if (map.contains(id)) continue;
+      ASSERT_EQ(lookup.Find(id), nullptr) << id << " in a map of " << size;
+    }
+  }
 }
 
 }  // namespace
