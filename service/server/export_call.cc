@@ -63,6 +63,11 @@ bool CallEnvironment::WaitForCalls(std::chrono::milliseconds timeout) {
   });
 }
 
+int CallEnvironment::live_calls() const {
+  std::lock_guard<std::mutex> lock(calls_mu_);
+  return live_calls_;
+}
+
 absl::StatusOr<dhis2::ExportParams> CallSession::Open(CallEnvironment* env,
                                                       grpc::CallbackServerContext* context,
                                                       const dvexport::v1::ExportRequest& query) {

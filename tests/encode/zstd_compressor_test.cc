@@ -147,6 +147,20 @@ TEST(ZstdCompressorTest, HigherLevelsAreNotLarger) {
   EXPECT_EQ(Unzstd(small).data, text);
 }
 
+// Every level, fed long enough for both workers' states and several job buffers to be in use
+// (three jobs or more), holds at most kMaxZstdMemoryBytes. Before the bounds, the job buffers
+// alone were 40 MiB at level 3, and the match tables 80 MiB per worker at level 19.
+TEST(ZstdCompressorTest, EveryLevelStaysWithinTheMemoryBound) {
+  for (int level = 1; level <= 19; ++level) {
+    const std::string text = ExportLikeText(level >= 16 ? 3 << 20 : 8 << 20, 7);
+    std::unique_ptr<ZstdCompressor> zstd = CreateOrDie(level);
+    const std::string compressed = CompressInChunks(*zstd, text, 256 * 1024, 3);
+    EXPECT_GT(zstd->peak_memory_bytes(), size_t{1} << 20) << "level " << level;
+    EXPECT_LE(zstd->peak_memory_bytes(), kMaxZstdMemoryBytes) << "level " << level;
+    ASSERT_TRUE(Unzstd(compressed).data == text) << "level " << level;
+  }
+}
+
 TEST(ZstdCompressorTest, RejectsLevelsOutsideOneToNineteen) {
   for (int level : {0, -1, 20, 22}) {
     ZstdOptions options;
