@@ -41,6 +41,7 @@ namespace {
 
 using std::chrono::seconds;
 using testing::QueryColumn;
+using testing::SortedValues;
 
 // The exit status pgbouncer.sh gives when pgbouncer is not installed.
 constexpr int kNotInstalled = 3;
@@ -109,16 +110,6 @@ v1::ExportRequest WholeDatabase() {
   query.set_start_date("1900-01-01");
   query.set_end_date("2100-12-31");
   return query;
-}
-
-// The document with its data values sorted: equal for the same values in any order.
-nlohmann::json SortedValues(const std::string& bytes) {
-  nlohmann::json doc = nlohmann::json::parse(bytes);
-  std::vector<std::string> values;
-  for (const nlohmann::json& v : doc.at("dataValues")) values.push_back(v.dump());
-  std::sort(values.begin(), values.end());
-  doc["dataValues"] = values;
-  return doc;
 }
 
 std::string Script() {

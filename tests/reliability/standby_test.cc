@@ -32,6 +32,7 @@ using std::chrono::seconds;
 using testing::FileExport;
 using testing::OneCopy;
 using testing::SlicedPlan;
+using testing::SortedValues;
 
 // A dvexport server in-process on "conninfo".
 class Server {
@@ -95,17 +96,6 @@ v1::ExportFileRequest JsonFile(const v1::ExportRequest& query) {
   *request.mutable_query() = query;
   request.set_format(v1::FORMAT_JSON);
   return request;
-}
-
-// The document with its data values sorted: equal for two exports of the same values in any
-// order.
-nlohmann::json SortedValues(const std::string& bytes) {
-  nlohmann::json doc = nlohmann::json::parse(bytes);
-  std::vector<std::string> values;
-  for (const nlohmann::json& v : doc.at("dataValues")) values.push_back(v.dump());
-  std::sort(values.begin(), values.end());
-  doc["dataValues"] = values;
-  return doc;
 }
 
 TEST(StandbyPairTest, StandbyReplaysWhatThePrimaryWrites) {

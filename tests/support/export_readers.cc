@@ -50,4 +50,13 @@ std::vector<std::string> ReadSortedStreamValues(v1::DataValueExport::Stub* stub,
   return values;
 }
 
+nlohmann::json SortedValues(const std::string& bytes) {
+  nlohmann::json doc = nlohmann::json::parse(bytes);
+  std::vector<std::string> values;
+  for (const nlohmann::json& v : doc.at("dataValues")) values.push_back(v.dump());
+  std::sort(values.begin(), values.end());
+  doc["dataValues"] = values;
+  return doc;
+}
+
 }  // namespace dvexport::testing

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,10 @@ FileExport ReadFileExport(v1::DataValueExport::Stub* stub, const v1::ExportFileR
 std::vector<std::string> ReadSortedStreamValues(v1::DataValueExport::Stub* stub,
                                                 const v1::ExportRequest& query,
                                                 std::chrono::seconds timeout, grpc::Status* status);
+
+// The JSON document "bytes" with its dataValues sorted (each as its compact JSON text): equal for
+// two exports of the same values in any order.
+nlohmann::json SortedValues(const std::string& bytes);
 
 }  // namespace dvexport::testing
 
