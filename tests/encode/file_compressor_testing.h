@@ -1,7 +1,7 @@
 #ifndef DVEXPORT_TESTS_ENCODE_FILE_COMPRESSOR_TESTING_H_
 #define DVEXPORT_TESTS_ENCODE_FILE_COMPRESSOR_TESTING_H_
 
-// What the zip and zstd compressor tests both feed their compressors and check their output with.
+// What the gzip, zip and zstd compressor tests feed their compressors and check their output with.
 
 #include <cstddef>
 #include <cstdint>
