@@ -445,6 +445,41 @@ TEST_F(ReliabilityTest, BurstOfFiveTimesTheSlotsAllSucceedWithoutRetrying) {
   EXPECT_EQ(server_->service().queued_exports(), 0);
 }
 
+// gRPC's thread quota (ServerOptions::max_threads, a grpc::ResourceQuota) bounds the threads of
+// synchronous methods only (here: server reflection); the exports run on the callback API and
+// are not refused by it. With a quota of 2 threads, 40 exports are in flight at once (2 running,
+// held by a lock, 38 queued) and every one succeeds.
+TEST_F(ReliabilityTest, ThreadQuotaDoesNotRefuseCallbackCalls) {
+  server::ServerOptions options;
+  options.max_threads = 2;
+  options.pool_size = 2;
+  options.service.max_concurrent_exports = 2;
+  StartServer(options);
+  constexpr int kClients = 40;
+  DataValueLock lock;
+  std::atomic<int> ok{0}, refused{0};
+  std::vector<std::thread> clients;
+  for (int i = 0; i < kClients; ++i) {
+    clients.emplace_back([&] {
+      grpc::ClientContext context;
+      context.set_deadline(std::chrono::system_clock::now() + seconds(60));
+      ExportOutcome outcome = ReadExport(stub_.get(), &context, SmallRequest());
+      if (outcome.status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) ++refused;
+      if (CompleteAndConsistent(outcome)) ++ok;
+    });
+  }
+  EXPECT_TRUE(WaitFor(
+      [this] {
+        return server_->service().queued_exports() == kClients - 2 &&
+               server_->service().active_exports() == 2;
+      },
+      seconds(30)));
+  lock.Release();
+  for (std::thread& t : clients) t.join();
+  EXPECT_EQ(refused, 0);
+  EXPECT_EQ(ok, kClients);
+}
+
 // A waiting export whose deadline passes ends at its deadline (DEADLINE_EXCEEDED), not after
 // the running export, and leaves the queue.
 TEST_F(ReliabilityTest, WaitingExportEndsAtItsDeadline) {
