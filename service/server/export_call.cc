@@ -44,6 +44,16 @@ void Report(CallEnvironment* env, std::chrono::steady_clock::time_point started,
   if (env->log != nullptr) env->log->Write(*record, peer, summary, status);
 }
 
+// One message of the call has been handed to gRPC: "values_so_far" as the call's values (the
+// trailer's or the batch's count, or the count a CountDataValues answers), its "bytes", and the
+// time to the first one.
+void RecordMessage(int64_t values_so_far, size_t bytes,
+                   std::chrono::steady_clock::time_point started, CallRecord* record) {
+  if (record->first_byte_seconds < 0) record->first_byte_seconds = SecondsSince(started);
+  record->values = values_so_far;
+  record->bytes += static_cast<int64_t>(bytes);
+}
+
 }  // namespace
 
 void CallEnvironment::CallStarted() {
@@ -61,6 +71,11 @@ bool CallEnvironment::WaitForCalls(std::chrono::milliseconds timeout) {
   return calls_ended_.wait_for(lock, timeout, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(calls_mu_) {
     return live_calls_ == 0;
   });
+}
+
+int CallEnvironment::live_calls() const {
+  std::lock_guard<std::mutex> lock(calls_mu_);
+  return live_calls_;
 }
 
 absl::StatusOr<dhis2::ExportParams> CallSession::Open(CallEnvironment* env,
@@ -225,9 +240,7 @@ void StreamingExportCall::Pump() {
     Finish(status);
     return;
   }
-  if (record_.first_byte_seconds < 0) record_.first_byte_seconds = SecondsSince(started_);
-  record_.values = in_flight_.values_so_far;
-  record_.bytes += static_cast<int64_t>(in_flight_.bytes.Length());
+  RecordMessage(in_flight_.values_so_far, in_flight_.bytes.Length(), started_, &record_);
   StartWrite(&in_flight_.bytes);
 }
 
@@ -288,8 +301,11 @@ void CountCall::Run(dhis2::ExportParams params) {
     bool own_buffer = false;
     grpc::Status serialized = grpc::SerializationTraits<dvexport::v1::CountResponse>::Serialize(
         response, response_, &own_buffer);
-    if (!serialized.ok()) status = absl::InternalError("cannot serialize the count");
-    record_.values = *count;
+    if (serialized.ok()) {
+      RecordMessage(*count, response_->Length(), started_, &record_);
+    } else {
+      status = absl::InternalError("cannot serialize the count");
+    }
   }
   session_.Close();
   End(std::move(status));

@@ -89,9 +89,11 @@ struct CallEnvironment {
   void CallEnded();
   // True once no call is alive, false if "timeout" passed first.
   bool WaitForCalls(std::chrono::milliseconds timeout);
+  // Calls alive now.
+  int live_calls() const;
 
  private:
-  std::mutex calls_mu_;
+  mutable std::mutex calls_mu_;
   std::condition_variable calls_ended_;
   int live_calls_ ABSL_GUARDED_BY(calls_mu_) = 0;
 };

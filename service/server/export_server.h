@@ -33,9 +33,10 @@ struct ServerOptions {
   std::string tls_client_ca_file;
   // How often the database is probed; the health status follows the probes.
   std::chrono::milliseconds health_probe_interval{2000};
-  // Threads gRPC may use at most (grpc::ResourceQuota); calls beyond them are
-  // refused with RESOURCE_EXHAUSTED. 0: max_concurrent_exports + 16 (health
-  // checks, refusals, reflection, pollers).
+  // Threads gRPC's synchronous handlers may use at most (grpc::ResourceQuota):
+  // here only server reflection's; calls beyond them are refused with
+  // RESOURCE_EXHAUSTED. The callback methods (exports, counts, health) are not
+  // bounded by it. 0: max_concurrent_exports + 16.
   int max_threads = 0;
   // host:port serving Prometheus metrics at /metrics; empty: no metrics.
   std::string metrics_listen;

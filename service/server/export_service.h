@@ -47,6 +47,8 @@ class DataValueExportService final : public DataValueExportCallbackBase {
   // True once every call has ended (its reactor gone, its reader threads joined); false if
   // "timeout" passed first. For the owner, after grpc::Server::Wait.
   bool WaitForCalls(std::chrono::milliseconds timeout) { return env_.WaitForCalls(timeout); }
+  // Calls alive now (ended calls have joined their threads and freed their compressors).
+  int live_calls() const { return env_.live_calls(); }
 
   // Exports that were read with more than one connection so far.
   int64_t sliced_exports() const { return env_.sliced_exports.load(); }

@@ -34,11 +34,12 @@ struct CallRecord {
   // Data values sent (the trailer's or the last batch's count); for CountDataValues the count it
   // answered (not counted as sent in the metrics).
   int64_t values = 0;
-  // Serialized bytes of the messages sent.
+  // Serialized bytes of the messages sent (for CountDataValues, its answer).
   int64_t bytes = 0;
   // From the call's arrival to its status.
   double seconds = 0;
-  // From the call's arrival to its first message; negative if none was sent.
+  // From the call's arrival to its first message (for CountDataValues, its answer); negative if
+  // none was sent.
   double first_byte_seconds = -1;
 };
 

@@ -113,6 +113,24 @@ TEST_F(ServerMetricsTest, StreamedValuesAreCounted) {
       << after;
 }
 
+// A count's answer is the one message it sends: its bytes and time to first byte are recorded as
+// a stream's messages are; its count is the call's values (logged) but none were sent.
+TEST_F(ServerMetricsTest, CountIsRecordedAsTheMessageItSends) {
+  v1::ExportRequest query;
+  query.add_data_set("JurnHCkmDCn");
+  query.add_org_unit("JhqLZoNBxt6");
+  query.add_period("202401");
+  absl::StatusOr<int64_t> count = client_->CountDataValues(query);
+  ASSERT_TRUE(count.ok()) << count.status();
+  ASSERT_GT(*count, 0);
+  std::string after = HttpGet(server_->metrics_port(), "/metrics");
+  const std::vector<std::string> count_rpc = {"rpc=\"CountDataValues\""};
+  EXPECT_EQ(SumSamples(after, "dvexport_exports_total", count_rpc), 1) << after;
+  EXPECT_EQ(SumSamples(after, "dvexport_values_sent_total", count_rpc), 0) << after;
+  EXPECT_GT(SumSamples(after, "dvexport_bytes_sent_total", count_rpc), 0) << after;
+  EXPECT_EQ(SumSamples(after, "dvexport_time_to_first_byte_seconds_count", count_rpc), 1) << after;
+}
+
 // The queue's metrics: one stream holds the only slot (its client stops reading after the first
 // batch; with a fixed HTTP/2 window the server cannot send the rest), one more export waits until
 // --max_queue_wait_ms runs out, the next finds the queue full.

@@ -8,24 +8,11 @@
 set -euo pipefail
 server_bin=$1
 cli_bin=$2
-: "${DVEXPORT_TEST_PG:?run through scripts/test, which starts PostgreSQL}"
 
-work=$(mktemp -d)
-server_pid=
-cleanup() {
-  [[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-"$server_bin" --listen 127.0.0.1:0 --pg "$DVEXPORT_TEST_PG" --port_file "$work/port" \
-  2>"$work/server.log" &
-server_pid=$!
-for _ in $(seq 1 100); do [[ -s "$work/port" ]] && break; sleep 0.1; done
-[[ -s "$work/port" ]] || { cat "$work/server.log" >&2; fail "server did not start"; }
-server="127.0.0.1:$(cat "$work/port")"
+start_server "$server_bin"
 
 psql_q() { psql "$DVEXPORT_TEST_PG" -XAtq -c "$1"; }
 mapfile -t data_sets < <(psql_q "SELECT uid FROM dataset ORDER BY uid")

@@ -6,27 +6,15 @@
 set -euo pipefail
 server_bin=$1
 cli_bin=$2
-: "${DVEXPORT_TEST_PG:?run through scripts/test, which starts PostgreSQL}"
 
-work=$(mktemp -d)
-server_pid=
-cleanup() {
-  [[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-"$server_bin" --listen 127.0.0.1:0 --pg "$DVEXPORT_TEST_PG" --port_file "$work/port" \
-  --max_concurrent_exports 1 --max_queued_exports 0 --pool_size 2 2>"$work/server.log" &
-server_pid=$!
-for _ in $(seq 1 100); do [[ -s "$work/port" ]] && break; sleep 0.1; done
-[[ -s "$work/port" ]] || { cat "$work/server.log" >&2; fail "server did not start"; }
-address="127.0.0.1:$(cat "$work/port")"
+start_server "$server_bin" --max_concurrent_exports 1 --max_queued_exports 0 --pool_size 2
 
 for i in $(seq 1 10); do
   # script(1) gives the CLI a terminal, so that it shows progress (and counts).
-  if ! script -qec "'$cli_bin' export --server $address --data-set JurnHCkmDCn \
+  if ! script -qec "'$cli_bin' export --server $server --data-set JurnHCkmDCn \
       --org-unit ImspTQPwCqd --children --start-date 2024-01-01 --end-date 2024-12-31 \
       -o '$work/out-$i.json'" /dev/null >"$work/cli-$i.txt" 2>&1; then
     cat "$work/cli-$i.txt" >&2

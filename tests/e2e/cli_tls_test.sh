@@ -7,16 +7,9 @@
 set -euo pipefail
 server_bin=$(realpath "$1")
 cli_bin=$(realpath "$2")
-: "${DVEXPORT_TEST_PG:?run through scripts/test, which starts PostgreSQL}"
 
-work=$(mktemp -d)
-server_pid=
-cleanup() {
-  [[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 cd "$work"
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=dvexport test CA" \
@@ -30,12 +23,7 @@ make_cert() {  # name subject-alt-names
 make_cert server "IP:127.0.0.1,DNS:localhost"
 make_cert client "DNS:client"
 
-"$server_bin" --listen 127.0.0.1:0 --pg "$DVEXPORT_TEST_PG" --port_file port \
-  --tls_cert server.pem --tls_key server.key --tls_client_ca ca.pem 2>server.log &
-server_pid=$!
-for _ in $(seq 1 100); do [[ -s port ]] && break; sleep 0.1; done
-[[ -s port ]] || { cat server.log >&2; fail "server did not start"; }
-server="127.0.0.1:$(cat port)"
+start_server "$server_bin" --tls_cert server.pem --tls_key server.key --tls_client_ca ca.pem
 tls=(--tls-ca ca.pem --tls-cert client.pem --tls-key client.key)
 
 "$cli_bin" health --server "$server" "${tls[@]}" --timeout 20 >health.out 2>&1 ||

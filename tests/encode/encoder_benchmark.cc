@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "common/json_string.h"
 #include "dvexport/v1/export.pb.h"
 #include "service/encode/chunk_buffer.h"
 #include "service/encode/csv_data_value_encoder.h"
@@ -19,6 +20,7 @@
 #include "service/encode/parallel_gzip_compressor.h"
 #include "service/encode/pretty_json_data_value_encoder.h"
 #include "service/encode/protobuf_data_value_encoder.h"
+#include "service/encode/xml_attribute.h"
 #include "service/encode/xml_data_value_encoder.h"
 #include "service/encode/zip_compressor.h"
 #include "service/encode/zstd_compressor.h"
@@ -145,6 +147,48 @@ void BM_FormatUsualTimestamp(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_FormatUsualTimestamp);
+
+// The escapers' slow path (WriteJsonEscapedSlowly, WriteXmlAttributeEscapedSlowly), which the
+// realistic rows never reach: comments with quotes, line breaks and accented, Cyrillic and
+// emoji text, 1,000 of them, about 60 bytes each. bytes_per_second counts input bytes.
+std::vector<std::string> TextsThatNeedEscaping() {
+  static constexpr const char* kPieces[] = {
+      "Checked \"twice\" against the register",
+      "r\u00e9vis\u00e9 par l'\u00e9quipe",
+      "\u041f\u0440\u043e\u0432\u0435\u0440\u0435\u043d\u043e",
+      "line one\nline two\r\n",
+      "A & B < C",
+      "\xF0\x9F\x98\x80 ok",
+      "tab\there"};
+  std::mt19937 rng(2);
+  std::vector<std::string> texts;
+  for (int i = 0; i < 1000; ++i) {
+    std::string text;
+    while (text.size() < 50) {
+      text += kPieces[rng() % std::size(kPieces)];
+      text += ' ';
+    }
+    texts.push_back(std::move(text));
+  }
+  return texts;
+}
+
+template <char* (*kWriteEscaped)(char*, std::string_view)>
+void BM_Escape(benchmark::State& state) {
+  const std::vector<std::string> texts = TextsThatNeedEscaping();
+  std::vector<char> out(64 * 1024);
+  size_t bytes = 0;
+  for (auto _ : state) {
+    for (const std::string& text : texts) {
+      benchmark::DoNotOptimize(kWriteEscaped(out.data(), text));
+      bytes += text.size();
+    }
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+}
+BENCHMARK(BM_Escape<common::WriteJsonEscaped>)->Name("BM_EscapeJsonText");
+BENCHMARK(BM_Escape<WriteXmlAttributeEscaped>)->Name("BM_EscapeXmlAttributeText");
 
 BENCHMARK(BM_Encode<JsonDataValueEncoder>)->Name("BM_EncodeJson");
 BENCHMARK(BM_Encode<CsvDataValueEncoder>)->Name("BM_EncodeCsv");

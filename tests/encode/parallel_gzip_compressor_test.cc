@@ -11,6 +11,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "tests/encode/file_compressor_testing.h"
 #include "tests/support/gzip_compressor.h"
 
 namespace dvexport::encode {
@@ -39,19 +40,6 @@ Inflated Gunzip(const std::string& compressed) {
   inflated.bytes_left_over = stream.avail_in;
   inflateEnd(&stream);
   return inflated;
-}
-
-// About "size" bytes of text shaped like the JSON export, with some randomness.
-std::string ExportLikeText(size_t size) {
-  std::mt19937 rng(7);
-  std::string text;
-  while (text.size() < size) {
-    text += R"({"dataElement":"fbfJHSPpUQD","period":"2024)";
-    text += std::to_string(rng() % 12 + 10);
-    text += R"(","orgUnit":"DiszpKrYNg)" + std::to_string(rng() % 1000) + R"(","value":")";
-    text += std::to_string(rng() % 100000) + R"(","followup":false},)";
-  }
-  return text;
 }
 
 std::unique_ptr<ParallelGzipCompressor> CreateOrDie(int level, size_t block_size = 128 * 1024) {

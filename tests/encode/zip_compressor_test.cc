@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "tests/encode/file_compressor_testing.h"
 
 namespace dvexport::encode {
 namespace {
@@ -26,11 +27,6 @@ uint32_t Read32(const std::string& bytes, size_t at) {
 }
 uint64_t Read64(const std::string& bytes, size_t at) {
   return Read32(bytes, at) | uint64_t{Read32(bytes, at + 4)} << 32;
-}
-
-uint32_t Crc32(const std::string& bytes) {
-  return static_cast<uint32_t>(
-      crc32(0, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(bytes.size())));
 }
 
 // The parts of a one-entry archive, read front to back as a streaming reader would, then
@@ -77,7 +73,7 @@ ParsedZip ParseOneEntryZip(const std::string& zip) {
   const size_t descriptor = data_start + parsed.compressed_size;
   EXPECT_EQ(Read32(zip, descriptor), 0x08074b50u) << "data descriptor";
   parsed.crc = Read32(zip, descriptor + 4);
-  EXPECT_EQ(parsed.crc, Crc32(parsed.content));
+  EXPECT_EQ(parsed.crc, ZlibCrc32(parsed.content));
   EXPECT_EQ(Read32(zip, descriptor + 8), parsed.compressed_size);
   EXPECT_EQ(Read32(zip, descriptor + 12), parsed.content.size());
 
@@ -97,20 +93,6 @@ ParsedZip ParseOneEntryZip(const std::string& zip) {
   return parsed;
 }
 
-// About "size" bytes of text shaped like the JSON export, with some randomness.
-std::string ExportLikeText(size_t size, unsigned seed = 7) {
-  std::mt19937 rng(seed);
-  std::string text;
-  while (text.size() < size) {
-    text += R"({"dataElement":"fbfJHSPpUQD","period":"2024)";
-    text += std::to_string(rng() % 12 + 10);
-    text += R"(","orgUnit":"DiszpKrYNg)" + std::to_string(rng() % 1000) + R"(","value":")";
-    text += std::to_string(rng() % 100000) + R"(","followup":false},)";
-  }
-  text.resize(size);
-  return text;
-}
-
 std::unique_ptr<ZipCompressor> CreateOrDie(const std::string& name = "dataValues.json",
                                            int level = 1) {
   ZipOptions options;
@@ -120,21 +102,6 @@ std::unique_ptr<ZipCompressor> CreateOrDie(const std::string& name = "dataValues
   absl::StatusOr<std::unique_ptr<ZipCompressor>> created = ZipCompressor::Create(options);
   EXPECT_TRUE(created.ok()) << created.status();
   return *std::move(created);
-}
-
-// Compresses "text" in chunks of random sizes up to "max_chunk".
-std::string ZipInChunks(ZipCompressor& zip, const std::string& text, size_t max_chunk,
-                        unsigned seed) {
-  std::mt19937 rng(seed);
-  std::string out;
-  size_t at = 0;
-  while (at < text.size()) {
-    const size_t n = std::min<size_t>(text.size() - at, rng() % max_chunk + 1);
-    zip.Compress(std::string_view(text).substr(at, n), &out);
-    at += n;
-  }
-  zip.Finish(&out);
-  return out;
 }
 
 class ZipFiles : public ::testing::Test {
@@ -190,11 +157,11 @@ TEST(ZipCompressorTest, RandomChunksRoundTrip) {
     std::mt19937 rng(seed);
     const std::string text = ExportLikeText(rng() % 700'000, seed);
     std::unique_ptr<ZipCompressor> zip = CreateOrDie("dataValues.csv", 1 + seed % 9);
-    const std::string archive = ZipInChunks(*zip, text, 1 + rng() % 200'000, seed);
+    const std::string archive = CompressInChunks(*zip, text, 1 + rng() % 200'000, seed);
     ParsedZip parsed = ParseOneEntryZip(archive);
     EXPECT_EQ(parsed.name, "dataValues.csv");
     ASSERT_TRUE(parsed.content == text) << "seed " << seed;
-    EXPECT_EQ(zip->input_crc32(), Crc32(text));
+    EXPECT_EQ(zip->input_crc32(), ZlibCrc32(text));
   }
 }
 
@@ -221,11 +188,11 @@ TEST(ZipCompressorTest, EmptyEntry) {
 
 TEST(ZipCompressorTest, AfterFinishANewArchiveStarts) {
   std::unique_ptr<ZipCompressor> zip = CreateOrDie();
-  const std::string first = ZipInChunks(*zip, ExportLikeText(100'000, 1), 5000, 1);
+  const std::string first = CompressInChunks(*zip, ExportLikeText(100'000, 1), 5000, 1);
   const std::string second_text = ExportLikeText(50'000, 2);
-  const std::string second = ZipInChunks(*zip, second_text, 5000, 2);
+  const std::string second = CompressInChunks(*zip, second_text, 5000, 2);
   EXPECT_EQ(ParseOneEntryZip(second).content, second_text);
-  EXPECT_EQ(zip->input_crc32(), Crc32(second_text));
+  EXPECT_EQ(zip->input_crc32(), ZlibCrc32(second_text));
 }
 
 TEST(ZipCompressorTest, RejectsBadNamesAndLevels) {
@@ -241,13 +208,13 @@ TEST(ZipCompressorTest, RejectsBadNamesAndLevels) {
 TEST_F(ZipFiles, PythonUnzipAndJavaReadIt) {
   const std::string text = ExportLikeText(3'000'000);
   std::unique_ptr<ZipCompressor> zip = CreateOrDie("dataValues_2024-01-01_2024-12-31.json");
-  const std::string path = Write("a.json.zip", ZipInChunks(*zip, text, 300'000, 3));
+  const std::string path = Write("a.json.zip", CompressInChunks(*zip, text, 300'000, 3));
   const std::string expected = Write("expected", text);
   std::string output;
-  EXPECT_EQ(
-      Run(Python(path, "dataValues_2024-01-01_2024-12-31.json", text.size(), Crc32(text), expected),
-          &output),
-      0)
+  EXPECT_EQ(Run(Python(path, "dataValues_2024-01-01_2024-12-31.json", text.size(), ZlibCrc32(text),
+                       expected),
+                &output),
+            0)
       << output;
   output.clear();
   ASSERT_TRUE(Have("unzip")) << "unzip is missing (scripts/lib/deps.sh installs it)";
@@ -258,9 +225,9 @@ TEST_F(ZipFiles, PythonUnzipAndJavaReadIt) {
       << output;
   if (!Have("java")) GTEST_SKIP() << "no java: ZipInputStream not tried";
   output.clear();
-  EXPECT_EQ(
-      Run(Java(path, "dataValues_2024-01-01_2024-12-31.json", text.size(), Crc32(text)), &output),
-      0)
+  EXPECT_EQ(Run(Java(path, "dataValues_2024-01-01_2024-12-31.json", text.size(), ZlibCrc32(text)),
+                &output),
+            0)
       << output;
 }
 

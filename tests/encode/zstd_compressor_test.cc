@@ -1,20 +1,15 @@
 #include "service/encode/zstd_compressor.h"
 
-#include <zlib.h>
 #include <zstd.h>
 
 #include <random>
 #include <string>
 
 #include "gtest/gtest.h"
+#include "tests/encode/file_compressor_testing.h"
 
 namespace dvexport::encode {
 namespace {
-
-uint32_t Crc32(const std::string& bytes) {
-  return static_cast<uint32_t>(
-      crc32(0, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(bytes.size())));
-}
 
 struct Decompressed {
   std::string data;
@@ -51,19 +46,6 @@ Decompressed Unzstd(const std::string& compressed) {
   return result;
 }
 
-std::string ExportLikeText(size_t size, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::string text;
-  while (text.size() < size) {
-    text += R"({"dataElement":"fbfJHSPpUQD","period":"2024)";
-    text += std::to_string(rng() % 12 + 10);
-    text += R"(","orgUnit":"DiszpKrYNg)" + std::to_string(rng() % 1000) + R"(","value":")";
-    text += std::to_string(rng() % 100000) + R"(","followup":false},)";
-  }
-  text.resize(size);
-  return text;
-}
-
 std::unique_ptr<ZstdCompressor> CreateOrDie(int level = 1, int threads = 2) {
   ZstdOptions options;
   options.level = level;
@@ -71,20 +53,6 @@ std::unique_ptr<ZstdCompressor> CreateOrDie(int level = 1, int threads = 2) {
   absl::StatusOr<std::unique_ptr<ZstdCompressor>> created = ZstdCompressor::Create(options);
   EXPECT_TRUE(created.ok()) << created.status();
   return *std::move(created);
-}
-
-std::string CompressInChunks(ZstdCompressor& zstd, const std::string& text, size_t max_chunk,
-                             unsigned seed) {
-  std::mt19937 rng(seed);
-  std::string out;
-  size_t at = 0;
-  while (at < text.size()) {
-    const size_t n = std::min<size_t>(text.size() - at, rng() % max_chunk + 1);
-    zstd.Compress(std::string_view(text).substr(at, n), &out);
-    at += n;
-  }
-  zstd.Finish(&out);
-  return out;
 }
 
 TEST(ZstdCompressorTest, RandomChunksLevelsAndThreadsRoundTrip) {
@@ -99,7 +67,7 @@ TEST(ZstdCompressorTest, RandomChunksLevelsAndThreadsRoundTrip) {
     EXPECT_TRUE(decompressed.complete) << "seed " << seed;
     EXPECT_EQ(decompressed.frames, 1u) << "seed " << seed;
     ASSERT_TRUE(decompressed.data == text) << "seed " << seed << " level " << level;
-    EXPECT_EQ(zstd->input_crc32(), Crc32(text));
+    EXPECT_EQ(zstd->input_crc32(), ZlibCrc32(text));
     if (text.size() > (1 << 20)) {
       EXPECT_LT(compressed.size(), text.size() / 4) << "seed " << seed;
     }
@@ -132,9 +100,9 @@ TEST(ZstdCompressorTest, AfterFinishANewFrameStarts) {
   const std::string a = ExportLikeText(3 << 20, 1);
   const std::string b = ExportLikeText(1 << 20, 2);
   const std::string first = CompressInChunks(*zstd, a, 100'000, 1);
-  EXPECT_EQ(zstd->input_crc32(), Crc32(a));
+  EXPECT_EQ(zstd->input_crc32(), ZlibCrc32(a));
   const std::string second = CompressInChunks(*zstd, b, 100'000, 2);
-  EXPECT_EQ(zstd->input_crc32(), Crc32(b));
+  EXPECT_EQ(zstd->input_crc32(), ZlibCrc32(b));
   EXPECT_EQ(Unzstd(first).data, a);
   EXPECT_EQ(Unzstd(second).data, b);
 }
@@ -145,6 +113,20 @@ TEST(ZstdCompressorTest, HigherLevelsAreNotLarger) {
   const std::string small = CompressInChunks(*CreateOrDie(19), text, 256 * 1024, 1);
   EXPECT_LT(small.size(), fast.size());
   EXPECT_EQ(Unzstd(small).data, text);
+}
+
+// Every level, fed long enough for both workers' states and several job buffers to be in use
+// (three jobs or more), holds at most kMaxZstdMemoryBytes. Before the bounds, the job buffers
+// alone were 40 MiB at level 3, and the match tables 80 MiB per worker at level 19.
+TEST(ZstdCompressorTest, EveryLevelStaysWithinTheMemoryBound) {
+  for (int level = 1; level <= 19; ++level) {
+    const std::string text = ExportLikeText(level >= 16 ? 3 << 20 : 8 << 20, 7);
+    std::unique_ptr<ZstdCompressor> zstd = CreateOrDie(level);
+    const std::string compressed = CompressInChunks(*zstd, text, 256 * 1024, 3);
+    EXPECT_GT(zstd->peak_memory_bytes(), size_t{1} << 20) << "level " << level;
+    EXPECT_LE(zstd->peak_memory_bytes(), kMaxZstdMemoryBytes) << "level " << level;
+    ASSERT_TRUE(Unzstd(compressed).data == text) << "level " << level;
+  }
 }
 
 TEST(ZstdCompressorTest, RejectsLevelsOutsideOneToNineteen) {

@@ -26,11 +26,13 @@
 #include "service/dhis2/export_request_validator.h"
 #include "service/server/export_server.h"
 #include "tests/integration/test_database.h"
+#include "tests/support/export_readers.h"
 
 namespace dvexport {
 namespace {
 
 using testing::QueryColumn;
+using testing::SortedValues;
 using v1::ExportFileRequest;
 using v1::ExportRequest;
 
@@ -128,17 +130,6 @@ std::string Gunzip(const std::string& bytes) {
   EXPECT_EQ(z.avail_in, 0u) << "bytes after the gzip member";
   inflateEnd(&z);
   return out;
-}
-
-// A JSON document with its data values sorted: the same for two exports that hold the same
-// values in any order.
-nlohmann::json SortedValues(const std::string& bytes) {
-  nlohmann::json doc = nlohmann::json::parse(bytes);
-  std::vector<std::string> values;
-  for (const nlohmann::json& v : doc.at("dataValues")) values.push_back(v.dump());
-  std::sort(values.begin(), values.end());
-  doc["dataValues"] = values;
-  return doc;
 }
 
 // The header line, then the other lines sorted.

@@ -33,6 +33,7 @@
 #include "service/dhis2/export_request_validator.h"
 #include "service/server/export_server.h"
 #include "tests/integration/test_database.h"
+#include "tests/support/export_readers.h"
 #include "tests/support/read_plans.h"
 
 namespace dvexport {
@@ -40,18 +41,14 @@ namespace {
 
 using std::chrono::seconds;
 using testing::QueryColumn;
+using testing::SortedValues;
 
 // The exit status pgbouncer.sh gives when pgbouncer is not installed.
 constexpr int kNotInstalled = 3;
 
+using testing::FileExport;
 using testing::OneCopy;
 using testing::SlicedPlan;
-
-struct FileExport {
-  grpc::Status status;
-  std::string bytes;
-  int64_t values = -1;  // the trailer's; -1 without one
-};
 
 class Server {
  public:
@@ -75,38 +72,13 @@ class Server {
     v1::ExportFileRequest request;
     *request.mutable_query() = query;
     request.set_format(format);
-    FileExport result;
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + seconds(60));
-    auto reader = stub_->ExportFile(&context, request);
-    v1::FileChunk chunk;
-    while (reader->Read(&chunk)) {
-      if (chunk.has_trailer()) {
-        result.values = chunk.trailer().values();
-      } else {
-        result.bytes += chunk.data();
-      }
-    }
-    result.status = reader->Finish();
-    return result;
+    return testing::ReadFileExport(stub_.get(), request, seconds(60));
   }
 
   // Every value of the typed stream, serialized, sorted.
   std::vector<std::string> StreamValues(const v1::ExportRequest& query,
                                         grpc::Status* status) const {
-    std::vector<std::string> values;
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + seconds(60));
-    auto reader = stub_->StreamDataValues(&context, query);
-    v1::DataValueBatch batch;
-    while (reader->Read(&batch)) {
-      for (const v1::DataValue& value : batch.data_values()) {
-        values.push_back(value.SerializeAsString());
-      }
-    }
-    *status = reader->Finish();
-    std::sort(values.begin(), values.end());
-    return values;
+    return testing::ReadSortedStreamValues(stub_.get(), query, seconds(60), status);
   }
 
   grpc::Status Count(const v1::ExportRequest& query, int64_t* count) const {
@@ -138,16 +110,6 @@ v1::ExportRequest WholeDatabase() {
   query.set_start_date("1900-01-01");
   query.set_end_date("2100-12-31");
   return query;
-}
-
-// The document with its data values sorted: equal for the same values in any order.
-nlohmann::json SortedValues(const std::string& bytes) {
-  nlohmann::json doc = nlohmann::json::parse(bytes);
-  std::vector<std::string> values;
-  for (const nlohmann::json& v : doc.at("dataValues")) values.push_back(v.dump());
-  std::sort(values.begin(), values.end());
-  doc["dataValues"] = values;
-  return doc;
 }
 
 std::string Script() {

@@ -8,7 +8,6 @@
 set -euo pipefail
 server_bin=$1
 config_dir=$2
-: "${DVEXPORT_TEST_PG:?run through scripts/test, which starts PostgreSQL}"
 
 if command -v ghz >/dev/null 2>&1; then
   ghz=$(command -v ghz)
@@ -20,21 +19,10 @@ else
 fi
 echo "ghz: $ghz ($("$ghz" --version 2>&1))"
 
-work=$(mktemp -d)
-server_pid=
-cleanup() {
-  [[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../e2e/lib.sh"
 
-"$server_bin" --listen 127.0.0.1:0 --pg "$DVEXPORT_TEST_PG" --port_file "$work/port" \
-  2>"$work/server.log" &
-server_pid=$!
-for _ in $(seq 1 100); do [[ -s "$work/port" ]] && break; sleep 0.1; done
-[[ -s "$work/port" ]] || { cat "$work/server.log" >&2; fail "server did not start"; }
-address="127.0.0.1:$(cat "$work/port")"
+start_server "$server_bin"
 
 # "report.json" (ghz -O json) holds "total" calls, every one OK.
 check_report() {
@@ -59,14 +47,14 @@ for config in "${configs[@]}"; do
   total=$((2 * concurrency))
   echo "== $name: -n $total (concurrency $concurrency kept)"
   status=0
-  timeout 600 "$ghz" --config "$config" -n "$total" -O json "$address" >"$work/report.json" ||
+  timeout 600 "$ghz" --config "$config" -n "$total" -O json "$server" >"$work/report.json" ||
     status=$?
   ((status == 0)) || { cat "$work/report.json"; fail "$name: ghz exited $status"; }
   check_report "$work/report.json" "$total" || fail "$name"
 done
 
 echo "== grpc.health.v1.Health.Check through reflection"
-"$ghz" --insecure --call grpc.health.v1.Health.Check -n 4 -O json "$address" >"$work/report.json" ||
+"$ghz" --insecure --call grpc.health.v1.Health.Check -n 4 -O json "$server" >"$work/report.json" ||
   { cat "$work/report.json"; fail "health: ghz failed"; }
 check_report "$work/report.json" 4 || fail "health"
 # Clients that cancel after the first message and call again at once, as many as the server's
@@ -74,7 +62,7 @@ check_report "$work/report.json" 4 || fail "health"
 # cancelled ones included, names its peer.
 echo "== cancel and call again: export-file-full.json -n 40 -c 4 --stream-call-count 1"
 "$ghz" --config "$config_dir/export-file-full.json" -n 40 -c 4 --stream-call-count 1 -O json \
-  "$address" >"$work/report.json" || true
+  "$server" >"$work/report.json" || true
 python3 - "$work/report.json" <<'PY' || fail "cancel and call again"
 import json, sys
 report = json.load(open(sys.argv[1]))

@@ -127,6 +127,33 @@ TEST_F(ReliabilityTest, CancelWhileQueryWaitsEndsQueryWithinOneSecond) {
   ExpectNextExportSucceeds();
 }
 
+// A zstd export at level 19 (libzstd's slowest, about 1 MB/s per worker) cancelled mid-stream:
+// its slot is free at once, and the call itself (its threads, and libzstd's, which a started job
+// keeps busy until the job ends) is gone within a second, because its jobs are small
+// (encode::ZstdCompressor).
+TEST_F(ReliabilityTest, CancelledZstdLevel19ExportEndsWithinOneSecond) {
+  StartServer();
+  v1::ExportFileRequest request = WholeDatabaseRequest();
+  request.set_compression(v1::COMPRESSION_ZSTD);
+  request.set_compression_level(19);
+  grpc::ClientContext context;
+  Clock::time_point cancelled;
+  ExportOutcome outcome = ReadExport(stub_.get(), &context, request, [&](int n) {
+    if (n != 1) return;
+    // The first chunk leaves at once; half a second later libzstd's workers are busy.
+    std::this_thread::sleep_for(milliseconds(500));
+    context.TryCancel();
+    cancelled = Clock::now();
+  });
+  EXPECT_EQ(outcome.status.error_code(), grpc::StatusCode::CANCELLED);
+  EXPECT_TRUE(
+      WaitFor([this] { return server_->service().active_exports() == 0; }, milliseconds(200)));
+  ASSERT_TRUE(WaitFor([this] { return server_->service().live_calls() == 0; }, seconds(30)));
+  const auto took = std::chrono::duration_cast<milliseconds>(Clock::now() - cancelled);
+  EXPECT_LT(took, kCancelBound) << took.count() << " ms";
+  ExpectNextExportSucceeds();
+}
+
 // A large export reads slices of the table on several connections that share one snapshot
 // (here: every export, three connections). Cancelled while its plan waits for a lock on
 // datavalue, or mid-stream, it ends every query it started.
@@ -416,6 +443,41 @@ TEST_F(ReliabilityTest, BurstOfFiveTimesTheSlotsAllSucceedWithoutRetrying) {
   for (std::thread& t : clients) t.join();
   EXPECT_EQ(ok, kClients);
   EXPECT_EQ(server_->service().queued_exports(), 0);
+}
+
+// gRPC's thread quota (ServerOptions::max_threads, a grpc::ResourceQuota) bounds the threads of
+// synchronous methods only (here: server reflection); the exports run on the callback API and
+// are not refused by it. With a quota of 2 threads, 40 exports are in flight at once (2 running,
+// held by a lock, 38 queued) and every one succeeds.
+TEST_F(ReliabilityTest, ThreadQuotaDoesNotRefuseCallbackCalls) {
+  server::ServerOptions options;
+  options.max_threads = 2;
+  options.pool_size = 2;
+  options.service.max_concurrent_exports = 2;
+  StartServer(options);
+  constexpr int kClients = 40;
+  DataValueLock lock;
+  std::atomic<int> ok{0}, refused{0};
+  std::vector<std::thread> clients;
+  for (int i = 0; i < kClients; ++i) {
+    clients.emplace_back([&] {
+      grpc::ClientContext context;
+      context.set_deadline(std::chrono::system_clock::now() + seconds(60));
+      ExportOutcome outcome = ReadExport(stub_.get(), &context, SmallRequest());
+      if (outcome.status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) ++refused;
+      if (CompleteAndConsistent(outcome)) ++ok;
+    });
+  }
+  EXPECT_TRUE(WaitFor(
+      [this] {
+        return server_->service().queued_exports() == kClients - 2 &&
+               server_->service().active_exports() == 2;
+      },
+      seconds(30)));
+  lock.Release();
+  for (std::thread& t : clients) t.join();
+  EXPECT_EQ(refused, 0);
+  EXPECT_EQ(ok, kClients);
 }
 
 // A waiting export whose deadline passes ends at its deadline (DEADLINE_EXCEEDED), not after

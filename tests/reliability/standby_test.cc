@@ -20,6 +20,7 @@
 #include "service/server/export_server.h"
 #include "tests/reliability/reliability_support.h"
 #include "tests/reliability/standby_pair.h"
+#include "tests/support/export_readers.h"
 #include "tests/support/read_plans.h"
 
 namespace dvexport::reliability {
@@ -28,15 +29,10 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
+using testing::FileExport;
 using testing::OneCopy;
 using testing::SlicedPlan;
-
-struct FileExport {
-  grpc::Status status;
-  std::string bytes;
-  bool has_trailer = false;
-  int64_t values = 0;
-};
+using testing::SortedValues;
 
 // A dvexport server in-process on "conninfo".
 class Server {
@@ -59,42 +55,12 @@ class Server {
   // The whole file; "after_chunk(n)" runs after the n-th data chunk (1-based).
   FileExport ExportFile(const v1::ExportFileRequest& request,
                         const std::function<void(int)>& after_chunk = nullptr) {
-    FileExport result;
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + seconds(120));
-    auto reader = stub_->ExportFile(&context, request);
-    v1::FileChunk chunk;
-    int chunks = 0;
-    while (reader->Read(&chunk)) {
-      if (chunk.has_trailer()) {
-        result.has_trailer = true;
-        result.values = chunk.trailer().values();
-        continue;
-      }
-      result.bytes += chunk.data();
-      if (after_chunk != nullptr) after_chunk(++chunks);
-    }
-    result.status = reader->Finish();
-    return result;
+    return testing::ReadFileExport(stub_.get(), request, seconds(120), after_chunk);
   }
 
   // Every value of the typed stream, serialized, sorted.
   std::vector<std::string> StreamValues(const v1::ExportRequest& query, grpc::Status* status) {
-    std::vector<std::string> values;
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + seconds(120));
-    auto reader = stub_->StreamDataValues(&context, query);
-    v1::DataValueBatch batch;
-    bool last = false;
-    while (reader->Read(&batch)) {
-      for (const v1::DataValue& value : batch.data_values())
-        values.push_back(value.SerializeAsString());
-      last = batch.last();
-    }
-    *status = reader->Finish();
-    EXPECT_TRUE(!status->ok() || last) << "the stream ended without its last batch";
-    std::sort(values.begin(), values.end());
-    return values;
+    return testing::ReadSortedStreamValues(stub_.get(), query, seconds(120), status);
   }
 
   int64_t sliced_exports() const { return server_->service().sliced_exports(); }
@@ -130,17 +96,6 @@ v1::ExportFileRequest JsonFile(const v1::ExportRequest& query) {
   *request.mutable_query() = query;
   request.set_format(v1::FORMAT_JSON);
   return request;
-}
-
-// The document with its data values sorted: equal for two exports of the same values in any
-// order.
-nlohmann::json SortedValues(const std::string& bytes) {
-  nlohmann::json doc = nlohmann::json::parse(bytes);
-  std::vector<std::string> values;
-  for (const nlohmann::json& v : doc.at("dataValues")) values.push_back(v.dump());
-  std::sort(values.begin(), values.end());
-  doc["dataValues"] = values;
-  return doc;
 }
 
 TEST(StandbyPairTest, StandbyReplaysWhatThePrimaryWrites) {

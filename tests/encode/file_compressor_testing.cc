@@ -1,0 +1,42 @@
+#include "tests/encode/file_compressor_testing.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <random>
+
+namespace dvexport::encode {
+
+uint32_t ZlibCrc32(std::string_view bytes) {
+  return static_cast<uint32_t>(
+      crc32(0, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(bytes.size())));
+}
+
+std::string ExportLikeText(size_t size, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::string text;
+  while (text.size() < size) {
+    text += R"({"dataElement":"fbfJHSPpUQD","period":"2024)";
+    text += std::to_string(rng() % 12 + 10);
+    text += R"(","orgUnit":"DiszpKrYNg)" + std::to_string(rng() % 1000) + R"(","value":")";
+    text += std::to_string(rng() % 100000) + R"(","followup":false},)";
+  }
+  text.resize(size);
+  return text;
+}
+
+std::string CompressInChunks(FileCompressor& compressor, std::string_view text, size_t max_chunk,
+                             unsigned seed) {
+  std::mt19937 rng(seed);
+  std::string out;
+  size_t at = 0;
+  while (at < text.size()) {
+    const size_t n = std::min<size_t>(text.size() - at, rng() % max_chunk + 1);
+    compressor.Compress(text.substr(at, n), &out);
+    at += n;
+  }
+  compressor.Finish(&out);
+  return out;
+}
+
+}  // namespace dvexport::encode
