@@ -1,5 +1,9 @@
 #include "service/db/connection_pool.h"
 
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <pqxx/except>
 #include <pqxx/nontransaction>
@@ -9,6 +13,35 @@
 #include "service/db/libpq_gaps.h"
 
 namespace dvexport::db {
+
+thread_local HandleCapturingConnect::handle HandleCapturingConnect::last_ = nullptr;
+
+HandleCapturingConnect::handle HandleCapturingConnect::do_startconnect(handle orig) {
+  last_ = pqxx::connect_direct::do_startconnect(orig);
+  return last_;
+}
+
+HandleCapturingConnect::handle HandleCapturingConnect::TakeLast() {
+  handle last = last_;
+  last_ = nullptr;
+  return last;
+}
+
+// Reactivation is inhibited right after (Connect), so the handle and the socket stay the same
+// for the connection's lifetime.
+DatabaseConnection::DatabaseConnection(const std::string& conninfo)
+    : basic_connection_base(conninfo),
+      cancel_request_(CancelRequest::For(HandleCapturingConnect::TakeLast())),
+      socket_(sock() < 0 ? -1 : fcntl(sock(), F_DUPFD_CLOEXEC, 0)) {}
+
+DatabaseConnection::~DatabaseConnection() {
+  if (socket_ >= 0) ::close(socket_);
+}
+
+void DatabaseConnection::Sever() {
+  if (severed_.exchange(true) || socket_ < 0) return;
+  ::shutdown(socket_, SHUT_RDWR);
+}
 
 absl::StatusOr<std::unique_ptr<DatabaseConnection>> DatabaseConnection::Connect(
     const std::string& conninfo) {
@@ -116,7 +149,7 @@ absl::StatusOr<PooledConnection> ConnectionPool::TakeLocked(std::unique_lock<std
 }
 
 void ConnectionPool::Release(std::unique_ptr<DatabaseConnection> conn, bool discard) {
-  const bool reuse = !discard && conn->is_open();
+  const bool reuse = !discard && conn->is_open() && !conn->severed();
   if (!reuse) conn.reset();  // closed outside the lock
   std::lock_guard<std::mutex> lock(mu_);
   if (reuse) {

@@ -1,6 +1,7 @@
 #ifndef DVEXPORT_SERVICE_DB_CONNECTION_POOL_H_
 #define DVEXPORT_SERVICE_DB_CONNECTION_POOL_H_
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -14,6 +15,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "service/db/libpq_gaps.h"
 
 namespace dvexport::db {
 
@@ -24,13 +26,31 @@ struct SchemaFacts {
   std::optional<bool> period_has_iso;
 };
 
+// libpqxx's immediate connection policy (pqxx::connection's), which also
+// hands the libpq connection it made to the thread that made it: libpqxx 6.4
+// shows it to nobody else, and DatabaseConnection needs it once, for its
+// CancelRequest.
+class HandleCapturingConnect : public pqxx::connect_direct {
+ public:
+  using pqxx::connect_direct::connect_direct;
+  handle do_startconnect(handle orig) override;
+  // The connection the calling thread's last do_startconnect made (null if
+  // none since the last call).
+  static handle TakeLast();
+
+ private:
+  static thread_local handle last_;
+};
+
 // A libpqxx connection with client_encoding UTF8, DateStyle ISO and TimeZone
 // UTC, and what is known of its database.
-class DatabaseConnection : public pqxx::connection {
+class DatabaseConnection : public pqxx::basic_connection_base<HandleCapturingConnect> {
  public:
   // Unavailable (without libpq's message, which names the host and user) if
   // the database cannot be reached.
   static absl::StatusOr<std::unique_ptr<DatabaseConnection>> Connect(const std::string& conninfo);
+
+  ~DatabaseConnection();
 
   SchemaFacts& schema_facts() { return schema_facts_; }
 
@@ -39,10 +59,26 @@ class DatabaseConnection : public pqxx::connection {
   // connection turned out to be broken.
   bool StillConnected();
 
+  // What cancels the statement this connection runs, usable after the
+  // connection is gone; null if libpq had none.
+  const std::shared_ptr<const CancelRequest>& cancel_request() const { return cancel_request_; }
+
+  // Shuts the connection's socket down both ways (shutdown(2)), at once and
+  // without waiting for anything: a statement blocked on a database that went
+  // silent fails as a broken connection, and the pool never lends the
+  // connection again. Any thread, while the connection exists.
+  void Sever();
+  bool severed() const { return severed_.load(); }
+
  private:
-  explicit DatabaseConnection(const std::string& conninfo) : pqxx::connection(conninfo) {}
+  explicit DatabaseConnection(const std::string& conninfo);
 
   SchemaFacts schema_facts_;
+  std::shared_ptr<const CancelRequest> cancel_request_;
+  // A duplicate of libpq's socket, for Sever: its number stays ours (no other
+  // socket can take it) even after libpq has closed its own on an error.
+  int socket_ = -1;
+  std::atomic<bool> severed_{false};
 };
 
 class ConnectionPool;

@@ -25,18 +25,23 @@ ReadSession::~ReadSession() {
 void ReadSession::Cancel() { canceller_.Cancel(); }
 
 template <typename Body>
-absl::Status ReadSession::RunStatements(pqxx::connection_base& conn, absl::string_view what,
+absl::Status ReadSession::RunStatements(DatabaseConnection& conn, absl::string_view what,
                                         Body&& body) {
   QueryCanceller::Statement statement(&canceller_, &conn);
   if (!statement.started()) return canceller_.StopStatus(what);
   try {
     return body();
   } catch (...) {
+    // Severed by the watchdog: the broken socket is the stop's doing, not the database's.
+    if (statement.severed()) {
+      absl::Status stopped = canceller_.StopStatus(what);
+      if (!stopped.ok()) return stopped;
+    }
     return CurrentExceptionStatus(what, canceller_.cause(), !conn.is_open());
   }
 }
 
-absl::Status ReadSession::BeginTransaction(pqxx::connection_base& conn,
+absl::Status ReadSession::BeginTransaction(DatabaseConnection& conn,
                                            const std::string& set_snapshot,
                                            std::unique_ptr<Transaction>* tx) {
   return RunStatements(conn, "beginning the export's transaction", [&] {
@@ -55,21 +60,44 @@ absl::Status ReadSession::BeginTransaction(pqxx::connection_base& conn,
 absl::Status ReadSession::EndTransaction(std::unique_ptr<Transaction>* tx, PooledConnection* conn,
                                          bool commit) {
   if (*tx == nullptr) return absl::OkStatus();
+  constexpr absl::string_view kWhat = "ending the export's transaction";
   absl::Status status;
-  try {
-    if (commit) {
-      (*tx)->commit();
+  bool clean = true;  // the transaction ended and the connection is idle again
+  if (commit) {
+    QueryCanceller::Statement statement(&canceller_, &**conn);
+    if (statement.started()) {
+      try {
+        (*tx)->commit();
+      } catch (...) {
+        status = CurrentExceptionStatus(kWhat, canceller_.cause(), !(**conn).is_open());
+        clean = false;
+      }
+      clean = clean && !statement.severed();
     } else {
-      (*tx)->abort();
+      // Stopped: rolled back instead.
+      commit = false;
+      status = canceller_.StopStatus(kWhat);
     }
-  } catch (...) {
-    status = CurrentExceptionStatus("ending the export's transaction", canceller_.cause(),
-                                    conn != nullptr && !(**conn).is_open());
   }
-  const bool clean = status.ok() && !(*tx)->rollback_failed();
+  if (!commit) {
+    QueryCanceller::Statement statement(&canceller_, &**conn, QueryCanceller::Kind::kCleanUp);
+    try {
+      (*tx)->abort();
+    } catch (...) {
+      absl::Status failed = CurrentExceptionStatus(kWhat, canceller_.cause(), !(**conn).is_open());
+      if (status.ok()) status = failed;
+      clean = false;
+    }
+    clean = clean && !statement.severed() && !(*tx)->rollback_failed();
+  }
+  if (!clean) {
+    // Severed for the stop: the stop, not the broken socket, is the outcome.
+    absl::Status stopped = canceller_.StopStatus(kWhat);
+    if (!stopped.ok()) status = stopped;
+  }
   tx->reset();
   // A connection whose transaction did not end cleanly is not lent again.
-  if (conn != nullptr && (!clean || !(**conn).is_open())) conn->Discard();
+  if (!clean || !(**conn).is_open()) conn->Discard();
   return status;
 }
 
@@ -167,7 +195,7 @@ absl::StatusOr<int> ReadSession::PlanReads(int keep_available) {
   return readers_;
 }
 
-absl::Status ReadSession::ReadSlices(pqxx::connection_base& conn, Transaction& tx,
+absl::Status ReadSession::ReadSlices(DatabaseConnection& conn, Transaction& tx,
                                      absl::FunctionRef<bool(const encode::DataValueRow&)> row) {
   std::optional<BlockRange> slice;
   while (slices_.Next(&slice)) {
@@ -214,8 +242,6 @@ absl::Status ReadSession::ReadOnExtraConnection(
 
 absl::Status ReadSession::Finish() {
   if (tx_ == nullptr) return absl::FailedPreconditionError("Finish before Begin");
-  QueryCanceller::Statement statement(&canceller_, &**conn_);
-  if (!statement.started()) return canceller_.StopStatus("ending the export's transaction");
   return EndTransaction(&tx_, &*conn_, /*commit=*/true);
 }
 
