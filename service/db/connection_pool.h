@@ -46,9 +46,18 @@ class HandleCapturingConnect : public pqxx::connect_direct {
 // UTC, and what is known of its database.
 class DatabaseConnection : public pqxx::basic_connection_base<HandleCapturingConnect> {
  public:
+  // Open, then SetUp.
+  static absl::StatusOr<std::unique_ptr<DatabaseConnection>> Connect(const std::string& conninfo);
+
+  // Connects (bounded by the conninfo's connect_timeout); runs no statement.
   // Unavailable (without libpq's message, which names the host and user) if
   // the database cannot be reached.
-  static absl::StatusOr<std::unique_ptr<DatabaseConnection>> Connect(const std::string& conninfo);
+  static absl::StatusOr<std::unique_ptr<DatabaseConnection>> Open(const std::string& conninfo);
+
+  // The new connection's one statement: client_encoding UTF8, DateStyle ISO,
+  // TimeZone UTC. Like any statement it waits for the database (and, behind
+  // PgBouncer, for a server connection): run it where it can be cancelled.
+  absl::Status SetUp();
 
   ~DatabaseConnection();
 
@@ -106,6 +115,10 @@ class PooledConnection {
   bool discard_ = false;
 };
 
+// Runs a new connection's DatabaseConnection::SetUp as its caller's
+// statement (one its watchdog cancels); empty: SetUp is called directly.
+using ConnectionSetUp = std::function<absl::Status(DatabaseConnection&)>;
+
 // At most "max_size" connections to one database, opened lazily. Thread-safe.
 class ConnectionPool {
  public:
@@ -119,15 +132,19 @@ class ConnectionPool {
   absl::StatusOr<PooledConnection> Acquire(std::chrono::milliseconds wait);
 
   // Acquire, but also gives up, with the status "stopped" returns, as soon as
-  // that is not OK (asked about every 50 ms while waiting).
+  // that is not OK (asked about every 50 ms while waiting). A new connection
+  // is set up through "set_up", whose failure is returned.
   absl::StatusOr<PooledConnection> Acquire(std::chrono::milliseconds wait,
-                                           const std::function<absl::Status()>& stopped);
+                                           const std::function<absl::Status()>& stopped,
+                                           const ConnectionSetUp& set_up = nullptr);
 
   // Borrows a connection without waiting, only if "keep_available" more could
   // still be borrowed after it (for the exports that may start meanwhile: an
   // extra reader of one export must not make another wait). ResourceExhausted
-  // otherwise; Unavailable if a new connection cannot be opened.
-  absl::StatusOr<PooledConnection> TryAcquire(int keep_available);
+  // otherwise; Unavailable if a new connection cannot be opened. A new
+  // connection is set up through "set_up", whose failure is returned.
+  absl::StatusOr<PooledConnection> TryAcquire(int keep_available,
+                                              const ConnectionSetUp& set_up = nullptr);
 
   // The health probe: OK if a new connection to the database answers SELECT 1
   // within "timeout" (db::ProbeDatabase: bounded also when the database
@@ -145,8 +162,10 @@ class ConnectionPool {
  private:
   friend class PooledConnection;
   void Release(std::unique_ptr<DatabaseConnection> conn, bool discard);
-  // Takes an idle connection or opens one; "lock" holds mu_ and there is room.
-  absl::StatusOr<PooledConnection> TakeLocked(std::unique_lock<std::mutex>& lock)
+  // Takes an idle connection or opens one (set up through "set_up"); "lock"
+  // holds mu_ and there is room.
+  absl::StatusOr<PooledConnection> TakeLocked(std::unique_lock<std::mutex>& lock,
+                                              const ConnectionSetUp& set_up)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool HasRoomLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return !idle_.empty() || open_ < max_size_;

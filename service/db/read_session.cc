@@ -29,16 +29,23 @@ absl::Status ReadSession::RunStatements(DatabaseConnection& conn, absl::string_v
                                         Body&& body) {
   QueryCanceller::Statement statement(&canceller_, &conn);
   if (!statement.started()) return canceller_.StopStatus(what);
+  absl::Status status;
   try {
-    return body();
+    status = body();
   } catch (...) {
-    // Severed by the watchdog: the broken socket is the stop's doing, not the database's.
-    if (statement.severed()) {
-      absl::Status stopped = canceller_.StopStatus(what);
-      if (!stopped.ok()) return stopped;
+    if (!statement.severed()) {
+      return CurrentExceptionStatus(what, canceller_.cause(), !conn.is_open());
     }
-    return CurrentExceptionStatus(what, canceller_.cause(), !conn.is_open());
+    status = absl::UnavailableError(absl::StrCat(what, ": the database did not answer"));
   }
+  if (status.ok() || !statement.severed()) return status;
+  // Severed by the watchdog: the broken socket is the stop's doing, not the database's.
+  absl::Status stopped = canceller_.StopStatus(what);
+  return stopped.ok() ? status : stopped;
+}
+
+absl::Status ReadSession::SetUpConnection(DatabaseConnection& conn) {
+  return RunStatements(conn, "setting up a new database connection", [&] { return conn.SetUp(); });
 }
 
 absl::Status ReadSession::BeginTransaction(DatabaseConnection& conn,
@@ -103,9 +110,10 @@ absl::Status ReadSession::EndTransaction(std::unique_ptr<Transaction>* tx, Poole
 
 absl::Status ReadSession::Begin(const dhis2::ExportParams& params) {
   // The deadline and Cancel() end the wait through "stopped", with their own status.
-  absl::StatusOr<PooledConnection> conn = pool_->Acquire(options_.connection_wait, [this] {
-    return canceller_.StopStatus("waiting for a database connection");
-  });
+  absl::StatusOr<PooledConnection> conn = pool_->Acquire(
+      options_.connection_wait,
+      [this] { return canceller_.StopStatus("waiting for a database connection"); },
+      [this](DatabaseConnection& conn) { return SetUpConnection(conn); });
   if (!conn.ok()) return conn.status();
   conn_.emplace(*std::move(conn));
   absl::Status status;
@@ -218,7 +226,8 @@ absl::Status ReadSession::Read(int index,
 
 absl::Status ReadSession::ReadOnExtraConnection(
     int index, absl::FunctionRef<bool(const encode::DataValueRow&)> row) {
-  absl::StatusOr<PooledConnection> conn = pool_->TryAcquire(keep_available_);
+  absl::StatusOr<PooledConnection> conn = pool_->TryAcquire(
+      keep_available_, [this](DatabaseConnection& conn) { return SetUpConnection(conn); });
   std::unique_ptr<Transaction> tx;
   absl::Status status = conn.status();
   if (status.ok()) status = BeginTransaction(**conn, set_snapshot_sql_, &tx);

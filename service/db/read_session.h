@@ -147,6 +147,9 @@ class ReadSession {
   template <typename Body>
   absl::Status RunStatements(DatabaseConnection& conn, absl::string_view what, Body&& body);
 
+  // A new pooled connection's set-up statement, as one the watchdog cancels.
+  absl::Status SetUpConnection(DatabaseConnection& conn);
+
   // Begins "*tx" on "conn": the transaction, then SET TRANSACTION SNAPSHOT if
   // "set_snapshot" is not empty, then the statement_timeout.
   absl::Status BeginTransaction(DatabaseConnection& conn, const std::string& set_snapshot,
