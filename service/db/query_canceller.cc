@@ -132,8 +132,9 @@ void QueryCanceller::Run() {
         sever_at = *statement->first_cancel_ + kSeverAfter;
       }
       if (now >= sever_at) {
-        statement->connection_->Sever();
+        // Marked first: the statement's thread wakes the moment the socket is shut down.
         statement->severed_.store(true);
+        statement->connection_->Sever();
         ++severed_;
       } else {
         wake = std::min(wake, sever_at);
