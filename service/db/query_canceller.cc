@@ -76,19 +76,26 @@ int QueryCanceller::severed() const {
 int QueryCanceller::cancels_in_flight() { return waiting_cancels.load(); }
 
 void QueryCanceller::SendCancelLocked(Statement* statement) {
-  if (statement->cancel_waiting_ != nullptr && statement->cancel_waiting_->load()) return;
+  if (statement->last_cancel_ != nullptr) {
+    std::lock_guard<std::mutex> lock(statement->last_cancel_->mu);
+    if (!statement->last_cancel_->answered) return;
+  }
   std::shared_ptr<const CancelRequest> request = statement->connection_->cancel_request();
   if (request == nullptr) return;
   if (waiting_cancels.fetch_add(1) >= kMaxCancelsInFlight) {
     waiting_cancels.fetch_sub(1);
     return;
   }
-  auto waiting = std::make_shared<std::atomic<bool>>(true);
+  auto sent = std::make_shared<SentCancel>();
   try {
     // Owns what it uses, so that nothing need wait for it: it may never come back.
-    std::thread([request = std::move(request), waiting] {
+    std::thread([request = std::move(request), sent] {
       request->Send();
-      waiting->store(false);
+      {
+        std::lock_guard<std::mutex> lock(sent->mu);
+        sent->answered = true;
+      }
+      sent->answered_cv.notify_all();
       waiting_cancels.fetch_sub(1);
     }).detach();
   } catch (const std::system_error&) {
@@ -96,7 +103,7 @@ void QueryCanceller::SendCancelLocked(Statement* statement) {
     waiting_cancels.fetch_sub(1);
     return;
   }
-  statement->cancel_waiting_ = std::move(waiting);
+  statement->last_cancel_ = std::move(sent);
 }
 
 void QueryCanceller::Run() {
@@ -165,9 +172,22 @@ QueryCanceller::Statement::Statement(QueryCanceller* canceller, DatabaseConnecti
 
 QueryCanceller::Statement::~Statement() {
   if (!started_) return;
-  std::lock_guard<std::mutex> lock(canceller_->mu_);
-  std::vector<Statement*>& running = canceller_->running_;
-  running.erase(std::find(running.begin(), running.end(), this));
+  std::shared_ptr<SentCancel> last_cancel;
+  {
+    std::lock_guard<std::mutex> lock(canceller_->mu_);
+    std::vector<Statement*>& running = canceller_->running_;
+    running.erase(std::find(running.begin(), running.end(), this));
+    last_cancel = std::move(last_cancel_);
+  }
+  if (last_cancel == nullptr || severed_.load()) return;
+  // A cancel request delivered after this statement ended would cancel the connection's next
+  // one (another export's, once the connection is back in the pool).
+  std::unique_lock<std::mutex> lock(last_cancel->mu);
+  if (!last_cancel->answered_cv.wait_for(lock, kSeverAfter,
+                                         [&] { return last_cancel->answered; })) {
+    severed_.store(true);
+    connection_->Sever();
+  }
 }
 
 }  // namespace dvexport::db

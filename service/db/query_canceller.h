@@ -65,6 +65,13 @@ class QueryCanceller {
   // Cancel requests of the whole process still waiting for their server.
   static int cancels_in_flight();
 
+  // A cancel request on its way, shared by its sender and its statement.
+  struct SentCancel {
+    std::mutex mu;
+    std::condition_variable answered_cv;
+    bool answered ABSL_GUARDED_BY(mu) = false;
+  };
+
   enum class Kind {
     // Runs only before the stop; cancelled at the stop, severed kSeverAfter
     // after its first cancel request.
@@ -78,6 +85,9 @@ class QueryCanceller {
   // While alive, the statements run on "*connection" are watched as "kind"
   // says. started() is false, and nothing is registered, for a kQuery once
   // the session has stopped: then run nothing. The connection must outlive it.
+  // Its destructor waits (at most kSeverAfter) for a cancel request still on
+  // its way, which could otherwise cancel the connection's next statement;
+  // one that is still not answered then has the connection severed.
   class Statement {
    public:
     Statement(QueryCanceller* canceller, DatabaseConnection* connection, Kind kind = Kind::kQuery);
@@ -97,10 +107,10 @@ class QueryCanceller {
     bool started_ = false;
     std::chrono::steady_clock::time_point registered_;
     // The watchdog's, under canceller_->mu_: its first and next cancel
-    // request, and whether the last one sent is still waiting.
+    // request, and the last one sent.
     std::optional<std::chrono::steady_clock::time_point> first_cancel_;
     std::chrono::steady_clock::time_point next_cancel_;
-    std::shared_ptr<std::atomic<bool>> cancel_waiting_;
+    std::shared_ptr<SentCancel> last_cancel_;
     std::atomic<bool> severed_{false};
   };
 
