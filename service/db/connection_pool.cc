@@ -1,5 +1,9 @@
 #include "service/db/connection_pool.h"
 
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <pqxx/except>
 #include <pqxx/nontransaction>
@@ -10,7 +14,36 @@
 
 namespace dvexport::db {
 
-absl::StatusOr<std::unique_ptr<DatabaseConnection>> DatabaseConnection::Connect(
+thread_local HandleCapturingConnect::handle HandleCapturingConnect::last_ = nullptr;
+
+HandleCapturingConnect::handle HandleCapturingConnect::do_startconnect(handle orig) {
+  last_ = pqxx::connect_direct::do_startconnect(orig);
+  return last_;
+}
+
+HandleCapturingConnect::handle HandleCapturingConnect::TakeLast() {
+  handle last = last_;
+  last_ = nullptr;
+  return last;
+}
+
+// Reactivation is inhibited right after (Connect), so the handle and the socket stay the same
+// for the connection's lifetime.
+DatabaseConnection::DatabaseConnection(const std::string& conninfo)
+    : basic_connection_base(conninfo),
+      cancel_request_(CancelRequest::For(HandleCapturingConnect::TakeLast())),
+      socket_(sock() < 0 ? -1 : fcntl(sock(), F_DUPFD_CLOEXEC, 0)) {}
+
+DatabaseConnection::~DatabaseConnection() {
+  if (socket_ >= 0) ::close(socket_);
+}
+
+void DatabaseConnection::Sever() {
+  if (severed_.exchange(true) || socket_ < 0) return;
+  ::shutdown(socket_, SHUT_RDWR);
+}
+
+absl::StatusOr<std::unique_ptr<DatabaseConnection>> DatabaseConnection::Open(
     const std::string& conninfo) {
   std::unique_ptr<DatabaseConnection> conn;
   try {
@@ -24,14 +57,28 @@ absl::StatusOr<std::unique_ptr<DatabaseConnection>> DatabaseConnection::Connect(
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
   conn->inhibit_reactivation(true);
 #pragma GCC diagnostic pop
+  return conn;
+}
+
+absl::Status DatabaseConnection::SetUp() {
   try {
     // Set at connect: PgBouncer in transaction pooling re-applies these reported parameters
     // to whichever server connection runs our transactions.
-    pqxx::nontransaction tx(*conn);
+    pqxx::nontransaction tx(*this);
     tx.exec("SET client_encoding = 'UTF8'; SET DateStyle = 'ISO'; SET TimeZone = 'UTC'");
   } catch (...) {
-    return CurrentExceptionStatus("setting up a new database connection");
+    return CurrentExceptionStatus("setting up a new database connection", StopCause::kNone,
+                                  !is_open());
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<DatabaseConnection>> DatabaseConnection::Connect(
+    const std::string& conninfo) {
+  absl::StatusOr<std::unique_ptr<DatabaseConnection>> conn = Open(conninfo);
+  if (!conn.ok()) return conn.status();
+  absl::Status status = (*conn)->SetUp();
+  if (!status.ok()) return status;
   return conn;
 }
 
@@ -61,18 +108,19 @@ absl::StatusOr<PooledConnection> ConnectionPool::Acquire(std::chrono::millisecon
     return absl::ResourceExhaustedError(
         absl::StrCat("all ", max_size_, " database connections are busy"));
   }
-  return TakeLocked(lock);
+  return TakeLocked(lock, nullptr);
 }
 
 absl::StatusOr<PooledConnection> ConnectionPool::Acquire(
-    std::chrono::milliseconds wait, const std::function<absl::Status()>& stopped) {
+    std::chrono::milliseconds wait, const std::function<absl::Status()>& stopped,
+    const ConnectionSetUp& set_up) {
   constexpr std::chrono::milliseconds kPoll{50};
   const auto until = std::chrono::steady_clock::now() + wait;
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
     absl::Status status = stopped();
     if (!status.ok()) return status;
-    if (HasRoomLocked()) return TakeLocked(lock);
+    if (HasRoomLocked()) return TakeLocked(lock, set_up);
     const auto now = std::chrono::steady_clock::now();
     if (now >= until) {
       return absl::ResourceExhaustedError(
@@ -82,17 +130,19 @@ absl::StatusOr<PooledConnection> ConnectionPool::Acquire(
   }
 }
 
-absl::StatusOr<PooledConnection> ConnectionPool::TryAcquire(int keep_available) {
+absl::StatusOr<PooledConnection> ConnectionPool::TryAcquire(int keep_available,
+                                                            const ConnectionSetUp& set_up) {
   std::unique_lock<std::mutex> lock(mu_);
   const int in_use = open_ - static_cast<int>(idle_.size());
   if (max_size_ - in_use - 1 < keep_available) {
     return absl::ResourceExhaustedError(
         absl::StrCat(in_use, " of ", max_size_, " database connections are busy"));
   }
-  return TakeLocked(lock);
+  return TakeLocked(lock, set_up);
 }
 
-absl::StatusOr<PooledConnection> ConnectionPool::TakeLocked(std::unique_lock<std::mutex>& lock) {
+absl::StatusOr<PooledConnection> ConnectionPool::TakeLocked(std::unique_lock<std::mutex>& lock,
+                                                            const ConnectionSetUp& set_up) {
   // An idle connection may have died meanwhile (backend terminated, server
   // restarted): drop those and open a fresh one instead.
   while (!idle_.empty()) {
@@ -104,19 +154,21 @@ absl::StatusOr<PooledConnection> ConnectionPool::TakeLocked(std::unique_lock<std
   if (!conninfo_.ok()) return conninfo_.status();
   ++open_;
   lock.unlock();
-  absl::StatusOr<std::unique_ptr<DatabaseConnection>> conn =
-      DatabaseConnection::Connect(*conninfo_);
-  if (!conn.ok()) {
+  absl::StatusOr<std::unique_ptr<DatabaseConnection>> conn = DatabaseConnection::Open(*conninfo_);
+  absl::Status status = conn.status();
+  if (status.ok()) status = set_up ? set_up(**conn) : (*conn)->SetUp();
+  if (!status.ok()) {
+    if (conn.ok()) conn->reset();  // closed outside the lock
     lock.lock();
     --open_;
     returned_.notify_one();
-    return conn.status();
+    return status;
   }
   return PooledConnection(this, *std::move(conn));
 }
 
 void ConnectionPool::Release(std::unique_ptr<DatabaseConnection> conn, bool discard) {
-  const bool reuse = !discard && conn->is_open();
+  const bool reuse = !discard && conn->is_open() && !conn->severed();
   if (!reuse) conn.reset();  // closed outside the lock
   std::lock_guard<std::mutex> lock(mu_);
   if (reuse) {

@@ -1,6 +1,7 @@
 #ifndef DVEXPORT_SERVICE_DB_CONNECTION_POOL_H_
 #define DVEXPORT_SERVICE_DB_CONNECTION_POOL_H_
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -14,6 +15,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "service/db/libpq_gaps.h"
 
 namespace dvexport::db {
 
@@ -24,13 +26,40 @@ struct SchemaFacts {
   std::optional<bool> period_has_iso;
 };
 
+// libpqxx's immediate connection policy (pqxx::connection's), which also
+// hands the libpq connection it made to the thread that made it: libpqxx 6.4
+// shows it to nobody else, and DatabaseConnection needs it once, for its
+// CancelRequest.
+class HandleCapturingConnect : public pqxx::connect_direct {
+ public:
+  using pqxx::connect_direct::connect_direct;
+  handle do_startconnect(handle orig) override;
+  // The connection the calling thread's last do_startconnect made (null if
+  // none since the last call).
+  static handle TakeLast();
+
+ private:
+  static thread_local handle last_;
+};
+
 // A libpqxx connection with client_encoding UTF8, DateStyle ISO and TimeZone
 // UTC, and what is known of its database.
-class DatabaseConnection : public pqxx::connection {
+class DatabaseConnection : public pqxx::basic_connection_base<HandleCapturingConnect> {
  public:
+  // Open, then SetUp.
+  static absl::StatusOr<std::unique_ptr<DatabaseConnection>> Connect(const std::string& conninfo);
+
+  // Connects (bounded by the conninfo's connect_timeout); runs no statement.
   // Unavailable (without libpq's message, which names the host and user) if
   // the database cannot be reached.
-  static absl::StatusOr<std::unique_ptr<DatabaseConnection>> Connect(const std::string& conninfo);
+  static absl::StatusOr<std::unique_ptr<DatabaseConnection>> Open(const std::string& conninfo);
+
+  // The new connection's one statement: client_encoding UTF8, DateStyle ISO,
+  // TimeZone UTC. Like any statement it waits for the database (and, behind
+  // PgBouncer, for a server connection): run it where it can be cancelled.
+  absl::Status SetUp();
+
+  ~DatabaseConnection();
 
   SchemaFacts& schema_facts() { return schema_facts_; }
 
@@ -39,10 +68,26 @@ class DatabaseConnection : public pqxx::connection {
   // connection turned out to be broken.
   bool StillConnected();
 
+  // What cancels the statement this connection runs, usable after the
+  // connection is gone; null if libpq had none.
+  const std::shared_ptr<const CancelRequest>& cancel_request() const { return cancel_request_; }
+
+  // Shuts the connection's socket down both ways (shutdown(2)), at once and
+  // without waiting for anything: a statement blocked on a database that went
+  // silent fails as a broken connection, and the pool never lends the
+  // connection again. Any thread, while the connection exists.
+  void Sever();
+  bool severed() const { return severed_.load(); }
+
  private:
-  explicit DatabaseConnection(const std::string& conninfo) : pqxx::connection(conninfo) {}
+  explicit DatabaseConnection(const std::string& conninfo);
 
   SchemaFacts schema_facts_;
+  std::shared_ptr<const CancelRequest> cancel_request_;
+  // A duplicate of libpq's socket, for Sever: its number stays ours (no other
+  // socket can take it) even after libpq has closed its own on an error.
+  int socket_ = -1;
+  std::atomic<bool> severed_{false};
 };
 
 class ConnectionPool;
@@ -70,6 +115,10 @@ class PooledConnection {
   bool discard_ = false;
 };
 
+// Runs a new connection's DatabaseConnection::SetUp as its caller's
+// statement (one its watchdog cancels); empty: SetUp is called directly.
+using ConnectionSetUp = std::function<absl::Status(DatabaseConnection&)>;
+
 // At most "max_size" connections to one database, opened lazily. Thread-safe.
 class ConnectionPool {
  public:
@@ -83,15 +132,19 @@ class ConnectionPool {
   absl::StatusOr<PooledConnection> Acquire(std::chrono::milliseconds wait);
 
   // Acquire, but also gives up, with the status "stopped" returns, as soon as
-  // that is not OK (asked about every 50 ms while waiting).
+  // that is not OK (asked about every 50 ms while waiting). A new connection
+  // is set up through "set_up", whose failure is returned.
   absl::StatusOr<PooledConnection> Acquire(std::chrono::milliseconds wait,
-                                           const std::function<absl::Status()>& stopped);
+                                           const std::function<absl::Status()>& stopped,
+                                           const ConnectionSetUp& set_up = nullptr);
 
   // Borrows a connection without waiting, only if "keep_available" more could
   // still be borrowed after it (for the exports that may start meanwhile: an
   // extra reader of one export must not make another wait). ResourceExhausted
-  // otherwise; Unavailable if a new connection cannot be opened.
-  absl::StatusOr<PooledConnection> TryAcquire(int keep_available);
+  // otherwise; Unavailable if a new connection cannot be opened. A new
+  // connection is set up through "set_up", whose failure is returned.
+  absl::StatusOr<PooledConnection> TryAcquire(int keep_available,
+                                              const ConnectionSetUp& set_up = nullptr);
 
   // The health probe: OK if a new connection to the database answers SELECT 1
   // within "timeout" (db::ProbeDatabase: bounded also when the database
@@ -109,8 +162,10 @@ class ConnectionPool {
  private:
   friend class PooledConnection;
   void Release(std::unique_ptr<DatabaseConnection> conn, bool discard);
-  // Takes an idle connection or opens one; "lock" holds mu_ and there is room.
-  absl::StatusOr<PooledConnection> TakeLocked(std::unique_lock<std::mutex>& lock)
+  // Takes an idle connection or opens one (set up through "set_up"); "lock"
+  // holds mu_ and there is room.
+  absl::StatusOr<PooledConnection> TakeLocked(std::unique_lock<std::mutex>& lock,
+                                              const ConnectionSetUp& set_up)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool HasRoomLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return !idle_.empty() || open_ < max_size_;

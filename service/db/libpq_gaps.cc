@@ -145,6 +145,23 @@ absl::Status ProbeDatabase(const std::string& conninfo,
   return absl::OkStatus();
 }
 
+std::unique_ptr<CancelRequest> CancelRequest::For(pg_conn* conn) {
+  // libpq: PQgetCancel copies what a cancel needs out of a connected PGconn, without I/O.
+  PGcancel* cancel = conn == nullptr ? nullptr : PQgetCancel(conn);
+  if (cancel == nullptr) return nullptr;
+  return std::unique_ptr<CancelRequest>(new CancelRequest(cancel));
+}
+
+// libpq: a PGcancel is freed with PQfreeCancel.
+CancelRequest::~CancelRequest() { PQfreeCancel(cancel_); }
+
+bool CancelRequest::Send() const {
+  // libpq: PQcancel only reads the PGcancel, so concurrent calls on one are safe; its message
+  // (the server's address) is not needed: the statement's own outcome tells the rest.
+  char message[256];
+  return PQcancel(cancel_, message, sizeof(message)) == 1;
+}
+
 absl::Status CheckConninfo(const std::string& conninfo) {
   return Parse(conninfo) == nullptr ? InvalidConninfo() : absl::OkStatus();
 }

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
@@ -11,7 +12,35 @@
 // What libpqxx 6.4 cannot do, done with libpq (in libpq_gaps.cc, the only file
 // of dvexport that includes libpq-fe.h).
 
+extern "C" {
+struct pg_conn;
+struct pg_cancel;
+}
+
 namespace dvexport::db {
+
+// What cancels the statement one connection's backend runs (libpq's PGcancel:
+// the server's address, the backend's pid and secret key), taken from the
+// connection once and usable without it: from any thread, also after the
+// connection is gone.
+class CancelRequest {
+ public:
+  // No I/O. Null if libpq has none for "conn" (not connected).
+  static std::unique_ptr<CancelRequest> For(pg_conn* conn);
+  ~CancelRequest();
+  CancelRequest(const CancelRequest&) = delete;
+  CancelRequest& operator=(const CancelRequest&) = delete;
+
+  // Sends the request on a new connection to the server and waits until the
+  // server closes it. libpq 15's PQcancel has no timeout: on a database that
+  // accepts TCP and never answers this returns only when the peer closes the
+  // connection (or keepalives give up). True if the server took the request.
+  bool Send() const;
+
+ private:
+  explicit CancelRequest(pg_cancel* cancel) : cancel_(cancel) {}
+  pg_cancel* const cancel_;
+};
 
 // InvalidArgument if "conninfo" is not a libpq connection string (keyword=value
 // pairs or a postgresql:// URI), without libpq's message: it quotes the

@@ -25,18 +25,30 @@ ReadSession::~ReadSession() {
 void ReadSession::Cancel() { canceller_.Cancel(); }
 
 template <typename Body>
-absl::Status ReadSession::RunStatements(pqxx::connection_base& conn, absl::string_view what,
+absl::Status ReadSession::RunStatements(DatabaseConnection& conn, absl::string_view what,
                                         Body&& body) {
   QueryCanceller::Statement statement(&canceller_, &conn);
   if (!statement.started()) return canceller_.StopStatus(what);
+  absl::Status status;
   try {
-    return body();
+    status = body();
   } catch (...) {
-    return CurrentExceptionStatus(what, canceller_.cause(), !conn.is_open());
+    if (!statement.severed()) {
+      return CurrentExceptionStatus(what, canceller_.cause(), !conn.is_open());
+    }
+    status = absl::UnavailableError(absl::StrCat(what, ": the database did not answer"));
   }
+  if (status.ok() || !statement.severed()) return status;
+  // Severed by the watchdog: the broken socket is the stop's doing, not the database's.
+  absl::Status stopped = canceller_.StopStatus(what);
+  return stopped.ok() ? status : stopped;
 }
 
-absl::Status ReadSession::BeginTransaction(pqxx::connection_base& conn,
+absl::Status ReadSession::SetUpConnection(DatabaseConnection& conn) {
+  return RunStatements(conn, "setting up a new database connection", [&] { return conn.SetUp(); });
+}
+
+absl::Status ReadSession::BeginTransaction(DatabaseConnection& conn,
                                            const std::string& set_snapshot,
                                            std::unique_ptr<Transaction>* tx) {
   return RunStatements(conn, "beginning the export's transaction", [&] {
@@ -55,29 +67,53 @@ absl::Status ReadSession::BeginTransaction(pqxx::connection_base& conn,
 absl::Status ReadSession::EndTransaction(std::unique_ptr<Transaction>* tx, PooledConnection* conn,
                                          bool commit) {
   if (*tx == nullptr) return absl::OkStatus();
+  constexpr absl::string_view kWhat = "ending the export's transaction";
   absl::Status status;
-  try {
-    if (commit) {
-      (*tx)->commit();
+  bool clean = true;  // the transaction ended and the connection is idle again
+  if (commit) {
+    QueryCanceller::Statement statement(&canceller_, &**conn);
+    if (statement.started()) {
+      try {
+        (*tx)->commit();
+      } catch (...) {
+        status = CurrentExceptionStatus(kWhat, canceller_.cause(), !(**conn).is_open());
+        clean = false;
+      }
+      clean = clean && !statement.severed();
     } else {
-      (*tx)->abort();
+      // Stopped: rolled back instead.
+      commit = false;
+      status = canceller_.StopStatus(kWhat);
     }
-  } catch (...) {
-    status = CurrentExceptionStatus("ending the export's transaction", canceller_.cause(),
-                                    conn != nullptr && !(**conn).is_open());
   }
-  const bool clean = status.ok() && !(*tx)->rollback_failed();
+  if (!commit) {
+    QueryCanceller::Statement statement(&canceller_, &**conn, QueryCanceller::Kind::kCleanUp);
+    try {
+      (*tx)->abort();
+    } catch (...) {
+      absl::Status failed = CurrentExceptionStatus(kWhat, canceller_.cause(), !(**conn).is_open());
+      if (status.ok()) status = failed;
+      clean = false;
+    }
+    clean = clean && !statement.severed() && !(*tx)->rollback_failed();
+  }
+  if (!clean) {
+    // Severed for the stop: the stop, not the broken socket, is the outcome.
+    absl::Status stopped = canceller_.StopStatus(kWhat);
+    if (!stopped.ok()) status = stopped;
+  }
   tx->reset();
   // A connection whose transaction did not end cleanly is not lent again.
-  if (conn != nullptr && (!clean || !(**conn).is_open())) conn->Discard();
+  if (!clean || !(**conn).is_open()) conn->Discard();
   return status;
 }
 
 absl::Status ReadSession::Begin(const dhis2::ExportParams& params) {
   // The deadline and Cancel() end the wait through "stopped", with their own status.
-  absl::StatusOr<PooledConnection> conn = pool_->Acquire(options_.connection_wait, [this] {
-    return canceller_.StopStatus("waiting for a database connection");
-  });
+  absl::StatusOr<PooledConnection> conn = pool_->Acquire(
+      options_.connection_wait,
+      [this] { return canceller_.StopStatus("waiting for a database connection"); },
+      [this](DatabaseConnection& conn) { return SetUpConnection(conn); });
   if (!conn.ok()) return conn.status();
   conn_.emplace(*std::move(conn));
   absl::Status status;
@@ -167,7 +203,7 @@ absl::StatusOr<int> ReadSession::PlanReads(int keep_available) {
   return readers_;
 }
 
-absl::Status ReadSession::ReadSlices(pqxx::connection_base& conn, Transaction& tx,
+absl::Status ReadSession::ReadSlices(DatabaseConnection& conn, Transaction& tx,
                                      absl::FunctionRef<bool(const encode::DataValueRow&)> row) {
   std::optional<BlockRange> slice;
   while (slices_.Next(&slice)) {
@@ -190,7 +226,8 @@ absl::Status ReadSession::Read(int index,
 
 absl::Status ReadSession::ReadOnExtraConnection(
     int index, absl::FunctionRef<bool(const encode::DataValueRow&)> row) {
-  absl::StatusOr<PooledConnection> conn = pool_->TryAcquire(keep_available_);
+  absl::StatusOr<PooledConnection> conn = pool_->TryAcquire(
+      keep_available_, [this](DatabaseConnection& conn) { return SetUpConnection(conn); });
   std::unique_ptr<Transaction> tx;
   absl::Status status = conn.status();
   if (status.ok()) status = BeginTransaction(**conn, set_snapshot_sql_, &tx);
@@ -214,8 +251,6 @@ absl::Status ReadSession::ReadOnExtraConnection(
 
 absl::Status ReadSession::Finish() {
   if (tx_ == nullptr) return absl::FailedPreconditionError("Finish before Begin");
-  QueryCanceller::Statement statement(&canceller_, &**conn_);
-  if (!statement.started()) return canceller_.StopStatus("ending the export's transaction");
   return EndTransaction(&tx_, &*conn_, /*commit=*/true);
 }
 

@@ -43,7 +43,11 @@ struct ReadSessionOptions {
 //
 // Every database wait of the session (borrowing a connection, each statement,
 // each COPY read) ends within about 100 ms of Cancel() (with Cancelled) or of
-// "deadline" (with DeadlineExceeded), whichever comes first.
+// "deadline" (with DeadlineExceeded), whichever comes first; on a database
+// that does not answer the cancel (gone silent, or a reader queued inside
+// PgBouncer) within about QueryCanceller::kSeverAfter (1 s), with the same
+// status, by severing the connection, which the pool then drops. A ROLLBACK
+// ends within about 1 s of its start or of the stop, whichever is later.
 //
 // Thread-safety: Cancel() from any thread at any time. Read(i) for distinct i
 // concurrently, each on its own thread, after PlanReads. Everything else from
@@ -70,7 +74,8 @@ class ReadSession {
   ReadSession& operator=(const ReadSession&) = delete;
 
   // Any thread, any time, repeatedly: every wait of the session ends with
-  // Cancelled within about 100 ms, and no statement starts after it.
+  // Cancelled within about 100 ms (1 s on a silent database), and no
+  // statement starts after it. Never waits for the database.
   void Cancel();
 
   // Borrows a connection, begins the transaction and resolves "params" into
@@ -140,15 +145,19 @@ class ReadSession {
   // Runs "body" (returning absl::Status), whose statements run on "conn", as
   // one the watchdog cancels; libpqxx's exceptions become a Status.
   template <typename Body>
-  absl::Status RunStatements(pqxx::connection_base& conn, absl::string_view what, Body&& body);
+  absl::Status RunStatements(DatabaseConnection& conn, absl::string_view what, Body&& body);
+
+  // A new pooled connection's set-up statement, as one the watchdog cancels.
+  absl::Status SetUpConnection(DatabaseConnection& conn);
 
   // Begins "*tx" on "conn": the transaction, then SET TRANSACTION SNAPSHOT if
   // "set_snapshot" is not empty, then the statement_timeout.
-  absl::Status BeginTransaction(pqxx::connection_base& conn, const std::string& set_snapshot,
+  absl::Status BeginTransaction(DatabaseConnection& conn, const std::string& set_snapshot,
                                 std::unique_ptr<Transaction>* tx);
 
-  // Ends "*tx" (nothing if null): COMMIT if "commit", else ROLLBACK.
-  // "*conn" is discarded if that fails.
+  // Ends "*tx" (nothing if null) on "*conn": COMMIT if "commit" and the
+  // session has not stopped, else ROLLBACK (severed if it takes longer than
+  // kSeverAfter). "*conn" is discarded if that fails.
   absl::Status EndTransaction(std::unique_ptr<Transaction>* tx, PooledConnection* conn,
                               bool commit);
 
@@ -157,7 +166,7 @@ class ReadSession {
   absl::Status WaitForTokenPosition(const dhis2::ChangeToken& token);
 
   // Reads slices until none is left in "tx" on "conn".
-  absl::Status ReadSlices(pqxx::connection_base& conn, Transaction& tx,
+  absl::Status ReadSlices(DatabaseConnection& conn, Transaction& tx,
                           absl::FunctionRef<bool(const encode::DataValueRow&)> row);
 
   // Reader "index" > 0: its own connection in the snapshot.

@@ -245,14 +245,16 @@ TEST(QueryCancellerTest, NoStatementStartsOnceCancelled) {
   QueryCanceller canceller(system_clock::time_point::max());
   EXPECT_EQ(canceller.cause(), StopCause::kNone);
   EXPECT_TRUE(canceller.StopStatus("x").ok());
-  pqxx::connection conn(TestConninfo());
+  absl::StatusOr<std::unique_ptr<DatabaseConnection>> conn =
+      DatabaseConnection::Connect(TestConninfo());
+  ASSERT_TRUE(conn.ok()) << conn.status();
   {
-    QueryCanceller::Statement statement(&canceller, &conn);
+    QueryCanceller::Statement statement(&canceller, conn->get());
     EXPECT_TRUE(statement.started());
   }
   canceller.Cancel();
   canceller.Cancel();
-  QueryCanceller::Statement statement(&canceller, &conn);
+  QueryCanceller::Statement statement(&canceller, conn->get());
   EXPECT_FALSE(statement.started());
   EXPECT_EQ(canceller.cause(), StopCause::kCancelled);
   EXPECT_EQ(canceller.StopStatus("x").code(), absl::StatusCode::kCancelled);

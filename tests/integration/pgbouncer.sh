@@ -8,7 +8,8 @@
 #       the test database) into a temporary directory and starts pgbouncer on
 #       127.0.0.1:<free port> (as the postgres user when root: pgbouncer
 #       refuses to run as root). Writes DIR=, PORT= and DBNAME= lines to
-#       ENV_FILE. With OWNER_PID, a watchdog stops it once that process is gone.
+#       ENV_FILE, and ONE_SERVER_DBNAME=: the same database with a pool of one
+#       server connection (a second transaction waits inside PgBouncer). With OWNER_PID, a watchdog stops it once that process is gone.
 #       Exits 3 if pgbouncer is not installed.
 #   pgbouncer.sh stop DIR
 #       Stops it and removes DIR.
@@ -46,6 +47,7 @@ s.close()')"
     cat >"$dir/pgbouncer.ini" <<INI
 [databases]
 $up_db = host=$up_host port=$up_port dbname=$up_db
+${up_db}_one_server = host=$up_host port=$up_port dbname=$up_db pool_size=1
 
 [pgbouncer]
 listen_addr = 127.0.0.1
@@ -77,6 +79,7 @@ INI
       echo "DIR=$dir"
       echo "PORT=$port"
       echo "DBNAME=$up_db"
+      echo "ONE_SERVER_DBNAME=${up_db}_one_server"
     } >"$env_file"
     if [[ -n "${4:-}" ]]; then
       nohup bash -c "while kill -0 $4 2>/dev/null; do sleep 1; done; '$0' stop '$dir'" \

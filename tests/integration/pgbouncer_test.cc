@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -141,6 +142,9 @@ class PgBouncerTest : public ::testing::Test {
     dir_ = values["DIR"];
     through_pgbouncer_ = absl::StrCat("host=127.0.0.1 port=", values["PORT"],
                                       " dbname=", values["DBNAME"], " user=dvexport_reader");
+    through_one_server_ =
+        absl::StrCat("host=127.0.0.1 port=", values["PORT"],
+                     " dbname=", values["ONE_SERVER_DBNAME"], " user=dvexport_reader");
   }
 
   static void TearDownTestSuite() {
@@ -158,11 +162,14 @@ class PgBouncerTest : public ::testing::Test {
   static bool not_installed_;
   static std::string dir_;
   static std::string through_pgbouncer_;
+  // The same database through a PgBouncer pool of one server connection.
+  static std::string through_one_server_;
 };
 
 bool PgBouncerTest::not_installed_ = false;
 std::string PgBouncerTest::dir_;
 std::string PgBouncerTest::through_pgbouncer_;
+std::string PgBouncerTest::through_one_server_;
 
 TEST_F(PgBouncerTest, PgBouncerPoolsTransactionsNotSessions) {
   // Client A's server connection goes back to the pool when its statement ends; client B's
@@ -317,6 +324,81 @@ TEST_F(PgBouncerTest, ConcurrentSlicedExportsThroughPgBouncer) {
     EXPECT_EQ(SortedValues(result.bytes), expected);
   }
   EXPECT_GE(bounced.sliced_exports(), 1);
+}
+
+TEST_F(PgBouncerTest, CancelFreesAReaderQueuedInsidePgBouncerWithinAboutASecond) {
+  // PgBouncer's pool has one server connection, which the first reader's transaction holds: the
+  // two extra readers' first statement waits inside PgBouncer, which drops a cancel request for
+  // a client that waits. Only severing their connections (QueryCanceller::kSeverAfter after the
+  // first cancel request) ends them before PgBouncer's query_wait_timeout (30 s here). Their
+  // first statement is a new connection's set-up ("cold" pool) or their BEGIN (idle connections
+  // in the pool).
+  absl::StatusOr<dhis2::ExportParams> params = dhis2::ValidateExportRequest(WholeDatabase());
+  ASSERT_TRUE(params.ok()) << params.status();
+  for (const bool warm : {false, true}) {
+    SCOPED_TRACE(warm ? "the readers wait in BEGIN" : "the readers wait in their set-up");
+    db::ConnectionPool pool(through_one_server_, 3);
+    if (warm) {
+      // Three idle connections, set up one after the other.
+      std::vector<db::PooledConnection> idle;
+      for (int i = 0; i < 3; ++i) {
+        absl::StatusOr<db::PooledConnection> conn = pool.Acquire(seconds(10));
+        ASSERT_TRUE(conn.ok()) << conn.status();
+        idle.push_back(*std::move(conn));
+      }
+    }
+    db::ReadSessionOptions options;
+    options.read_plan = SlicedPlan();
+    auto session = std::make_unique<db::ReadSession>(
+        &pool, options, std::chrono::system_clock::now() + seconds(60));
+    ASSERT_TRUE(session->Begin(*params).ok());
+    absl::StatusOr<int> readers = session->PlanReads(/*keep_available=*/0);
+    ASSERT_TRUE(readers.ok()) << readers.status();
+    ASSERT_EQ(*readers, 3);
+
+    // The first reader holds its COPY (and the server connection) until the session is
+    // cancelled.
+    std::atomic<bool> cancelled{false};
+    std::vector<absl::Status> statuses(3);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 3; ++i) {
+      threads.emplace_back([&, i] {
+        statuses[i] = session->Read(i, [&](const encode::DataValueRow&) {
+          while (!cancelled.load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+          return false;
+        });
+      });
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));  // the extra readers queue
+    EXPECT_EQ(pool.in_use(), 3);
+    const auto cancel = std::chrono::steady_clock::now();
+    session->Cancel();
+    cancelled = true;
+    for (std::thread& thread : threads) thread.join();
+    const auto ended_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::steady_clock::now() - cancel)
+                              .count();
+    // Not freed by the cancel request (that would take ~0.1 s), but by the severing, on time.
+    EXPECT_GE(ended_ms, 900);
+    EXPECT_LT(ended_ms, 2000);
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_EQ(statuses[i].code(), absl::StatusCode::kCancelled)
+          << "reader " << i << ": " << statuses[i];
+    }
+    session.reset();
+    EXPECT_EQ(pool.in_use(), 0);
+    std::printf("{\"event\":\"pgbouncer_queued_reader_cancel\",\"warm\":%s,\"ended_ms\":%lld}\n",
+                warm ? "true" : "false", static_cast<long long>(ended_ms));
+
+    // The severed connections were dropped: the pool opens new ones, and they work.
+    db::ReadSession next(&pool, db::ReadSessionOptions(),
+                         std::chrono::system_clock::now() + seconds(60));
+    ASSERT_TRUE(next.Begin(*params).ok());
+    absl::StatusOr<int64_t> count = next.Count();
+    ASSERT_TRUE(count.ok()) << count.status();
+    EXPECT_GT(*count, 0);
+    EXPECT_TRUE(next.Finish().ok());
+  }
 }
 
 }  // namespace

@@ -15,6 +15,20 @@
 
 namespace dvexport::reliability {
 
+// Built with AddressSanitizer or ThreadSanitizer (slower, and a sanitized
+// process takes longer to exit: ThreadSanitizer sleeps 1 s at exit).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
 // The private PostgreSQL of the reliability tests (tests/reliability/private_pg.sh):
 // the small demo database with 6 KB comments, so that a whole-database
 // export is ~60 MB and stays mid-stream while its client pauses.

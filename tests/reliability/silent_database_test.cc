@@ -1,17 +1,19 @@
 // A database that accepts TCP connections and never answers (a hung host, a
-// silent network), played by a proxy in front of the private PostgreSQL: the
-// real dvexport-server still starts (port file, "started"), says NOT_SERVING,
-// turns SERVING when the database answers and NOT_SERVING again when it goes
-// silent, and honours SIGTERM within --shutdown_grace_s meanwhile.
+// silent network), played by a proxy in front of the private PostgreSQL
+// (SilenceableProxy):
+// - the real dvexport-server still starts (port file, "started"), says
+//   NOT_SERVING, turns SERVING when the database answers and NOT_SERVING again
+//   when it goes silent, and honours SIGTERM within --shutdown_grace_s
+//   meanwhile, also with an export blocked mid-statement;
+// - an export whose database goes silent mid-statement ends within about 1 s
+//   of its deadline or of the client's cancel (the cancel request cannot reach
+//   the database: the connection is severed), with the stop's code, gives its
+//   connections back, and the pool recovers once the database answers again.
 
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,13 +21,20 @@
 #include <chrono>
 #include <fstream>
 #include <iterator>
-#include <mutex>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "service/db/connection_pool.h"
+#include "service/db/query_canceller.h"
+#include "service/db/read_session.h"
+#include "service/dhis2/export_request_validator.h"
+#include "service/server/export_server.h"
+#include "tests/deploy/metrics_scrape.h"
 #include "tests/reliability/reliability_support.h"
+#include "tests/reliability/silenceable_proxy.h"
 
 extern char** environ;
 
@@ -35,81 +44,6 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using Clock = std::chrono::steady_clock;
-
-// Listens on 127.0.0.1 and connects each client to "target_port". While silent, it accepts
-// connections but passes nothing either way, on new and existing connections alike.
-class SilenceableProxy {
- public:
-  explicit SilenceableProxy(int target_port) : target_port_(target_port) {
-    listen_fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address = {};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof(address);
-    EXPECT_EQ(bind(listen_fd_, reinterpret_cast<sockaddr*>(&address), length), 0);
-    EXPECT_EQ(listen(listen_fd_, 64), 0);
-    getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&address), &length);
-    port_ = ntohs(address.sin_port);
-    acceptor_ = std::thread([this] { AcceptLoop(); });
-  }
-
-  ~SilenceableProxy() {
-    stop_ = true;
-    acceptor_.join();
-    std::lock_guard<std::mutex> lock(mu_);
-    for (std::thread& relay : relays_) relay.join();
-    close(listen_fd_);
-  }
-
-  int port() const { return port_; }
-  void SetSilent(bool silent) { silent_ = silent; }
-
- private:
-  void AcceptLoop() {
-    while (!stop_) {
-      pollfd fd = {listen_fd_, POLLIN, 0};
-      if (poll(&fd, 1, 50) <= 0) continue;
-      const int client = accept(listen_fd_, nullptr, nullptr);
-      if (client < 0) continue;
-      std::lock_guard<std::mutex> lock(mu_);
-      relays_.emplace_back([this, client] { Relay(client); });
-    }
-  }
-
-  void Relay(int client) {
-    const int server = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address = {};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    address.sin_port = htons(static_cast<uint16_t>(target_port_));
-    bool open = connect(server, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
-    char buffer[16384];
-    while (open && !stop_) {
-      if (silent_) {
-        std::this_thread::sleep_for(milliseconds(20));
-        continue;
-      }
-      pollfd fds[2] = {{client, POLLIN, 0}, {server, POLLIN, 0}};
-      if (poll(fds, 2, 20) <= 0) continue;
-      for (int i = 0; i < 2 && open; ++i) {
-        if (fds[i].revents == 0) continue;
-        const ssize_t n = read(fds[i].fd, buffer, sizeof(buffer));
-        open = n > 0 && write(fds[1 - i].fd, buffer, static_cast<size_t>(n)) == n;
-      }
-    }
-    close(server);
-    close(client);
-  }
-
-  const int target_port_;
-  int listen_fd_ = -1;
-  int port_ = 0;
-  std::atomic<bool> silent_{true};
-  std::atomic<bool> stop_{false};
-  std::thread acceptor_;
-  std::mutex mu_;
-  std::vector<std::thread> relays_;
-};
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
@@ -181,6 +115,241 @@ TEST(SilentDatabaseTest, ServerStartsServesWhenTheDatabaseAnswersAndStopsOnSigte
               static_cast<long long>(startup_ms), static_cast<long long>(exit_ms));
   std::remove(port_file.c_str());
   std::remove(log_file.c_str());
+}
+
+std::string ThroughProxy(const SilenceableProxy& proxy) {
+  return absl::StrCat("host=127.0.0.1 port=", proxy.port(), " dbname=dhis2 user=dvexport_reader");
+}
+
+// The real binary, through the proxy: SIGTERM while an export's COPY waits on the silent
+// database still exits within --shutdown_grace_s (and the 1 s it takes to sever).
+TEST(SilentDatabaseTest, SigtermWhileAnExportWaitsMidStatementExitsOnTime) {
+  constexpr int kGraceS = 2;
+  SilenceableProxy proxy(PrivatePostgres::port(), /*silent=*/false);
+  const std::string base = absl::StrCat(::testing::TempDir(), "dvexport-silent-mid-", getpid());
+  const std::string port_file = base + ".port";
+  const std::string log_file = base + ".log";
+  std::remove(port_file.c_str());
+  std::vector<std::string> args = {DVEXPORT_SERVER_BINARY,
+                                   "--listen=127.0.0.1:0",
+                                   "--port_file=" + port_file,
+                                   "--pg=" + ThroughProxy(proxy),
+                                   "--chunk_kib=16",
+                                   "--health_probe_interval_ms=200",
+                                   absl::StrCat("--shutdown_grace_s=", kGraceS)};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log_file.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  int port = 0;
+  const bool started = WaitFor(
+      [&] {
+        std::ifstream in(port_file);
+        return static_cast<bool>(in >> port);
+      },
+      seconds(20));
+  if (!started) kill(pid, SIGKILL);
+  ASSERT_TRUE(started) << ReadFile(log_file);
+  auto channel = PlaintextChannel(port);
+  EXPECT_TRUE(WaitFor([&] { return HealthStatus(channel) == "SERVING"; }, seconds(20)));
+
+  // The client reads one chunk; then the database goes silent, and the export's COPY waits.
+  std::atomic<bool> silenced{false};
+  ExportOutcome outcome;
+  std::thread client([&] {
+    auto stub = v1::DataValueExport::NewStub(channel);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + seconds(120));
+    outcome = ReadExport(stub.get(), &context, WholeDatabaseRequest(), [&](int n) {
+      if (n != 1) return;
+      proxy.SetSilent(true);
+      silenced = true;
+    });
+  });
+  ASSERT_TRUE(WaitFor([&] { return silenced.load(); }, seconds(60)));
+  std::this_thread::sleep_for(milliseconds(500));  // what was in flight is drained
+
+  const Clock::time_point signalled = Clock::now();
+  kill(pid, SIGTERM);
+  int wstatus = -1;
+  const bool exited = WaitFor([&] { return waitpid(pid, &wstatus, WNOHANG) == pid; }, seconds(30));
+  const auto exit_ms = std::chrono::duration_cast<milliseconds>(Clock::now() - signalled).count();
+  if (!exited) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &wstatus, 0);
+  }
+  client.join();
+  EXPECT_TRUE(exited) << ReadFile(log_file);
+  EXPECT_TRUE(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) << wstatus;
+  // The grace period, 1 s until the connection is severed, and the exit (slower sanitized).
+  EXPECT_LT(exit_ms, kGraceS * 1000 + 2000 + (kSanitized ? 2500 : 0)) << ReadFile(log_file);
+  EXPECT_FALSE(outcome.status.ok());
+  EXPECT_FALSE(outcome.has_trailer);
+  std::printf("{\"event\":\"silent_mid_statement_sigterm\",\"grace_ms\":%d,\"exit_ms\":%lld}\n",
+              kGraceS * 1000, static_cast<long long>(exit_ms));
+  std::remove(port_file.c_str());
+  std::remove(log_file.c_str());
+}
+
+// The server in-process, its pool and its health probes through the proxy.
+class SilentMidStatementTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(WaitFor([] { return ActiveCopies() == 0; }, seconds(30)));
+    proxy_ = std::make_unique<SilenceableProxy>(PrivatePostgres::port(), /*silent=*/false);
+    server::ServerOptions options;
+    options.listen = "127.0.0.1:0";
+    options.metrics_listen = "127.0.0.1:0";
+    options.conninfo = ThroughProxy(*proxy_);
+    options.health_probe_interval = milliseconds(200);
+    options.service.chunk_size = 16 * 1024;
+    auto started = server::ExportServer::Start(options);
+    ASSERT_TRUE(started.ok()) << started.status();
+    server_ = *std::move(started);
+    channel_ = PlaintextChannel(server_->port());
+    stub_ = v1::DataValueExport::NewStub(channel_);
+    ASSERT_TRUE(WaitFor([&] { return HealthStatus(channel_) == "SERVING"; }, seconds(20)));
+  }
+
+  void TearDown() override {
+    server_.reset();
+    proxy_.reset();
+  }
+
+  // The sum of the server's metric "name" with "labels".
+  double Metric(const std::string& name, const std::vector<std::string>& labels = {}) {
+    return testing::SumSamples(testing::HttpGet(server_->metrics_port(), "/metrics"), name, labels);
+  }
+
+  // Milliseconds from "since" until the server holds no pool connection (30000: never).
+  int64_t MillisUntilPoolIsFree(Clock::time_point since) {
+    if (!WaitFor([&] { return Metric("dvexport_db_pool_in_use") == 0; }, seconds(30))) {
+      return 30000;
+    }
+    return std::chrono::duration_cast<milliseconds>(Clock::now() - since).count();
+  }
+
+  // The database answers again: health turns SERVING, the pool opens new connections for the
+  // next export, and every cancel request that waited for the silent database has its answer.
+  void ExpectRecoveryOnceTheDatabaseAnswers() {
+    EXPECT_EQ(HealthStatus(channel_), "NOT_SERVING");
+    proxy_->SetSilent(false);
+    EXPECT_TRUE(WaitFor([&] { return HealthStatus(channel_) == "SERVING"; }, seconds(20)));
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + seconds(60));
+    ExportOutcome outcome = ReadExport(stub_.get(), &context, WholeDatabaseRequest());
+    EXPECT_TRUE(CompleteAndConsistent(outcome)) << outcome.status.error_message();
+    EXPECT_TRUE(WaitFor([] { return db::QueryCanceller::cancels_in_flight() == 0; }, seconds(20)))
+        << db::QueryCanceller::cancels_in_flight() << " cancel requests still wait";
+    EXPECT_TRUE(WaitFor([] { return ReaderTransactions() == 0; }, seconds(20)));
+  }
+
+  std::unique_ptr<SilenceableProxy> proxy_;
+  std::unique_ptr<server::ExportServer> server_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::DataValueExport::Stub> stub_;
+};
+
+TEST_F(SilentMidStatementTest, DeadlineEndsTheExportWithinASecondAndFreesItsConnections) {
+  grpc::ClientContext context;
+  const auto deadline = std::chrono::system_clock::now() + seconds(3);
+  context.set_deadline(deadline);
+  ExportOutcome outcome = ReadExport(stub_.get(), &context, WholeDatabaseRequest(), [&](int n) {
+    if (n == 1) proxy_->SetSilent(true);
+  });
+  EXPECT_EQ(outcome.status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED)
+      << outcome.status.error_message();
+  EXPECT_FALSE(outcome.has_trailer);
+  const Clock::time_point deadline_steady =
+      Clock::now() -
+      std::chrono::duration_cast<Clock::duration>(std::chrono::system_clock::now() - deadline);
+  const int64_t free_ms = MillisUntilPoolIsFree(deadline_steady);
+  EXPECT_LT(free_ms, 2000);
+  // The call ended with its stop's code, not with the severed socket's. (The client's deadline
+  // reaches the server as a cancel: gRPC's server deadline is a little later.)
+  EXPECT_TRUE(WaitFor([&] { return Metric("dvexport_exports_total") == 1; }, seconds(10)));
+  EXPECT_EQ(Metric("dvexport_exports_total", {"code=\"DEADLINE_EXCEEDED\""}) +
+                Metric("dvexport_exports_total", {"code=\"CANCELLED\""}),
+            1);
+  std::printf(
+      "{\"event\":\"silent_mid_statement_deadline\",\"pool_free_after_deadline_ms\":%lld}\n",
+      static_cast<long long>(free_ms));
+  ExpectRecoveryOnceTheDatabaseAnswers();
+}
+
+TEST_F(SilentMidStatementTest, ClientCancelEndsTheExportWithinASecondAndFreesItsConnections) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + seconds(120));
+  Clock::time_point cancelled;
+  ExportOutcome outcome = ReadExport(stub_.get(), &context, WholeDatabaseRequest(), [&](int n) {
+    if (n != 1) return;
+    proxy_->SetSilent(true);
+    std::this_thread::sleep_for(milliseconds(500));  // the server's COPY now waits on the silence
+    cancelled = Clock::now();
+    context.TryCancel();
+  });
+  EXPECT_EQ(outcome.status.error_code(), grpc::StatusCode::CANCELLED);
+  EXPECT_FALSE(outcome.has_trailer);
+  const int64_t free_ms = MillisUntilPoolIsFree(cancelled);
+  EXPECT_LT(free_ms, 2000);
+  EXPECT_TRUE(WaitFor([&] { return Metric("dvexport_exports_total") == 1; }, seconds(10)));
+  EXPECT_EQ(Metric("dvexport_exports_total", {"code=\"CANCELLED\""}), 1);
+  std::printf("{\"event\":\"silent_mid_statement_cancel\",\"pool_free_after_cancel_ms\":%lld}\n",
+              static_cast<long long>(free_ms));
+  ExpectRecoveryOnceTheDatabaseAnswers();
+}
+
+// The database side alone: a statement that waits on the silent database ends with the status
+// of what stopped it (never Unavailable from the severed socket), within about 1 s of it.
+TEST(SilentDatabaseSessionTest, StatementOnASilentDatabaseEndsWithTheStopsStatus) {
+  SilenceableProxy proxy(PrivatePostgres::port(), /*silent=*/false);
+  db::ConnectionPool pool(ThroughProxy(proxy), 2);
+  absl::StatusOr<dhis2::ExportParams> params =
+      dhis2::ValidateExportRequest(WholeDatabaseRequest().query());
+  ASSERT_TRUE(params.ok()) << params.status();
+  for (const bool by_deadline : {true, false}) {
+    SCOPED_TRACE(by_deadline ? "deadline" : "cancel");
+    proxy.SetSilent(false);
+    const auto deadline = std::chrono::system_clock::now() + seconds(by_deadline ? 3 : 60);
+    auto session = std::make_unique<db::ReadSession>(&pool, db::ReadSessionOptions(), deadline);
+    ASSERT_TRUE(session->Begin(*params).ok());
+    proxy.SetSilent(true);
+    std::thread canceller;
+    if (!by_deadline) {
+      canceller = std::thread([&] {
+        std::this_thread::sleep_for(milliseconds(500));
+        session->Cancel();
+      });
+    }
+    const Clock::time_point start = Clock::now();
+    absl::StatusOr<int64_t> count = session->Count();
+    const auto took_ms = std::chrono::duration_cast<milliseconds>(Clock::now() - start).count();
+    if (canceller.joinable()) canceller.join();
+    EXPECT_EQ(count.status().code(),
+              by_deadline ? absl::StatusCode::kDeadlineExceeded : absl::StatusCode::kCancelled)
+        << count.status();
+    // The stop (3 s deadline or cancel at 0.5 s), then 1 s until the connection is severed.
+    EXPECT_LT(took_ms, (by_deadline ? 3000 : 500) + 2000);
+    // The ROLLBACK on the severed connection fails at once; the connection is dropped.
+    const Clock::time_point destroying = Clock::now();
+    session.reset();
+    EXPECT_LT(Clock::now() - destroying, milliseconds(1500));
+    EXPECT_EQ(pool.in_use(), 0);
+  }
+  // The database answers again: new connections, and they work.
+  proxy.SetSilent(false);
+  db::ReadSession session(&pool, db::ReadSessionOptions(),
+                          std::chrono::system_clock::now() + seconds(60));
+  ASSERT_TRUE(session.Begin(*params).ok());
+  absl::StatusOr<int64_t> count = session.Count();
+  EXPECT_TRUE(count.ok()) << count.status();
+  EXPECT_TRUE(session.Finish().ok());
 }
 
 }  // namespace
