@@ -3,6 +3,7 @@
 #include <cassert>
 #include <cstddef>
 #include <cstring>
+#include <string_view>
 
 #include "service/encode/xml_attribute.h"
 
@@ -64,6 +65,23 @@ char* WriteAttributes(char* p, const std::vector<AdxAttribute>* attributes) {
   return p;
 }
 
+// Makes the escaped text at [begin, end) character data: "]]>" may not appear there, so each one's
+// '>' becomes &gt; (Woodstox escapes the same '>'). Returns the new end. The text grows by 3 bytes
+// per "]]>", whose 3 input bytes were reserved 6 bytes each.
+char* EscapeCdataSectionEnds(char* begin, char* end) {
+  static constexpr std::string_view kCdataEnd = "]]>";
+  std::string_view text(begin, static_cast<size_t>(end - begin));
+  for (size_t at = text.find(kCdataEnd); at != std::string_view::npos;
+       at = text.find(kCdataEnd, at + 2)) {
+    char* gt = begin + at + 2;
+    std::memmove(gt + 4, gt + 1, static_cast<size_t>(end - gt - 1));
+    std::memcpy(gt, "&gt;", 4);
+    end += 3;
+    text = std::string_view(begin, static_cast<size_t>(end - begin));
+  }
+  return end;
+}
+
 }  // namespace
 
 void AdxDataValueEncoder::Begin() {
@@ -102,7 +120,13 @@ void AdxDataValueEncoder::Add(const AdxValue& value) {
     p = WriteLiteral(p, kEmptyValueEnd);
   } else {
     p = WriteLiteral(p, kAnnotationStart);
-    if (!value.value.is_null) p = WriteXmlAttributeEscaped(p, value.value.bytes);
+    if (!value.value.is_null) {
+      char* const text = p;
+      p = WriteXmlAttributeEscaped(p, value.value.bytes);
+      if (std::memchr(text, '>', static_cast<size_t>(p - text)) != nullptr) {
+        p = EscapeCdataSectionEnds(text, p);
+      }
+    }
     p = WriteLiteral(p, kAnnotationEnd);
   }
   assert(static_cast<size_t>(p - start) <= max_size);
