@@ -43,8 +43,8 @@ TEST(AdxTest, NumericValueTypesAreDhisOnes) {
 }
 
 TEST(AdxTest, XmlNamesFollowXml10) {
-  for (const char* name : {"SEX", "_a", "a-b.c9", "\xC3\xA9t\xC3\xA9", "\xE4\xB8\xAD\xE6\x96\x87", "a:b",
-                           "x\xCC\x80", "\xF0\x90\x80\x80"}) {
+  for (const char* name : {"SEX", "_a", "a-b.c9", "\xC3\xA9t\xC3\xA9", "\xE4\xB8\xAD\xE6\x96\x87",
+                           "a:b", "x\xCC\x80", "\xF0\x90\x80\x80"}) {
     EXPECT_TRUE(IsXmlName(name)) << name;
   }
   for (const char* name : {"", "1a", "-a", ".a", "a b", "a\"", "a=b", "\xC3", "\xFF",
