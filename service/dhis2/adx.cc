@@ -49,6 +49,11 @@ absl::Status CheckAdxRequest(const dvexport::v1::ExportRequest& request) {
         "data_element_group: an ADX export holds its data sets' elements only; give data_set "
         "instead");
   }
+  if (!request.changes_since().empty()) {
+    return absl::InvalidArgumentError(
+        "changes_since: ADX cannot mark a value deleted, which a delta must carry; use JSON, "
+        "CSV or XML for changes");
+  }
   return absl::OkStatus();
 }
 

@@ -64,6 +64,9 @@ TEST(AdxTest, RequestNeedsDataSetsAndNothingElseThatSelectsElements) {
   request.clear_data_element();
   request.add_data_element_group("G");
   EXPECT_THAT(std::string(CheckAdxRequest(request).message()), HasSubstr("data_element_group:"));
+  request.clear_data_element_group();
+  request.set_changes_since("token");
+  EXPECT_THAT(std::string(CheckAdxRequest(request).message()), HasSubstr("changes_since:"));
 }
 
 TEST(AdxTest, DefaultOutputSchemeIsCode) {
