@@ -52,8 +52,8 @@ absl::StatusOr<AdxScope> ResolveAdxScope(pqxx::transaction_base& tx, const Expor
 
 // The ordered query of an ADX export: one row per (requested data set holding the value's data
 // element, value) for the attribute option combos of the data set's combo, ordered by data set
-// (request order), attribute option combo, org unit path, period start and end, data element,
-// category option combo. Integers of "scope" only.
+// (request order), then the internal ids of attribute option combo, org unit, period, data
+// element and category option combo. Integers of "scope" only.
 std::string BuildAdxSelectSql(const ExportScope& scope);
 
 // One value of an ADX export; "new_group" when it starts a group (its data set, period, org
