@@ -30,6 +30,10 @@ std::optional<FileFormat> FormatFromPath(absl::string_view path) {
     result.format = dvexport::v1::FORMAT_XML;
     return result;
   }
+  if (absl::EndsWithIgnoreCase(path, ".adx")) {
+    result.format = dvexport::v1::FORMAT_ADX;
+    return result;
+  }
   return std::nullopt;
 }
 

@@ -15,8 +15,8 @@ struct FileFormat {
 };
 
 // Returns the format of "path" from its extension, case-insensitively:
-// ".json", ".csv" and ".xml", each optionally followed by ".gz" (gzip), ".zip"
-// (zip) or ".zst" (zstd). Returns nullopt for any other name.
+// ".json", ".csv", ".xml" and ".adx", each optionally followed by ".gz" (gzip),
+// ".zip" (zip) or ".zst" (zstd). Returns nullopt for any other name.
 std::optional<FileFormat> FormatFromPath(absl::string_view path);
 
 }  // namespace dvexport::client

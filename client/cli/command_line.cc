@@ -307,9 +307,10 @@ const FlagSpec kFlags[] = {
        flags.command.output = std::string(value);
        return absl::OkStatus();
      }},
-    {kFileCommands, "Output", "--format", "", "json|csv|json-pretty|xml",
-     "Default: from FILE's name (.json, .csv, .xml, each optionally .gz, .zip or .zst); json "
-     "for '-'. json-pretty is JSON indented by two spaces (a .json name allows it).",
+    {kFileCommands, "Output", "--format", "", "json|csv|json-pretty|xml|adx",
+     "Default: from FILE's name (.json, .csv, .xml, .adx, each optionally .gz, .zip or .zst); "
+     "json for '-'. json-pretty is JSON indented by two spaces (a .json name allows it). adx "
+     "is DHIS2's ADX and needs --data-set.",
      Arity::kValue,
      [](absl::string_view value, ExportFlags& flags) {
        if (value == "json") {
@@ -320,9 +321,11 @@ const FlagSpec kFlags[] = {
          flags.format = dvexport::v1::FORMAT_JSON_PRETTY;
        } else if (value == "xml") {
          flags.format = dvexport::v1::FORMAT_XML;
+       } else if (value == "adx") {
+         flags.format = dvexport::v1::FORMAT_ADX;
        } else {
          return UsageError(
-             absl::StrCat("--format: '", value, "' is not json, csv, json-pretty or xml"));
+             absl::StrCat("--format: '", value, "' is not json, csv, json-pretty, xml or adx"));
        }
        return absl::OkStatus();
      }},
@@ -448,6 +451,8 @@ absl::string_view FormatName(Format format) {
       return "json-pretty";
     case dvexport::v1::FORMAT_XML:
       return "xml";
+    case dvexport::v1::FORMAT_ADX:
+      return "adx";
     default:
       return "json";
   }
@@ -512,7 +517,7 @@ absl::StatusOr<CommandLine> Complete(ExportFlags flags) {
     named = client::FormatFromPath(command.output);
     if (!named.has_value() && !flags.format.has_value()) {
       return UsageError(absl::StrCat("cannot tell the format from the name '", command.output,
-                                     "' (not .json, .csv or .xml, optionally .gz, .zip or "
+                                     "' (not .json, .csv, .xml or .adx, optionally .gz, .zip or "
                                      ".zst); give --format"));
     }
   }

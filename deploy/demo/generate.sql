@@ -125,7 +125,12 @@ BEGIN
          (1003, dvexport_demo_uid('cc:sex-age'), 'CC_SEX_AGE', meta_ts, meta_ts, 'Sex and Age',
           'DISAGGREGATION', false),
          (1004, dvexport_demo_uid('cc:funding-partner'), NULL, meta_ts, meta_ts,
-          'Funding Partner', 'ATTRIBUTE', false);
+          'Funding Partner', 'ATTRIBUTE', false),
+         -- For ADX's errors: a category without code, an option without code.
+         (1005, dvexport_demo_uid('cc:donor'), 'CC_DONOR', meta_ts, meta_ts, 'Donor',
+          'ATTRIBUTE', false),
+         (1006, dvexport_demo_uid('cc:programme'), 'CC_PROGRAMME', meta_ts, meta_ts, 'Programme',
+          'ATTRIBUTE', false);
 
   INSERT INTO categoryoptioncombo (categoryoptioncomboid, uid, code, created, lastupdated, name,
                                    ignoreapproval, attributevalues)
@@ -142,12 +147,14 @@ BEGIN
     (2007, dvexport_demo_uid('coc:female-5-plus'), NULL, 'Female, 5y+', NULL),
     (2008, dvexport_demo_uid('coc:partner-a'), 'COC_200008', 'Partner A', 'EXT-AOC-A'),
     (2009, dvexport_demo_uid('coc:partner-b'), NULL, 'Partner B', 'EXT-AOC-B'),
-    (2010, dvexport_demo_uid('coc:partner-c'), 'COC_200010', NULL, NULL)
+    (2010, dvexport_demo_uid('coc:partner-c'), 'COC_200010', NULL, NULL),
+    (2011, dvexport_demo_uid('coc:donor-x'), 'COC_200011', 'Donor X', NULL),
+    (2012, dvexport_demo_uid('coc:programme-y'), 'COC_200012', 'Programme Y', NULL)
   ) AS c(id, uid, code, name, ext);
 
   INSERT INTO categorycombos_optioncombos (categoryoptioncomboid, categorycomboid)
   VALUES (2001, 1001), (2002, 1002), (2003, 1002), (2004, 1003), (2005, 1003), (2006, 1003),
-         (2007, 1003), (2008, 1004), (2009, 1004), (2010, 1004);
+         (2007, 1003), (2008, 1004), (2009, 1004), (2010, 1004), (2011, 1005), (2012, 1006);
 
   -- Category options and the options of each option combo.
   INSERT INTO categoryoption (categoryoptionid, uid, code, created, lastupdated, name, shortname)
@@ -164,11 +171,41 @@ BEGIN
          (3009, dvexport_demo_uid('co:partner-b'), 'CO_PARTNER_B', meta_ts, meta_ts, 'Partner B',
           'Partner B'),
          (3010, dvexport_demo_uid('co:partner-c'), 'CO_PARTNER_C', meta_ts, meta_ts, 'Partner C',
-          'Partner C');
+          'Partner C'),
+         (3011, dvexport_demo_uid('co:donor-x'), 'CO_DONOR_X', meta_ts, meta_ts, 'Donor X',
+          'Donor X'),
+         (3012, dvexport_demo_uid('co:programme-y'), NULL, meta_ts, meta_ts, 'Programme Y',
+          'Programme Y');
   INSERT INTO categoryoptioncombos_categoryoptions (categoryoptioncomboid, categoryoptionid)
   VALUES (2001, 3001), (2002, 3002), (2003, 3003), (2004, 3004), (2004, 3006), (2005, 3005),
          (2005, 3006), (2006, 3004), (2006, 3007), (2007, 3005), (2007, 3007), (2008, 3008),
-         (2009, 3009), (2010, 3010);
+         (2009, 3009), (2010, 3010), (2011, 3011), (2012, 3012);
+
+  -- Categories (ADX names disaggregations by their codes): each combo's categories in order,
+  -- each category's options. Donor has no code and Programme Y's option none, for ADX's errors.
+  INSERT INTO category (categoryid, uid, code, created, lastupdated, name, shortname,
+                        datadimensiontype, datadimension)
+  VALUES (4001, 'GLevLNI9wkl', 'default', meta_ts, meta_ts, 'default', 'default',
+          'DISAGGREGATION', false),
+         (4002, dvexport_demo_uid('c:location'), 'LOCATION', meta_ts, meta_ts, 'Location',
+          'Location', 'DISAGGREGATION', true),
+         (4003, dvexport_demo_uid('c:sex'), 'SEX', meta_ts, meta_ts, 'Sex', 'Sex',
+          'DISAGGREGATION', true),
+         (4004, dvexport_demo_uid('c:age'), 'AGE', meta_ts, meta_ts, 'Age', 'Age',
+          'DISAGGREGATION', true),
+         (4005, dvexport_demo_uid('c:funding-partner'), 'FUNDING_PARTNER', meta_ts, meta_ts,
+          'Funding Partner', 'Funding Partner', 'ATTRIBUTE', true),
+         (4006, dvexport_demo_uid('c:donor'), NULL, meta_ts, meta_ts, 'Donor', 'Donor',
+          'ATTRIBUTE', true),
+         (4007, dvexport_demo_uid('c:programme'), 'PROGRAMME', meta_ts, meta_ts, 'Programme',
+          'Programme', 'ATTRIBUTE', true);
+  INSERT INTO categorycombos_categories (categorycomboid, sort_order, categoryid)
+  VALUES (1001, 1, 4001), (1002, 1, 4002), (1003, 1, 4003), (1003, 2, 4004), (1004, 1, 4005),
+         (1005, 1, 4006), (1006, 1, 4007);
+  INSERT INTO categories_categoryoptions (categoryid, sort_order, categoryoptionid)
+  VALUES (4001, 1, 3001), (4002, 1, 3002), (4002, 2, 3003), (4003, 1, 3004), (4003, 2, 3005),
+         (4004, 1, 3006), (4004, 2, 3007), (4005, 1, 3008), (4005, 2, 3009), (4005, 3, 3010),
+         (4006, 1, 3011), (4007, 1, 3012);
 
   -- Org units. Ids: country 100001, districts 100002.., chiefdoms 101001..,
   -- facilities 110001.., outside root 190001 and its facility 190002.
@@ -292,6 +329,15 @@ BEGIN
                (5, 'DS_POP', 'Population & Infrastructure', 'Population & Infrastructure', 10, 1001)
        ) AS d(k, code, name, shortname, pt, cc)
   ORDER BY k;
+
+  -- Two data sets without elements whose attribute combos ADX cannot name (see the
+  -- categories); their uids sort after the others'.
+  INSERT INTO dataset (datasetid, uid, code, created, lastupdated, name, shortname, periodtypeid,
+                       categorycomboid, mobile, expirydays, timelydays)
+  VALUES (5006, 'zzAdxDonor1', 'DS_ADX_DONOR', meta_ts, meta_ts, 'ADX: donor without code',
+          'ADX donor', 8, 1005, false, 0, 15),
+         (5007, 'zzAdxProgr1', 'DS_ADX_PROGRAMME', meta_ts, meta_ts,
+          'ADX: programme option without code', 'ADX programme', 8, 1006, false, 0, 15);
 
   INSERT INTO datasetelement (datasetelementid, datasetid, dataelementid)
   SELECT 6000 + row_number() OVER (ORDER BY m.k, m.i), 5000 + m.k, 20000 + m.i

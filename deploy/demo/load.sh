@@ -34,6 +34,7 @@ if [[ -n "$marker" ]]; then
 SET client_min_messages = warning;
 DROP TABLE IF EXISTS datavalue, completedatasetregistration, dataelementgroupmembers,
   dataelementgroup, orgunitgroupmembers, orgunitgroup, datasetelement, dataset, dataelement,
+  categories_categoryoptions, categorycombos_categories, category,
   categoryoptioncombos_categoryoptions, categoryoption, categorycombos_optioncombos,
   categoryoptioncombo, categorycombo, organisationunit, period, periodtype CASCADE;
 DROP FUNCTION IF EXISTS dvexport_demo_generate(text), dvexport_demo_hash(bigint, bigint),

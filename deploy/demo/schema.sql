@@ -13,6 +13,7 @@
 --                 orgunitgroup, dataelementgroup
 --   2.41 V2_41_30 dataelementcategoryoption renamed categoryoption
 --   2.42 V2_42_19/20 dataset.expirydays/timelydays become double precision
+--   2.42 (a Java migration) dataelementcategory renamed category
 --
 -- Table, column, primary key, unique constraint and index names are DHIS2's
 -- (the uk_* names are Hibernate's, copied from the base dump). Foreign key
@@ -169,6 +170,59 @@ ALTER TABLE ONLY categoryoptioncombos_categoryoptions
 ALTER TABLE ONLY categoryoptioncombos_categoryoptions
     ADD CONSTRAINT fk_categoryoptioncombos_categoryoptions_categoryoptionid
     FOREIGN KEY (categoryoptionid) REFERENCES categoryoption(categoryoptionid);
+
+-- Categories, the categories of each category combo and the options of each
+-- category (Category.hbm.xml, CategoryCombo.hbm.xml: both lists ordered by
+-- sort_order, from 1), read by the ADX export. Constraint names are ours.
+CREATE TABLE category (
+    categoryid bigint NOT NULL,
+    uid character varying(11) NOT NULL,
+    code character varying(50),
+    created timestamp without time zone NOT NULL,
+    lastupdated timestamp without time zone NOT NULL,
+    lastupdatedby bigint,
+    name character varying(230) NOT NULL,
+    shortname character varying(50) NOT NULL,
+    datadimensiontype character varying(255) NOT NULL,
+    datadimension boolean NOT NULL,
+    userid bigint,
+    translations jsonb DEFAULT '[]'::jsonb,
+    attributevalues jsonb DEFAULT '{}'::jsonb,
+    sharing jsonb DEFAULT '{}'::jsonb
+);
+ALTER TABLE ONLY category ADD CONSTRAINT category_pkey PRIMARY KEY (categoryid);
+ALTER TABLE ONLY category ADD CONSTRAINT category_uid_key UNIQUE (uid);
+ALTER TABLE ONLY category ADD CONSTRAINT category_code_key UNIQUE (code);
+ALTER TABLE ONLY category ADD CONSTRAINT category_name_key UNIQUE (name);
+
+CREATE TABLE categorycombos_categories (
+    categorycomboid bigint NOT NULL,
+    sort_order integer NOT NULL,
+    categoryid bigint NOT NULL
+);
+ALTER TABLE ONLY categorycombos_categories
+    ADD CONSTRAINT categorycombos_categories_pkey PRIMARY KEY (categorycomboid, sort_order);
+ALTER TABLE ONLY categorycombos_categories
+    ADD CONSTRAINT fk_categorycombos_categories_categorycomboid
+    FOREIGN KEY (categorycomboid) REFERENCES categorycombo(categorycomboid);
+ALTER TABLE ONLY categorycombos_categories
+    ADD CONSTRAINT fk_categorycombos_categories_categoryid
+    FOREIGN KEY (categoryid) REFERENCES category(categoryid);
+
+CREATE TABLE categories_categoryoptions (
+    categoryid bigint NOT NULL,
+    sort_order integer NOT NULL,
+    categoryoptionid bigint NOT NULL
+);
+ALTER TABLE ONLY categories_categoryoptions
+    ADD CONSTRAINT categories_categoryoptions_pkey PRIMARY KEY (categoryid, sort_order);
+ALTER TABLE ONLY categories_categoryoptions
+    ADD CONSTRAINT fk_categories_categoryoptions_categoryid
+    FOREIGN KEY (categoryid) REFERENCES category(categoryid);
+ALTER TABLE ONLY categories_categoryoptions
+    ADD CONSTRAINT fk_categories_categoryoptions_categoryoptionid
+    FOREIGN KEY (categoryoptionid) REFERENCES categoryoption(categoryoptionid);
+CREATE INDEX in_categories_categoryoptions_coid ON categories_categoryoptions(categoryoptionid, categoryid);
 
 CREATE TABLE dataelement (
     dataelementid bigint NOT NULL,

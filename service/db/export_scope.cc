@@ -93,22 +93,6 @@ void SortUnique(std::vector<int64_t>* ids) {
   ids->erase(std::unique(ids->begin(), ids->end()), ids->end());
 }
 
-// The SQL expression of "scheme" on table alias "o". An attribute's UID is
-// bind parameter $<param>, never SQL text.
-std::string SchemeExpression(const IdScheme& scheme, int param) {
-  switch (scheme.property) {
-    case IdScheme::Property::kUid:
-      return "o.uid";
-    case IdScheme::Property::kCode:
-      return "o.code";
-    case IdScheme::Property::kName:
-      return "o.name";
-    case IdScheme::Property::kAttribute:
-      return absl::StrCat("(o.attributevalues #>> ARRAY[$", param, "::text, 'value'])");
-  }
-  return "o.uid";
-}
-
 // Looks up "ids" (in their input scheme) in "table" and returns the internal
 // ids, in request order. NotFound names the first identifier that does not
 // exist; InvalidArgument one that names several objects.
@@ -261,6 +245,7 @@ absl::Status ResolveDataElements(pqxx::transaction_base& tx, const dhis2::Export
       ResolveIdentifiers(tx, kDataSets, params.data_sets, "data_set");
   if (!sets.ok()) return sets.status();
   *data_set_ids = *sets;
+  scope->data_set_ids = *sets;
   absl::StatusOr<std::vector<int64_t>> groups =
       ResolveIdentifiers(tx, kDataElementGroups, params.data_element_groups, "data_element_group");
   if (!groups.ok()) return groups.status();
@@ -423,6 +408,20 @@ std::optional<int64_t> LastUpdatedBound(const dhis2::ExportParams& params) {
 }
 
 }  // namespace
+
+std::string SchemeExpression(const IdScheme& scheme, int param) {
+  switch (scheme.property) {
+    case IdScheme::Property::kUid:
+      return "o.uid";
+    case IdScheme::Property::kCode:
+      return "o.code";
+    case IdScheme::Property::kName:
+      return "o.name";
+    case IdScheme::Property::kAttribute:
+      return absl::StrCat("(o.attributevalues #>> ARRAY[$", param, "::text, 'value'])");
+  }
+  return "o.uid";
+}
 
 absl::StatusOr<ExportScope> ResolveExportScope(pqxx::transaction_base& tx, SchemaFacts* facts,
                                                const dhis2::ExportParams& params) {

@@ -30,6 +30,7 @@ struct SingleDataValueSetHeader {
 // An export request resolved against the database: the internal ids to filter
 // on and, for every id that can appear in a row, the identifier to write.
 struct ExportScope {
+  std::vector<int64_t> data_set_ids;      // the requested data sets, in request order
   std::vector<int64_t> data_element_ids;  // sorted, unique
   // False when the request has no period and no start/end dates (only
   // last_updated or last_updated_duration): every period then matches.
@@ -77,6 +78,10 @@ struct ExportScope {
 // exceptions (ReadSession turns them into a Status).
 absl::StatusOr<ExportScope> ResolveExportScope(pqxx::transaction_base& tx, SchemaFacts* facts,
                                                const dhis2::ExportParams& params);
+
+// The SQL expression of an output or input id "scheme" on table alias "o" (o.uid, o.code, o.name,
+// or the attribute's value); an attribute's UID is bind parameter $<param>, never SQL text.
+std::string SchemeExpression(const dhis2::IdScheme& scheme, int param);
 
 // The WHERE condition (without "WHERE") on "datavalue dv" that selects the
 // scope's values, ignoring the limit. Integers from "scope" only (a change

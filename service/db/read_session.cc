@@ -5,6 +5,7 @@
 #include <pqxx/except>
 #include <pqxx/nontransaction>
 #include <thread>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "service/db/change_tracking.h"
@@ -247,6 +248,22 @@ absl::Status ReadSession::ReadOnExtraConnection(
   status = ReadSlices(**conn, *tx, row);
   absl::Status ended = EndTransaction(&tx, &*conn, /*commit=*/status.ok());
   return status.ok() ? ended : status;
+}
+
+absl::Status ReadSession::PrepareAdx(const AdxIdSchemes& schemes) {
+  if (tx_ == nullptr) return absl::FailedPreconditionError("PrepareAdx before Begin");
+  return RunStatements(**conn_, "reading the ADX metadata", [&] {
+    absl::StatusOr<AdxScope> adx = ResolveAdxScope(*tx_, scope_, schemes);
+    if (!adx.ok()) return adx.status();
+    adx_ = *std::move(adx);
+    return absl::OkStatus();
+  });
+}
+
+absl::Status ReadSession::ReadAdx(absl::FunctionRef<bool(const AdxRow&)> row) {
+  if (!adx_) return absl::FailedPreconditionError("ReadAdx before PrepareAdx");
+  return RunStatements(**conn_, "reading data values",
+                       [&] { return StreamAdxValues(*tx_, scope_, *adx_, row); });
 }
 
 absl::Status ReadSession::Finish() {

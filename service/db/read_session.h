@@ -17,6 +17,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "service/db/adx_stream.h"
 #include "service/db/connection_pool.h"
 #include "service/db/export_scope.h"
 #include "service/db/query_canceller.h"
@@ -111,6 +112,14 @@ class ReadSession {
   // reader (Cancelled). Rows are valid only during the call.
   absl::Status Read(int index, absl::FunctionRef<bool(const encode::DataValueRow&)> row);
 
+  // An ADX export, after Begin and instead of PlanReads and Read: reads the ADX metadata
+  // (FailedPrecondition where DHIS2 reports a missing code, see ResolveAdxScope).
+  absl::Status PrepareAdx(const AdxIdSchemes& schemes);
+
+  // After PrepareAdx: reads the values in group order with one COPY on the session's
+  // connection (StreamAdxValues); "row" returning false stops it (Cancelled).
+  absl::Status ReadAdx(absl::FunctionRef<bool(const AdxRow&)> row);
+
   // After every Read returned: ends the transaction.
   absl::Status Finish();
 
@@ -179,6 +188,7 @@ class ReadSession {
   std::optional<PooledConnection> conn_;
   std::unique_ptr<Transaction> tx_;  // on conn_
   ExportScope scope_;
+  std::optional<AdxScope> adx_;
   SliceDispenser slices_;
   int readers_ = 1;
   int keep_available_ = 0;

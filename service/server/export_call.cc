@@ -160,7 +160,7 @@ void StreamingExportCall::Start(const absl::Status& status,
 void StreamingExportCall::RunFirstReader(dhis2::ExportParams params) {
   absl::Status status = session().Begin(params);
   absl::StatusOr<int> readers = 1;
-  if (status.ok()) {
+  if (status.ok() && !ReadsInOrder()) {
     // Extra connections only where the pool keeps one for every export that may still start.
     const int keep_available =
         std::max(0, env_->options.max_concurrent_exports - env_->slots->running());

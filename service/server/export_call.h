@@ -203,6 +203,10 @@ class StreamingExportCall : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   // After every reader succeeded and the transaction ended: pushes the last messages.
   virtual absl::Status WriteEnd() = 0;
 
+  // True when the values must come in the order of one query (ADX's groups): the export then
+  // has one reader and is never read in slices.
+  virtual bool ReadsInOrder() const { return false; }
+
   // Producer side: queues a message; false if the call is stopping (the reader should return
   // ClientGoneError()).
   bool Push(OutgoingMessage message) { return queue_.Push(std::move(message)); }

@@ -13,6 +13,7 @@ using dvexport::v1::COMPRESSION_GZIP;
 using dvexport::v1::COMPRESSION_NONE;
 using dvexport::v1::COMPRESSION_ZIP;
 using dvexport::v1::COMPRESSION_ZSTD;
+using dvexport::v1::FORMAT_ADX;
 using dvexport::v1::FORMAT_CSV;
 using dvexport::v1::FORMAT_JSON;
 using dvexport::v1::FORMAT_XML;
@@ -141,6 +142,9 @@ TEST(ParseCommandLineTest, TellsFormatAndCompressionFromTheOutputName) {
         Case{"a.csv.zip", FORMAT_CSV, COMPRESSION_ZIP},
         Case{"a.json.zst", FORMAT_JSON, COMPRESSION_ZSTD},
         Case{"a.csv.zst", FORMAT_CSV, COMPRESSION_ZSTD},
+        Case{"a.adx", FORMAT_ADX, COMPRESSION_NONE}, Case{"a.adx.gz", FORMAT_ADX, COMPRESSION_GZIP},
+        Case{"a.adx.zip", FORMAT_ADX, COMPRESSION_ZIP},
+        Case{"a.adx.zst", FORMAT_ADX, COMPRESSION_ZSTD},
         Case{"-", FORMAT_JSON, COMPRESSION_NONE}}) {
     const CommandLine command = ParseOk({"export", "--server", "s:1", "-o", c.output});
     EXPECT_EQ(command.request.format(), c.format) << c.output;
@@ -165,6 +169,9 @@ TEST(ParseCommandLineTest, FlagsChooseWhatTheOutputNameDoesNotTell) {
 
   command = ParseOk({"export", "--server", "s:1", "-o", "-", "--format", "xml"});
   EXPECT_EQ(command.request.format(), FORMAT_XML);
+
+  command = ParseOk({"export", "--server", "s:1", "-o", "-", "--format", "adx"});
+  EXPECT_EQ(command.request.format(), FORMAT_ADX);
 }
 
 TEST(ParseCommandLineTest, RejectsFlagsThatContradictTheOutputName) {
@@ -172,6 +179,8 @@ TEST(ParseCommandLineTest, RejectsFlagsThatContradictTheOutputName) {
               HasSubstr("--format csv contradicts the file name 'out.json'"));
   EXPECT_THAT(UsageError(Export({"--format", "xml"})),
               HasSubstr("--format xml contradicts the file name 'out.json'"));
+  EXPECT_THAT(UsageError({"export", "--server", "s:1", "-o", "a.adx", "--format", "xml"}),
+              HasSubstr("--format xml contradicts the file name 'a.adx'"));
   EXPECT_THAT(UsageError({"export", "--server", "s:1", "-o", "a.xml", "--format", "json-pretty"}),
               HasSubstr("--format json-pretty contradicts the file name 'a.xml'"));
   EXPECT_THAT(UsageError(Export({"--compression", "gzip"})),
@@ -223,7 +232,7 @@ TEST(ParseCommandLineTest, RejectsBadFlagsAndValues) {
       {Export({"--limit", "3000000000"}), "--limit: '3000000000' is not a whole number"},
       {Export({"--timeout", "0"}), "--timeout: '0' is not a number of seconds > 0"},
       {Export({"--timeout", "soon"}), "--timeout: 'soon' is not a number of seconds > 0"},
-      {Export({"--format", "yaml"}), "--format: 'yaml' is not json, csv, json-pretty or xml"},
+      {Export({"--format", "yaml"}), "--format: 'yaml' is not json, csv, json-pretty, xml or adx"},
       {Export({"--compression", "bzip2"}), "--compression: 'bzip2' is not gzip, zip, zstd or none"},
       {Export({"--compression-level", "20"}), "--compression-level: '20' is not 1 to 19"},
       {Export({"--compression-level", "0"}), "--compression-level: '0' is not 1 to 19"},

@@ -9,6 +9,7 @@ using dvexport::v1::COMPRESSION_GZIP;
 using dvexport::v1::COMPRESSION_NONE;
 using dvexport::v1::COMPRESSION_ZIP;
 using dvexport::v1::COMPRESSION_ZSTD;
+using dvexport::v1::FORMAT_ADX;
 using dvexport::v1::FORMAT_CSV;
 using dvexport::v1::FORMAT_JSON;
 using dvexport::v1::FORMAT_XML;
@@ -35,12 +36,16 @@ TEST(FormatFromPathTest, TellsFormatAndCompressionFromTheExtension) {
   ExpectFormat("out.json.zst", FORMAT_JSON, COMPRESSION_ZSTD);
   ExpectFormat("/x/out.csv.zst", FORMAT_CSV, COMPRESSION_ZSTD);
   ExpectFormat("out.xml.zip", FORMAT_XML, COMPRESSION_ZIP);
+  ExpectFormat("out.adx", FORMAT_ADX, COMPRESSION_NONE);
+  ExpectFormat("Out.ADX.gz", FORMAT_ADX, COMPRESSION_GZIP);
+  ExpectFormat("out.adx.zip", FORMAT_ADX, COMPRESSION_ZIP);
+  ExpectFormat("out.adx.zst", FORMAT_ADX, COMPRESSION_ZSTD);
 }
 
 TEST(FormatFromPathTest, KnowsNoOtherExtension) {
-  for (absl::string_view path :
-       {"out", "out.txt", "out.gz", "out.zip", "out.zst", "out.json.gz.zip", "out.json.zstd",
-        "out.jsonl", "out.csv.bz2", "json", "out.json/", "-", "out.xmlx", "xml"}) {
+  for (absl::string_view path : {"out", "out.txt", "out.gz", "out.zip", "out.zst",
+                                 "out.json.gz.zip", "out.json.zstd", "out.jsonl", "out.csv.bz2",
+                                 "json", "out.json/", "-", "out.xmlx", "xml", "adx", "out.adxml"}) {
     EXPECT_FALSE(FormatFromPath(path).has_value()) << path;
   }
 }

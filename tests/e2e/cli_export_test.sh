@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End to end through the real binaries: dvexport-server on a free port, the
-# dvexport CLI writing .json, .csv, .xml and their .gz files, and .json.zip,
+# dvexport CLI writing .json, .csv, .xml, .adx and their .gz files, and .json.zip,
 # .json.zst (and CSV likewise), checked by independent tools (python3's json,
 # csv, xml.etree (expat), gzip and zipfile modules, unzip, zstd) and against the
 # database.
@@ -111,6 +111,44 @@ PY
   fail "json-pretty export"
 python3 -c 'import json, sys; assert json.load(open(sys.argv[1])) == json.load(open(sys.argv[2]))' \
   "$work/pretty.json" "$work/values.json" || fail "json-pretty differs from json once parsed"
+
+# ADX: .adx, .adx.gz and .adx.zst hold the same document, one value per (data set, value) of the
+# data sets whose categories have codes; one whose category has none fails before any byte.
+mapfile -t adx_sets < <(psql_q "SELECT uid FROM dataset WHERE code NOT LIKE 'DS_ADX%' ORDER BY uid")
+adx_args=(export --server "$server" --org-unit "$root" --children --start-date 2023-01-01
+  --end-date 2024-12-31)
+for ds in "${adx_sets[@]}"; do adx_args+=(--data-set "$ds"); done
+adx_expected=$(psql_q "SELECT count(*) FROM datavalue dv JOIN period pe ON pe.periodid = dv.periodid
+  JOIN organisationunit ou ON ou.organisationunitid = dv.sourceid
+  JOIN datasetelement dse ON dse.dataelementid = dv.dataelementid
+  JOIN dataset ds ON ds.datasetid = dse.datasetid AND ds.code NOT LIKE 'DS_ADX%'
+  JOIN categorycombos_optioncombos cco ON cco.categorycomboid = ds.categorycomboid
+  AND cco.categoryoptioncomboid = dv.attributeoptioncomboid
+  WHERE ou.path LIKE '/$root%' AND pe.startdate >= '2023-01-01' AND pe.enddate <= '2024-12-31'
+  AND NOT dv.deleted")
+for file in values.adx values.adx.gz values.adx.zst; do
+  "$cli_bin" "${adx_args[@]}" -o "$work/$file" 2>"$work/cli.log" || { cat "$work/cli.log" >&2; fail "export to $file"; }
+  grep -q "^dvexport: wrote $adx_expected values" "$work/cli.log" || { cat "$work/cli.log" >&2; fail "summary of $file"; }
+done
+gzip -dc "$work/values.adx.gz" | cmp -s - "$work/values.adx" || fail "adx.gz differs"
+zstd -qdc "$work/values.adx.zst" | cmp -s - "$work/values.adx" || fail "adx.zst differs"
+python3 - "$work/values.adx" "$adx_expected" <<'PY'
+import sys
+import xml.etree.ElementTree as ET
+ns = "{urn:ihe:qrph:adx:2015}"
+root = ET.parse(sys.argv[1]).getroot()  # expat: fails on anything not well-formed
+assert root.tag == ns + "adx", root.tag
+values = [v for g in root for v in g]
+assert len(values) == int(sys.argv[2]), (len(values), sys.argv[2])
+assert all(g.tag == ns + "group" and "/P" in g.get("period") for g in root)
+PY
+adx_broken=$(psql_q "SELECT uid FROM dataset WHERE code = 'DS_ADX_DONOR'")
+if "$cli_bin" "${adx_args[@]}" --data-set "$adx_broken" -o "$work/broken.adx" 2>"$work/err.log"; then
+  fail "an ADX export of a category without code should fail"
+fi
+grep -q "FAILED_PRECONDITION: Category CODE for Donor is missing or invalid: null" "$work/err.log" ||
+  { cat "$work/err.log" >&2; fail "ADX error message"; }
+[[ ! -e "$work/broken.adx" ]] || fail "a failed ADX export left a file"
 
 # A failing export exits 1, says why, and leaves the target untouched.
 echo "keep me" >"$work/existing.json"

@@ -5,12 +5,14 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "service/encode/adx_data_value_encoder.h"
 #include "service/encode/csv_data_value_encoder.h"
 #include "service/encode/json_data_value_encoder.h"
 #include "service/encode/long_gmt_date.h"
@@ -460,6 +462,112 @@ TEST(RandomizedEncoderTest, XmlHeaderWithRandomBytesIsWellFormed) {
     ASSERT_TRUE(parsed.ok()) << parsed.status();
     EXPECT_EQ(*parsed->root.Attribute("dataSet"), test_support::ReplaceNonXmlCharacters(data_set));
     EXPECT_EQ(*parsed->root.Attribute("orgUnit"), test_support::ReplaceNonXmlCharacters(org_unit));
+  }
+}
+
+TEST(RandomizedEncoderTest, AdxIsWellFormedAndRoundTripsRandomBytes) {
+  RandomText random(4242);
+  static constexpr std::string_view kCategories[] = {"SEX", "AGE", "LOCATION", "_x.1-\xC3\xA9"};
+  struct Value {
+    std::optional<std::string> data_element, value;
+    std::vector<AdxAttribute> categories;
+    bool numeric;
+  };
+  struct Group {
+    std::optional<std::string> data_set, org_unit;
+    std::string period;
+    std::vector<AdxAttribute> attributes;
+    std::vector<Value> values;
+  };
+  auto maybe = [&](int null_percent) -> std::optional<std::string> {
+    if (random.Uniform(0, 99) < null_percent) return std::nullopt;
+    return random.Next();
+  };
+  auto attributes = [&]() {
+    std::vector<AdxAttribute> out;
+    const int n = random.Uniform(0, 4);
+    for (int i = 0; i < n; ++i) out.push_back({std::string(kCategories[i]), random.Next()});
+    return out;
+  };
+  auto text = [](const std::optional<std::string>& t) {
+    return t ? Text{*t, false} : Text{{}, true};
+  };
+  std::vector<Group> groups(300);
+  for (Group& g : groups) {
+    g.data_set = maybe(5);
+    g.org_unit = maybe(5);
+    g.period = random.Next();
+    g.attributes = attributes();
+    g.values.resize(random.Uniform(1, 30));
+    for (Value& v : g.values) {
+      v.data_element = maybe(5);
+      v.value = maybe(10);
+      v.categories = attributes();
+      v.numeric = random.Uniform(0, 1) == 0;
+    }
+  }
+  ChunkBuffer buffer(16);
+  AdxDataValueEncoder encoder(&buffer);
+  std::string output;
+  encoder.Begin();
+  for (const Group& g : groups) {
+    encoder.StartGroup(
+        AdxGroup{text(g.data_set), Text{g.period, false}, text(g.org_unit), &g.attributes});
+    for (const Value& v : g.values) {
+      encoder.Add(AdxValue{text(v.data_element), &v.categories, text(v.value), v.numeric});
+      if (buffer.size() >= kChunkSize) {
+        output += buffer.view();
+        buffer.Clear();
+      }
+    }
+    encoder.EndGroup();
+  }
+  encoder.End();
+  output += buffer.view();
+
+  auto parsed = dvexport::test_support::ParseXmlStrictly(output);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_EQ(parsed->root.name, "urn:ihe:qrph:adx:2015|adx");
+  ASSERT_EQ(parsed->root.children.size(), groups.size());
+  auto expect_attribute = [](const dvexport::test_support::XmlElement& element,
+                             std::string_view name, const std::optional<std::string>& input) {
+    const std::string* attribute = element.Attribute(name);
+    if (!input) {
+      EXPECT_EQ(attribute, nullptr) << name;
+      return;
+    }
+    ASSERT_NE(attribute, nullptr) << name;
+    EXPECT_EQ(*attribute, test_support::ReplaceNonXmlCharacters(*input)) << name;
+  };
+  for (size_t i = 0; i < groups.size(); ++i) {
+    SCOPED_TRACE("group " + std::to_string(i));
+    const Group& g = groups[i];
+    const auto& element = parsed->root.children[i];
+    EXPECT_EQ(element.name, "urn:ihe:qrph:adx:2015|group");
+    expect_attribute(element, "dataSet", g.data_set);
+    expect_attribute(element, "period", g.period);
+    expect_attribute(element, "orgUnit", g.org_unit);
+    for (const AdxAttribute& a : g.attributes) expect_attribute(element, a.name, a.value);
+    EXPECT_EQ(element.attributes.size(),
+              1 + (g.data_set ? 1 : 0) + (g.org_unit ? 1 : 0) + g.attributes.size());
+    ASSERT_EQ(element.children.size(), g.values.size());
+    for (size_t j = 0; j < g.values.size(); ++j) {
+      const Value& v = g.values[j];
+      const auto& value = element.children[j];
+      expect_attribute(value, "dataElement", v.data_element);
+      for (const AdxAttribute& a : v.categories) expect_attribute(value, a.name, a.value);
+      if (v.numeric) {
+        expect_attribute(value, "value", v.value);
+        EXPECT_TRUE(value.children.empty());
+      } else {
+        EXPECT_EQ(*value.Attribute("value"), "0");
+        ASSERT_EQ(value.children.size(), 1u);
+        EXPECT_EQ(value.children[0].name, "urn:ihe:qrph:adx:2015|annotation");
+        EXPECT_EQ(value.children[0].text,
+                  v.value ? test_support::ReplaceNonXmlCharacters(*v.value) : "");
+      }
+    }
+    if (::testing::Test::HasFailure()) return;
   }
 }
 

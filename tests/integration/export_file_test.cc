@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -941,6 +942,246 @@ TEST_F(ExportFileTest, InvalidFileOptionsAreRejected) {
   result = Export(request);
   EXPECT_EQ(result.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(result.status.error_message().find("format"), std::string::npos);
+}
+
+// ADX (FORMAT_ADX): the data sets ADX can name, every root with its children, every period.
+ExportFileRequest AdxRequest(const std::vector<std::string>& data_sets,
+                             const std::vector<std::string>& roots) {
+  ExportFileRequest request;
+  request.set_format(v1::FORMAT_ADX);
+  for (const std::string& ds : data_sets) request.mutable_query()->add_data_set(ds);
+  for (const std::string& ou : roots) request.mutable_query()->add_org_unit(ou);
+  request.mutable_query()->set_children(true);
+  request.mutable_query()->set_start_date("1900-01-01");
+  request.mutable_query()->set_end_date("2100-12-31");
+  return request;
+}
+
+// The categories of an option combo as "CATEGORY=OPTION ..." in the combo's order, in SQL (the
+// option of each category is the one the option combo and the category share).
+std::string CategoriesSql(const std::string& option_combo_id, const std::string& scheme_column) {
+  return absl::StrCat(
+      "(SELECT coalesce(string_agg(c.", scheme_column, " || '=' || co.", scheme_column,
+      ", ' ' ORDER BY ccc.sort_order), '') FROM categorycombos_optioncombos x "
+      "JOIN categorycombo cc ON cc.categorycomboid = x.categorycomboid AND cc.name <> 'default' "
+      "JOIN categorycombos_categories ccc ON ccc.categorycomboid = cc.categorycomboid "
+      "JOIN category c ON c.categoryid = ccc.categoryid "
+      "JOIN categoryoptioncombos_categoryoptions y ON y.categoryoptioncomboid = "
+      "x.categoryoptioncomboid "
+      "JOIN categories_categoryoptions z ON z.categoryid = c.categoryid "
+      "AND z.categoryoptionid = y.categoryoptionid "
+      "JOIN categoryoption co ON co.categoryoptionid = y.categoryoptionid "
+      "WHERE x.categoryoptioncomboid = ",
+      option_combo_id, ")");
+}
+
+// One row per value of the ADX export of "data_sets" (uids) in "scheme_column" (code or uid):
+// data set, period as start/duration, org unit, the attribute option combo's categories, data
+// element, the category option combo's categories, value attribute, annotation.
+std::vector<SqlRow> AdxOracle(const std::vector<std::string>& data_sets, const std::string& where,
+                              const std::string& scheme_column) {
+  std::vector<SqlRow> rows = QueryAll(absl::StrCat(
+      "SELECT ds.", scheme_column,
+      ", to_char(pe.startdate, 'YYYY-MM-DD') || '/' || CASE pt.name "
+      "WHEN 'Daily' THEN 'P1D' WHEN 'BiWeekly' THEN 'P14D' WHEN 'Monthly' THEN 'P1M' "
+      "WHEN 'BiMonthly' THEN 'P2M' WHEN 'TwoYearly' THEN 'P2Y' "
+      "ELSE CASE WHEN pt.name LIKE 'Weekly%' THEN 'P7D' WHEN pt.name LIKE 'Quarterly%' THEN 'P3M' "
+      "WHEN pt.name LIKE 'SixMonthly%' THEN 'P6M' "
+      "WHEN pt.name = 'Yearly' OR pt.name LIKE 'Financial%' THEN 'P1Y' END END, ou.",
+      scheme_column, ", ", CategoriesSql("dv.attributeoptioncomboid", scheme_column), ", de.",
+      scheme_column, ", ", CategoriesSql("dv.categoryoptioncomboid", scheme_column),
+      ", CASE WHEN de.valuetype IN ('INTEGER', 'INTEGER_POSITIVE', 'INTEGER_NEGATIVE', "
+      "'INTEGER_ZERO_OR_POSITIVE', 'NUMBER', 'UNIT_INTERVAL', 'PERCENTAGE') THEN dv.value "
+      "ELSE '0' END, CASE WHEN de.valuetype IN ('INTEGER', 'INTEGER_POSITIVE', "
+      "'INTEGER_NEGATIVE', 'INTEGER_ZERO_OR_POSITIVE', 'NUMBER', 'UNIT_INTERVAL', 'PERCENTAGE') "
+      "THEN NULL ELSE coalesce(dv.value, '') END "
+      "FROM datavalue dv "
+      "JOIN datasetelement dse ON dse.dataelementid = dv.dataelementid "
+      "JOIN dataset ds ON ds.datasetid = dse.datasetid "
+      "JOIN dataelement de ON dv.dataelementid = de.dataelementid "
+      "JOIN period pe ON dv.periodid = pe.periodid "
+      "JOIN periodtype pt ON pe.periodtypeid = pt.periodtypeid "
+      "JOIN organisationunit ou ON dv.sourceid = ou.organisationunitid "
+      "WHERE ds.uid IN (",
+      Quoted(data_sets),
+      ") AND dv.attributeoptioncomboid IN (SELECT categoryoptioncomboid FROM "
+      "categorycombos_optioncombos WHERE categorycomboid = ds.categorycomboid) AND ",
+      where));
+  return AsXmlParsed(std::move(rows));
+}
+
+// The ADX document's values as AdxOracle's rows; also checks that no group appears twice.
+std::vector<SqlRow> ParseAdxValues(const std::string& bytes) {
+  auto parsed = test_support::ParseXmlStrictly(bytes);
+  EXPECT_TRUE(parsed.ok()) << parsed.status();
+  if (!parsed.ok()) return {};
+  constexpr char kAdx[] = "urn:ihe:qrph:adx:2015|";
+  EXPECT_EQ(parsed->root.name, absl::StrCat(kAdx, "adx"));
+  EXPECT_TRUE(parsed->version.empty()) << "DHIS2 writes no XML declaration for ADX";
+  auto attribute = [](const test_support::XmlElement& e, const char* name) {
+    const std::string* a = e.Attribute(name);
+    return a == nullptr ? std::nullopt : std::optional<std::string>(*a);
+  };
+  // The attributes other than "own", as "NAME=VALUE ..." in document order.
+  auto categories = [](const test_support::XmlElement& e, std::vector<std::string> own) {
+    std::vector<std::string> parts;
+    for (const auto& [name, value] : e.attributes) {
+      if (std::find(own.begin(), own.end(), name) == own.end()) {
+        parts.push_back(absl::StrCat(name, "=", value));
+      }
+    }
+    return absl::StrJoin(parts, " ");
+  };
+  std::vector<SqlRow> rows;
+  std::set<SqlRow> groups;
+  for (const test_support::XmlElement& group : parsed->root.children) {
+    EXPECT_EQ(group.name, absl::StrCat(kAdx, "group"));
+    SqlRow key = {attribute(group, "dataSet"), attribute(group, "period"),
+                  attribute(group, "orgUnit"), categories(group, {"dataSet", "period", "orgUnit"})};
+    EXPECT_TRUE(groups.insert(key).second) << "a group appears twice: " << *key[1];
+    EXPECT_FALSE(group.children.empty());
+    for (const test_support::XmlElement& value : group.children) {
+      EXPECT_EQ(value.name, absl::StrCat(kAdx, "dataValue"));
+      SqlRow row = key;
+      row.push_back(attribute(value, "dataElement"));
+      row.push_back(categories(value, {"dataElement", "value"}));
+      row.push_back(attribute(value, "value"));
+      if (value.children.empty()) {
+        row.push_back(std::nullopt);
+      } else {
+        EXPECT_EQ(value.children.size(), 1u);
+        EXPECT_EQ(value.children[0].name, absl::StrCat(kAdx, "annotation"));
+        row.push_back(value.children[0].text);
+      }
+      rows.push_back(std::move(row));
+    }
+  }
+  return rows;
+}
+
+// The demo's data sets ADX can name (not the two whose categories lack codes).
+std::vector<std::string> AdxDataSets() {
+  return QueryColumn("SELECT uid FROM dataset WHERE code NOT LIKE 'DS_ADX%' ORDER BY uid");
+}
+
+TEST_F(ExportFileTest, AdxExportEqualsIndependentQuery) {
+  const std::vector<std::string> data_sets = AdxDataSets();
+  ExportResult result = Export(AdxRequest(data_sets, *roots_));
+  ASSERT_TRUE(result.status.ok()) << result.status.error_message();
+  ASSERT_TRUE(result.has_trailer);
+  EXPECT_TRUE(result.bytes.starts_with("<adx xmlns=\"urn:ihe:qrph:adx:2015\"><group dataSet=\""));
+  EXPECT_TRUE(result.bytes.ends_with("</group></adx>"));
+  std::vector<SqlRow> expected =
+      AdxOracle(data_sets, WholeDatabaseWhere() + " AND dv.deleted IS FALSE", "code");
+  ASSERT_GT(expected.size(), 1000u) << "the demo database looks empty";
+  std::vector<SqlRow> actual = ParseAdxValues(result.bytes);
+  EXPECT_EQ(result.trailer.values(), static_cast<int64_t>(actual.size()));
+  EXPECT_EQ(result.trailer.file_crc32(), Crc32(result.bytes));
+  ExpectSameRows(actual, expected);
+  // The demo has text values (annotations), disaggregated values and attribute combos.
+  EXPECT_NE(result.bytes.find("value=\"0\"><annotation>"), std::string::npos);
+  EXPECT_NE(result.bytes.find(" SEX=\""), std::string::npos);
+  EXPECT_NE(result.bytes.find(" FUNDING_PARTNER=\""), std::string::npos);
+  EXPECT_NE(result.bytes.find("/P3M\""), std::string::npos);
+}
+
+TEST_F(ExportFileTest, AdxWithUidSchemeNamesEverythingByUid) {
+  const std::vector<std::string> data_sets = AdxDataSets();
+  ExportFileRequest request = AdxRequest(data_sets, *roots_);
+  request.mutable_query()->set_id_scheme("UID");
+  ExportResult result = Export(request);
+  ASSERT_TRUE(result.status.ok()) << result.status.error_message();
+  ExpectSameRows(ParseAdxValues(result.bytes),
+                 AdxOracle(data_sets, WholeDatabaseWhere() + " AND dv.deleted IS FALSE", "uid"));
+}
+
+TEST_F(ExportFileTest, AdxEveryCompressionHoldsThePlainDocument) {
+  const ExportFileRequest plain_request = AdxRequest(AdxDataSets(), *roots_);
+  ExportResult plain = Export(plain_request);
+  ASSERT_TRUE(plain.status.ok()) << plain.status.error_message();
+  for (v1::Compression compression :
+       {v1::COMPRESSION_GZIP, v1::COMPRESSION_ZIP, v1::COMPRESSION_ZSTD}) {
+    SCOPED_TRACE(v1::Compression_Name(compression));
+    ExportFileRequest request = plain_request;
+    request.set_compression(compression);
+    ExportResult result = Export(request);
+    ASSERT_TRUE(result.status.ok()) << result.status.error_message();
+    std::string content;
+    if (compression == v1::COMPRESSION_GZIP) content = Gunzip(result.bytes);
+    if (compression == v1::COMPRESSION_ZSTD) content = Unzstd(result.bytes);
+    if (compression == v1::COMPRESSION_ZIP) {
+      ZipEntry entry = Unzip(result.bytes);
+      EXPECT_EQ(entry.name, "dataValues_1900-01-01_2100-12-31.xml");  // DHIS2's name for ADX
+      content = entry.content;
+    }
+    EXPECT_TRUE(content == plain.bytes) << "the decompressed document differs";
+    EXPECT_EQ(result.trailer.uncompressed_crc32(), Crc32(plain.bytes));
+    EXPECT_EQ(result.trailer.file_crc32(), Crc32(result.bytes));
+    EXPECT_EQ(result.trailer.values(), plain.trailer.values());
+  }
+}
+
+TEST_F(ExportFileTest, AdxFirstChunkIsSmall) {
+  grpc::ClientContext context;
+  auto reader = stub_->ExportFile(&context, AdxRequest(AdxDataSets(), *roots_));
+  v1::FileChunk first;
+  ASSERT_TRUE(reader->Read(&first));
+  ASSERT_TRUE(first.has_data());
+  EXPECT_LE(first.data().size(), 64u * 1024);
+  EXPECT_LT(first.values_so_far(), 500);
+  context.TryCancel();
+  v1::FileChunk ignored;
+  while (reader->Read(&ignored)) {
+  }
+  EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
+}
+
+TEST_F(ExportFileTest, AdxWithoutValuesIsAnEmptyRootElement) {
+  ExportFileRequest request = AdxRequest(AdxDataSets(), *roots_);
+  request.mutable_query()->set_start_date("1901-01-01");
+  request.mutable_query()->set_end_date("1901-12-31");
+  ExportResult result = Export(request);
+  ASSERT_TRUE(result.status.ok()) << result.status.error_message();
+  EXPECT_EQ(result.bytes, "<adx xmlns=\"urn:ihe:qrph:adx:2015\"/>");
+  EXPECT_EQ(result.trailer.values(), 0);
+}
+
+// DHIS2's AdxException messages, before the first byte: the call ends without data.
+TEST_F(ExportFileTest, AdxMissingCodesFailBeforeTheFirstByte) {
+  const std::pair<const char*, const char*> kCases[] = {
+      {"DS_ADX_DONOR", "Category CODE for Donor is missing or invalid: null"},
+      {"DS_ADX_PROGRAMME", "CategoryOption CODE for Programme Y is missing"}};
+  for (const auto& [code, message] : kCases) {
+    SCOPED_TRACE(code);
+    const std::vector<std::string> data_sets =
+        QueryColumn(absl::StrCat("SELECT uid FROM dataset WHERE code = '", code, "'"));
+    ASSERT_EQ(data_sets.size(), 1u);
+    std::vector<std::string> with_good = AdxDataSets();
+    with_good.push_back(data_sets[0]);
+    for (v1::Compression compression : {v1::COMPRESSION_NONE, v1::COMPRESSION_GZIP}) {
+      ExportFileRequest request = AdxRequest(with_good, *roots_);
+      request.set_compression(compression);
+      ExportResult result = Export(request);
+      EXPECT_EQ(result.status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+      EXPECT_EQ(result.status.error_message(), message);
+      EXPECT_TRUE(result.bytes.empty()) << "bytes were sent before the error";
+      EXPECT_FALSE(result.has_trailer);
+    }
+  }
+}
+
+TEST_F(ExportFileTest, AdxRequestsWithoutDataSetsAreRejected) {
+  ExportFileRequest request = AdxRequest({}, *roots_);
+  ExportResult result = Export(request);
+  EXPECT_EQ(result.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(result.status.error_message().starts_with("data_set: "))
+      << result.status.error_message();
+  request = AdxRequest(AdxDataSets(), *roots_);
+  request.mutable_query()->add_data_element(QueryColumn("SELECT uid FROM dataelement LIMIT 1")[0]);
+  result = Export(request);
+  EXPECT_EQ(result.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(result.status.error_message().starts_with("data_element: "))
+      << result.status.error_message();
 }
 
 }  // namespace

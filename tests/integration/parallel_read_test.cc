@@ -276,6 +276,26 @@ TEST_F(ParallelReadTest, EmptyExportsAreTheSameDocument) {
   }
 }
 
+// ADX groups need the order of one query: a server that slices every other export reads an ADX
+// export with one COPY, and both servers write the same bytes (the order is deterministic).
+TEST_F(ParallelReadTest, AdxIsReadWithOneCopyAndHasTheSameBytes) {
+  ExportRequest query = WholeDatabase();
+  query.clear_data_set();
+  for (const std::string& ds :
+       QueryColumn("SELECT uid FROM dataset WHERE code NOT LIKE 'DS_ADX%' ORDER BY uid")) {
+    query.add_data_set(ds);
+  }
+  // The same query in JSON is read in slices (Both checks it).
+  Both(FileRequest(query, v1::FORMAT_JSON));
+  const int64_t sliced_before = sliced_->server->service().sliced_exports();
+  auto [one, many] = Both(FileRequest(query, v1::FORMAT_ADX), /*expect_sliced=*/false);
+  EXPECT_EQ(sliced_->server->service().sliced_exports(), sliced_before)
+      << "the ADX export was read in slices";
+  ASSERT_TRUE(many.trailer.has_value());
+  EXPECT_GT(many.trailer->values(), 1000);
+  EXPECT_TRUE(many.bytes == one.bytes) << "the ADX documents differ";
+}
+
 TEST_F(ParallelReadTest, TypedStreamHasTheSameValues) {
   auto read = [](Server* server, std::vector<std::string>* values) {
     grpc::ClientContext context;

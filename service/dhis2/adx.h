@@ -1,0 +1,44 @@
+// DHIS2 2.42's ADX export rules without I/O (DefaultAdxDataService, AdxDataSetMetadata,
+// AdxPeriod): request checks, period durations, value types, category attribute names.
+
+#ifndef DVEXPORT_SERVICE_DHIS2_ADX_H_
+#define DVEXPORT_SERVICE_DHIS2_ADX_H_
+
+#include <optional>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "dvexport/v1/export.pb.h"
+
+namespace dvexport::dhis2 {
+
+// ADX groups values by data set, so an ADX export names its data sets and nothing else that
+// selects data elements: InvalidArgument naming data_set when there is none, or
+// data_element / data_element_group when given (DHIS2 2.42 ignores them and writes only the
+// data sets' elements); also changes_since, since ADX has no way to mark the deleted values a
+// delta carries.
+absl::Status CheckAdxRequest(const dvexport::v1::ExportRequest& request);
+
+// "request" with DHIS2's ADX default output id scheme: CODE when id_scheme is unset
+// (getFromUrl's setDefaultIdScheme). The specific output schemes still override it.
+dvexport::v1::ExportRequest WithAdxDefaults(const dvexport::v1::ExportRequest& request);
+
+// The ISO 8601 duration of a DHIS2 period type (PeriodType.getIso8601Duration), by its name in
+// the periodtype table: P1D, P7D (every weekly type), P14D, P1M, P2M, P3M (also QuarterlyNov),
+// P6M (every six-monthly type), P1Y (yearly and every financial year), P2Y (TwoYearly); nullopt
+// for a name DHIS2 does not have.
+std::optional<std::string_view> AdxPeriodDuration(std::string_view period_type_name);
+
+// True for the value types whose ADX value is the value itself (ValueType.isNumeric: INTEGER,
+// INTEGER_POSITIVE, INTEGER_NEGATIVE, INTEGER_ZERO_OR_POSITIVE, NUMBER, UNIT_INTERVAL,
+// PERCENTAGE); any other value is written as value="0" with the text in an annotation.
+bool IsNumericValueType(std::string_view value_type);
+
+// True when "name" (UTF-8) is an XML 1.0 Name (5th edition: NameStartChar NameChar*), which a
+// category's identifier must be to name an attribute. DHIS2 checks the same with Xerces'
+// XMLChar.isValidName.
+bool IsXmlName(std::string_view name);
+
+}  // namespace dvexport::dhis2
+
+#endif  // DVEXPORT_SERVICE_DHIS2_ADX_H_
