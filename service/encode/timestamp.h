@@ -21,6 +21,11 @@ namespace dvexport::encode {
 inline constexpr size_t kMinUsualTimestampLength = 19;
 inline constexpr size_t kMaxUsualTimestampLength = 26;
 
+// The two decimal digits at t[i] and t[i + 1] as a number (digits already checked).
+inline unsigned TimestampDigitPair(const char* t, size_t i) {
+  return static_cast<unsigned>(t[i] - '0') * 10u + static_cast<unsigned>(t[i + 1] - '0');
+}
+
 // Whether "text" has the usual form: digits and separators where they belong, a year from 0001,
 // month 01-12, day 01-31, hour 00-23, minute and second 00-59. (The day is not checked against
 // its month: PostgreSQL writes only real dates; the shape is what the encoders rely on.)
@@ -55,7 +60,7 @@ inline bool IsUsualTimestamp(std::string_view text) {
     if (kShape[i] == 'd' ? !is_digit(t[i]) : t[i] != kShape[i]) return false;
   }
 #endif
-  const auto two_digits = [t](size_t i) { return (t[i] - '0') * 10u + (t[i + 1] - '0'); };
+  const auto two_digits = [t](size_t i) { return TimestampDigitPair(t, i); };
   if (std::memcmp(t, "0000", 4) == 0 || two_digits(5) - 1 > 11 || two_digits(8) - 1 > 30 ||
       two_digits(11) > 23 || two_digits(14) > 59 || two_digits(17) > 59) {
     return false;
@@ -104,7 +109,7 @@ class TimestampReader {
     const std::string_view t = timestamp.usual_text;
     if (t.empty()) return timestamp.micros;
     if (std::memcmp(t.data(), date_, sizeof date_) != 0) ReadDate(t.data());
-    const auto two_digits = [&t](size_t i) { return (t[i] - '0') * 10 + (t[i + 1] - '0'); };
+    const auto two_digits = [&t](size_t i) { return int64_t{TimestampDigitPair(t.data(), i)}; };
     const int64_t seconds =
         days_ * 86400 + two_digits(11) * 3600 + two_digits(14) * 60 + two_digits(17);
     return seconds * 1000000 + FractionMicros(t);
