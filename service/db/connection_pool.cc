@@ -1,6 +1,7 @@
 #include "service/db/connection_pool.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -83,6 +84,15 @@ absl::StatusOr<std::unique_ptr<DatabaseConnection>> DatabaseConnection::Connect(
 }
 
 bool DatabaseConnection::StillConnected() {
+  // An idle connection that does not LISTEN hears from the server only when its backend ends:
+  // a FATAL message (pg_terminate_backend, a shutdown), then the end of the socket. Anything
+  // readable means the connection is going, even while the end itself is still on its way:
+  // the backend sends the message before it leaves pg_stat_activity, and closes the socket
+  // only after.
+  if (socket_ >= 0) {
+    pollfd fd{socket_, POLLIN, 0};
+    if (::poll(&fd, 1, 0) > 0) return false;
+  }
   try {
     // A terminated backend sends its last message, then closes the socket: the first read
     // consumes the message, the second sees the end.

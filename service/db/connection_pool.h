@@ -63,9 +63,9 @@ class DatabaseConnection : public pqxx::basic_connection_base<HandleCapturingCon
 
   SchemaFacts& schema_facts() { return schema_facts_; }
 
-  // Reads, without blocking, whatever the server sent an idle connection
-  // meanwhile (a termination notice, the end of the socket). False if the
-  // connection turned out to be broken.
+  // Without blocking: false if the server sent the idle connection anything
+  // meanwhile (a termination notice, the end of the socket) or the connection
+  // is otherwise broken.
   bool StillConnected();
 
   // What cancels the statement this connection runs, usable after the
