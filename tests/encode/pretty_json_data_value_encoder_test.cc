@@ -7,6 +7,7 @@
 
 #include "gtest/gtest.h"
 #include "service/encode/json_data_value_encoder.h"
+#include "tests/encode/data_value_encoder_testing.h"
 #include "tests/encode/strict_json_parser.h"
 
 namespace dvexport::encode {
@@ -14,35 +15,6 @@ namespace {
 
 using test_support::JsonValue;
 using test_support::ParseJsonStrictly;
-
-Text T(std::string_view bytes) { return Text{bytes, false}; }
-const Text kNullText{{}, true};
-
-DataValueRow ExampleRow() {
-  DataValueRow row;
-  row.data_element = T("fbfJHSPpUQD");
-  row.period = T("202401");
-  row.org_unit = T("DiszpKrYNg8");
-  row.category_option_combo = T("PT59n8BQbqM");
-  row.attribute_option_combo = T("HllvX50cXC0");
-  row.value = T("12");
-  row.stored_by = T("admin");
-  row.created.micros = 1704449472123000;  // 2024-01-05T10:11:12.123
-  row.last_updated.micros = 1704449472123999;
-  row.comment = kNullText;
-  return row;
-}
-
-template <typename Encoder>
-std::string Encode(const DataValueSetHeader* header, const std::vector<DataValueRow>& rows,
-                   size_t initial_capacity = 1024) {
-  ChunkBuffer buffer(initial_capacity);
-  Encoder encoder(&buffer);
-  encoder.Begin(header);
-  for (const DataValueRow& row : rows) encoder.Add(row);
-  encoder.End();
-  return std::string(buffer.view());
-}
 
 std::string Pretty(const DataValueSetHeader* header, const std::vector<DataValueRow>& rows,
                    size_t initial_capacity = 1024) {
