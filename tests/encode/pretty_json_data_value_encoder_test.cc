@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "service/encode/json_data_value_encoder.h"
 #include "tests/encode/data_value_encoder_testing.h"
@@ -15,6 +16,19 @@ namespace {
 
 using test_support::JsonValue;
 using test_support::ParseJsonStrictly;
+
+// ExampleRow()'s fields up to its comment, as the pretty encoder writes them in a value.
+constexpr char kPrettyExampleFields[] =
+    "      \"dataElement\": \"fbfJHSPpUQD\",\n"
+    "      \"period\": \"202401\",\n"
+    "      \"orgUnit\": \"DiszpKrYNg8\",\n"
+    "      \"categoryOptionCombo\": \"PT59n8BQbqM\",\n"
+    "      \"attributeOptionCombo\": \"HllvX50cXC0\",\n"
+    "      \"value\": \"12\",\n"
+    "      \"storedBy\": \"admin\",\n"
+    "      \"created\": \"2024-01-05T10:11:12.123+0000\",\n"
+    "      \"lastUpdated\": \"2024-01-05T10:11:12.123+0000\",\n"
+    "      \"comment\": null,\n";
 
 std::string Pretty(const DataValueSetHeader* header, const std::vector<DataValueRow>& rows,
                    size_t initial_capacity = 1024) {
@@ -77,38 +91,21 @@ TEST(PrettyJsonDataValueEncoderTest, IndentsEachValueByTwoSpacesPerLevel) {
   DataValueRow deleted = ExampleRow();
   deleted.deleted = true;
   deleted.followup = true;
-  EXPECT_EQ(Pretty(nullptr, {ExampleRow(), deleted}),
-            "{\n"
-            "  \"dataValues\": [\n"
-            "    {\n"
-            "      \"dataElement\": \"fbfJHSPpUQD\",\n"
-            "      \"period\": \"202401\",\n"
-            "      \"orgUnit\": \"DiszpKrYNg8\",\n"
-            "      \"categoryOptionCombo\": \"PT59n8BQbqM\",\n"
-            "      \"attributeOptionCombo\": \"HllvX50cXC0\",\n"
-            "      \"value\": \"12\",\n"
-            "      \"storedBy\": \"admin\",\n"
-            "      \"created\": \"2024-01-05T10:11:12.123+0000\",\n"
-            "      \"lastUpdated\": \"2024-01-05T10:11:12.123+0000\",\n"
-            "      \"comment\": null,\n"
-            "      \"followup\": false\n"
-            "    },\n"
-            "    {\n"
-            "      \"dataElement\": \"fbfJHSPpUQD\",\n"
-            "      \"period\": \"202401\",\n"
-            "      \"orgUnit\": \"DiszpKrYNg8\",\n"
-            "      \"categoryOptionCombo\": \"PT59n8BQbqM\",\n"
-            "      \"attributeOptionCombo\": \"HllvX50cXC0\",\n"
-            "      \"value\": \"12\",\n"
-            "      \"storedBy\": \"admin\",\n"
-            "      \"created\": \"2024-01-05T10:11:12.123+0000\",\n"
-            "      \"lastUpdated\": \"2024-01-05T10:11:12.123+0000\",\n"
-            "      \"comment\": null,\n"
-            "      \"followup\": true,\n"
-            "      \"deleted\": true\n"
-            "    }\n"
-            "  ]\n"
-            "}\n");
+  const std::string expected = absl::StrCat(
+      "{\n"
+      "  \"dataValues\": [\n"
+      "    {\n",
+      kPrettyExampleFields,
+      "      \"followup\": false\n"
+      "    },\n"
+      "    {\n",
+      kPrettyExampleFields,
+      "      \"followup\": true,\n"
+      "      \"deleted\": true\n"
+      "    }\n"
+      "  ]\n"
+      "}\n");
+  EXPECT_EQ(Pretty(nullptr, {ExampleRow(), deleted}), expected);
 }
 
 TEST(PrettyJsonDataValueEncoderTest, WritesSingleDataValueSetHeader) {
