@@ -265,25 +265,6 @@ SqlRow JsonValueToRow(const nlohmann::json& v) {
   return row;
 }
 
-// What an XML parser gives back for "text" (valid UTF-8, as the database holds it): U+FFFD in place
-// of each character XML 1.0 cannot carry (controls but tab, LF and CR; U+FFFE; U+FFFF).
-std::string XmlCharactersOnly(const std::string& text) {
-  std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') {
-      out += "\xEF\xBF\xBD";
-    } else if (c == 0xEF && i + 2 < text.size() && text[i + 1] == '\xBF' &&
-               (text[i + 2] == '\xBE' || text[i + 2] == '\xBF')) {
-      out += "\xEF\xBF\xBD";
-      i += 2;
-    } else {
-      out += text[i];
-    }
-  }
-  return out;
-}
-
 constexpr char kDxfNamespace[] = "http://dhis2.org/schema/dxf/2.0|";
 
 SqlRow XmlValueToRow(const test_support::XmlElement& v) {
@@ -310,7 +291,7 @@ SqlRow XmlValueToRow(const test_support::XmlElement& v) {
 std::vector<SqlRow> AsXmlParsed(std::vector<SqlRow> rows) {
   for (SqlRow& row : rows) {
     for (std::optional<std::string>& field : row) {
-      if (field.has_value()) *field = XmlCharactersOnly(*field);
+      if (field.has_value()) *field = test_support::XmlCharactersOnly(*field);
     }
   }
   return rows;
