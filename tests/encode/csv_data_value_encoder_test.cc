@@ -6,29 +6,21 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/encode/data_value_encoder_testing.h"
 
 namespace dvexport::encode {
 namespace {
-
-Text T(std::string_view bytes) { return Text{bytes, false}; }
-const Text kNullText{{}, true};
 
 constexpr std::string_view kHeaderLine =
     "dataelement,period,orgunit,categoryoptioncombo,attributeoptioncombo,value,storedby,"
     "lastupdated,comment,followup,deleted\n";
 
-DataValueRow ExampleRow() {
-  DataValueRow row;
-  row.data_element = T("fbfJHSPpUQD");
-  row.period = T("202401");
-  row.org_unit = T("DiszpKrYNg8");
-  row.category_option_combo = T("PT59n8BQbqM");
-  row.attribute_option_combo = T("HllvX50cXC0");
-  row.value = T("12");
-  row.stored_by = T("admin");
-  row.created.micros = 0;  // Not written in CSV.
+// ExampleRow() with no created time (CSV does not write it) and a last update 456 microseconds past
+// its millisecond.
+DataValueRow CsvExampleRow() {
+  DataValueRow row = ExampleRow();
+  row.created.micros = 0;
   row.last_updated.micros = 1704449472123456;
-  row.comment = kNullText;
   return row;
 }
 
@@ -37,17 +29,12 @@ constexpr std::string_view kExampleLine =
     "2024-01-05T10:11:12.123+0000,,false,null\n";
 
 std::string EncodeDocument(const std::vector<DataValueRow>& rows, size_t initial_capacity = 1024) {
-  ChunkBuffer buffer(initial_capacity);
-  CsvDataValueEncoder encoder(&buffer);
-  encoder.Begin(nullptr);
-  for (const DataValueRow& row : rows) encoder.Add(row);
-  encoder.End();
-  return std::string(buffer.view());
+  return Encode<CsvDataValueEncoder>(nullptr, rows, initial_capacity);
 }
 
-// The line written for ExampleRow() with "bytes" in the first column.
+// The line written for CsvExampleRow() with "bytes" in the first column.
 std::string LineWithFirstColumn(std::string_view bytes) {
-  DataValueRow row = ExampleRow();
+  DataValueRow row = CsvExampleRow();
   row.data_element = T(bytes);
   const std::string document = EncodeDocument({row});
   return document.substr(kHeaderLine.size());
@@ -55,7 +42,7 @@ std::string LineWithFirstColumn(std::string_view bytes) {
 
 // What is written for "bytes" in the value column (not first).
 std::string ValueField(std::string_view bytes) {
-  DataValueRow row = ExampleRow();
+  DataValueRow row = CsvExampleRow();
   row.value = T(bytes);
   const std::string line = EncodeDocument({row}).substr(kHeaderLine.size());
   const std::string_view before = "HllvX50cXC0,";
@@ -79,16 +66,17 @@ TEST(CsvDataValueEncoderTest, IgnoresDataValueSetHeader) {
 }
 
 TEST(CsvDataValueEncoderTest, WritesColumnsInDhis2OrderWithoutCreated) {
-  EXPECT_EQ(EncodeDocument({ExampleRow()}), std::string(kHeaderLine) + std::string(kExampleLine));
+  EXPECT_EQ(EncodeDocument({CsvExampleRow()}),
+            std::string(kHeaderLine) + std::string(kExampleLine));
 }
 
 TEST(CsvDataValueEncoderTest, WritesFollowupAndDeletedLikeDhis2) {
-  DataValueRow row = ExampleRow();
+  DataValueRow row = CsvExampleRow();
   row.followup = true;
   row.deleted = true;
-  DataValueRow deleted_only = ExampleRow();
+  DataValueRow deleted_only = CsvExampleRow();
   deleted_only.deleted = true;
-  const std::string document = EncodeDocument({row, deleted_only, ExampleRow()});
+  const std::string document = EncodeDocument({row, deleted_only, CsvExampleRow()});
   EXPECT_EQ(document.substr(kHeaderLine.size()),
             "fbfJHSPpUQD,202401,DiszpKrYNg8,PT59n8BQbqM,HllvX50cXC0,12,admin,"
             "2024-01-05T10:11:12.123+0000,,true,true\n"
@@ -201,7 +189,7 @@ TEST(CsvDataValueEncoderTest, KeepsWellFormedUtf8AndReplacesIllFormedBytes) {
 // Starting from a one-byte buffer, the first growth is exactly the reservation, so an overrun
 // would write past the allocation (caught by AddressSanitizer builds; debug builds also assert).
 TEST(CsvDataValueEncoderTest, WorstCaseRowsFitAfterGrowingFromTinyBuffer) {
-  DataValueRow row = ExampleRow();
+  DataValueRow row = CsvExampleRow();
   const std::string quotes(4000, '"');
   const std::string invalid(4000, '\x80');
   row.data_element = T(quotes);

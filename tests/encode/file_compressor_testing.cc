@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <random>
 
+#include "gtest/gtest.h"
+
 namespace dvexport::encode {
 
 uint32_t ZlibCrc32(std::string_view bytes) {
@@ -23,6 +25,24 @@ std::string ExportLikeText(size_t size, unsigned seed) {
   }
   text.resize(size);
   return text;
+}
+
+Inflated Gunzip(const std::string& compressed) {
+  Inflated inflated;
+  z_stream stream{};
+  EXPECT_EQ(inflateInit2(&stream, 15 + 16), Z_OK);
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
+  stream.avail_in = static_cast<uInt>(compressed.size());
+  char out[16384];
+  do {
+    stream.next_out = reinterpret_cast<Bytef*>(out);
+    stream.avail_out = sizeof(out);
+    inflated.result = inflate(&stream, Z_NO_FLUSH);
+    inflated.data.append(out, sizeof(out) - stream.avail_out);
+  } while (inflated.result == Z_OK);
+  inflated.bytes_left_over = stream.avail_in;
+  inflateEnd(&stream);
+  return inflated;
 }
 
 std::string CompressInChunks(FileCompressor& compressor, std::string_view text, size_t max_chunk,

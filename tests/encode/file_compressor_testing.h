@@ -3,6 +3,8 @@
 
 // What the gzip, zip and zstd compressor tests feed their compressors and check their output with.
 
+#include <zlib.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -17,6 +19,17 @@ uint32_t ZlibCrc32(std::string_view bytes);
 
 // Exactly "size" bytes of text shaped like the JSON export, with some randomness from "seed".
 std::string ExportLikeText(size_t size, unsigned seed = 7);
+
+// What Gunzip inflated.
+struct Inflated {
+  int result = Z_OK;  // Z_STREAM_END for a complete stream.
+  std::string data;
+  size_t bytes_left_over = 0;  // Input after the end of the first gzip member.
+};
+
+// Inflates the first gzip member of "compressed" with plain zlib inflate, which stops at the
+// member's end.
+Inflated Gunzip(const std::string& compressed);
 
 // Compresses "text" with "compressor" in chunks of random sizes from 1 to "max_chunk" (drawn
 // from "seed"), then finishes the stream; returns everything it wrote.

@@ -6,35 +6,10 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "tests/encode/file_compressor_testing.h"
 
 namespace dvexport::encode {
 namespace {
-
-struct Inflated {
-  int result = Z_OK;  // Z_STREAM_END for a complete stream.
-  std::string data;
-  size_t bytes_left_over = 0;  // Input after the end of the first gzip stream.
-};
-
-// Inflates the first gzip stream in "compressed" with plain zlib inflate, which stops at the end
-// of one gzip member.
-Inflated Gunzip(const std::string& compressed) {
-  Inflated inflated;
-  z_stream stream{};
-  EXPECT_EQ(inflateInit2(&stream, 15 + 16), Z_OK);
-  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
-  stream.avail_in = static_cast<uInt>(compressed.size());
-  char out[16384];
-  do {
-    stream.next_out = reinterpret_cast<Bytef*>(out);
-    stream.avail_out = sizeof(out);
-    inflated.result = inflate(&stream, Z_NO_FLUSH);
-    inflated.data.append(out, sizeof(out) - stream.avail_out);
-  } while (inflated.result == Z_OK);
-  inflated.bytes_left_over = stream.avail_in;
-  inflateEnd(&stream);
-  return inflated;
-}
 
 // About 2 MB of text shaped like the JSON export, with some randomness.
 std::string ExportLikeText() {

@@ -7,29 +7,11 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/encode/data_value_encoder_testing.h"
 #include "tests/encode/strict_json_parser.h"
 
 namespace dvexport::encode {
 namespace {
-
-Text T(std::string_view bytes) { return Text{bytes, false}; }
-const Text kNullText{{}, true};
-
-// The row of the example in the DHIS2 reference (§3.2).
-DataValueRow ExampleRow() {
-  DataValueRow row;
-  row.data_element = T("fbfJHSPpUQD");
-  row.period = T("202401");
-  row.org_unit = T("DiszpKrYNg8");
-  row.category_option_combo = T("PT59n8BQbqM");
-  row.attribute_option_combo = T("HllvX50cXC0");
-  row.value = T("12");
-  row.stored_by = T("admin");
-  row.created.micros = 1704449472123000;  // 2024-01-05T10:11:12.123
-  row.last_updated.micros = 1704449472123999;
-  row.comment = kNullText;
-  return row;
-}
 
 constexpr std::string_view kExampleValue =
     R"({"dataElement":"fbfJHSPpUQD","period":"202401","orgUnit":"DiszpKrYNg8",)"
@@ -39,12 +21,7 @@ constexpr std::string_view kExampleValue =
 
 std::string EncodeDocument(const DataValueSetHeader* header, const std::vector<DataValueRow>& rows,
                            size_t initial_capacity = 1024) {
-  ChunkBuffer buffer(initial_capacity);
-  JsonDataValueEncoder encoder(&buffer);
-  encoder.Begin(header);
-  for (const DataValueRow& row : rows) encoder.Add(row);
-  encoder.End();
-  return std::string(buffer.view());
+  return Encode<JsonDataValueEncoder>(header, rows, initial_capacity);
 }
 
 // The JSON token the encoder writes for "bytes" (used as the comment, the last string field).

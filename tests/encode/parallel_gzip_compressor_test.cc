@@ -17,31 +17,6 @@
 namespace dvexport::encode {
 namespace {
 
-struct Inflated {
-  int result = Z_OK;  // Z_STREAM_END for a complete stream.
-  std::string data;
-  size_t bytes_left_over = 0;  // Input after the end of the first gzip member.
-};
-
-// Inflates the first gzip member of "compressed" with plain zlib inflate.
-Inflated Gunzip(const std::string& compressed) {
-  Inflated inflated;
-  z_stream stream{};
-  EXPECT_EQ(inflateInit2(&stream, 15 + 16), Z_OK);
-  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
-  stream.avail_in = static_cast<uInt>(compressed.size());
-  char out[16384];
-  do {
-    stream.next_out = reinterpret_cast<Bytef*>(out);
-    stream.avail_out = sizeof(out);
-    inflated.result = inflate(&stream, Z_NO_FLUSH);
-    inflated.data.append(out, sizeof(out) - stream.avail_out);
-  } while (inflated.result == Z_OK);
-  inflated.bytes_left_over = stream.avail_in;
-  inflateEnd(&stream);
-  return inflated;
-}
-
 std::unique_ptr<ParallelGzipCompressor> CreateOrDie(int level, size_t block_size = 128 * 1024) {
   ParallelGzipOptions options;
   options.level = level;

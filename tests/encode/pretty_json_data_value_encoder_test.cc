@@ -5,8 +5,10 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "service/encode/json_data_value_encoder.h"
+#include "tests/encode/data_value_encoder_testing.h"
 #include "tests/encode/strict_json_parser.h"
 
 namespace dvexport::encode {
@@ -15,34 +17,18 @@ namespace {
 using test_support::JsonValue;
 using test_support::ParseJsonStrictly;
 
-Text T(std::string_view bytes) { return Text{bytes, false}; }
-const Text kNullText{{}, true};
-
-DataValueRow ExampleRow() {
-  DataValueRow row;
-  row.data_element = T("fbfJHSPpUQD");
-  row.period = T("202401");
-  row.org_unit = T("DiszpKrYNg8");
-  row.category_option_combo = T("PT59n8BQbqM");
-  row.attribute_option_combo = T("HllvX50cXC0");
-  row.value = T("12");
-  row.stored_by = T("admin");
-  row.created.micros = 1704449472123000;  // 2024-01-05T10:11:12.123
-  row.last_updated.micros = 1704449472123999;
-  row.comment = kNullText;
-  return row;
-}
-
-template <typename Encoder>
-std::string Encode(const DataValueSetHeader* header, const std::vector<DataValueRow>& rows,
-                   size_t initial_capacity = 1024) {
-  ChunkBuffer buffer(initial_capacity);
-  Encoder encoder(&buffer);
-  encoder.Begin(header);
-  for (const DataValueRow& row : rows) encoder.Add(row);
-  encoder.End();
-  return std::string(buffer.view());
-}
+// ExampleRow()'s fields up to its comment, as the pretty encoder writes them in a value.
+constexpr char kPrettyExampleFields[] =
+    "      \"dataElement\": \"fbfJHSPpUQD\",\n"
+    "      \"period\": \"202401\",\n"
+    "      \"orgUnit\": \"DiszpKrYNg8\",\n"
+    "      \"categoryOptionCombo\": \"PT59n8BQbqM\",\n"
+    "      \"attributeOptionCombo\": \"HllvX50cXC0\",\n"
+    "      \"value\": \"12\",\n"
+    "      \"storedBy\": \"admin\",\n"
+    "      \"created\": \"2024-01-05T10:11:12.123+0000\",\n"
+    "      \"lastUpdated\": \"2024-01-05T10:11:12.123+0000\",\n"
+    "      \"comment\": null,\n";
 
 std::string Pretty(const DataValueSetHeader* header, const std::vector<DataValueRow>& rows,
                    size_t initial_capacity = 1024) {
@@ -105,38 +91,21 @@ TEST(PrettyJsonDataValueEncoderTest, IndentsEachValueByTwoSpacesPerLevel) {
   DataValueRow deleted = ExampleRow();
   deleted.deleted = true;
   deleted.followup = true;
-  EXPECT_EQ(Pretty(nullptr, {ExampleRow(), deleted}),
-            "{\n"
-            "  \"dataValues\": [\n"
-            "    {\n"
-            "      \"dataElement\": \"fbfJHSPpUQD\",\n"
-            "      \"period\": \"202401\",\n"
-            "      \"orgUnit\": \"DiszpKrYNg8\",\n"
-            "      \"categoryOptionCombo\": \"PT59n8BQbqM\",\n"
-            "      \"attributeOptionCombo\": \"HllvX50cXC0\",\n"
-            "      \"value\": \"12\",\n"
-            "      \"storedBy\": \"admin\",\n"
-            "      \"created\": \"2024-01-05T10:11:12.123+0000\",\n"
-            "      \"lastUpdated\": \"2024-01-05T10:11:12.123+0000\",\n"
-            "      \"comment\": null,\n"
-            "      \"followup\": false\n"
-            "    },\n"
-            "    {\n"
-            "      \"dataElement\": \"fbfJHSPpUQD\",\n"
-            "      \"period\": \"202401\",\n"
-            "      \"orgUnit\": \"DiszpKrYNg8\",\n"
-            "      \"categoryOptionCombo\": \"PT59n8BQbqM\",\n"
-            "      \"attributeOptionCombo\": \"HllvX50cXC0\",\n"
-            "      \"value\": \"12\",\n"
-            "      \"storedBy\": \"admin\",\n"
-            "      \"created\": \"2024-01-05T10:11:12.123+0000\",\n"
-            "      \"lastUpdated\": \"2024-01-05T10:11:12.123+0000\",\n"
-            "      \"comment\": null,\n"
-            "      \"followup\": true,\n"
-            "      \"deleted\": true\n"
-            "    }\n"
-            "  ]\n"
-            "}\n");
+  const std::string expected = absl::StrCat(
+      "{\n"
+      "  \"dataValues\": [\n"
+      "    {\n",
+      kPrettyExampleFields,
+      "      \"followup\": false\n"
+      "    },\n"
+      "    {\n",
+      kPrettyExampleFields,
+      "      \"followup\": true,\n"
+      "      \"deleted\": true\n"
+      "    }\n"
+      "  ]\n"
+      "}\n");
+  EXPECT_EQ(Pretty(nullptr, {ExampleRow(), deleted}), expected);
 }
 
 TEST(PrettyJsonDataValueEncoderTest, WritesSingleDataValueSetHeader) {

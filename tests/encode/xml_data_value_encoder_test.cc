@@ -6,30 +6,13 @@
 
 #include "gtest/gtest.h"
 #include "service/encode/xml_attribute.h"
+#include "tests/encode/data_value_encoder_testing.h"
 #include "tests/support/strict_xml_parser.h"
 
 namespace dvexport::encode {
 namespace {
 
 using dvexport::test_support::ParseXmlStrictly;
-
-Text T(std::string_view bytes) { return Text{bytes, false}; }
-const Text kNullText{{}, true};
-
-DataValueRow ExampleRow() {
-  DataValueRow row;
-  row.data_element = T("fbfJHSPpUQD");
-  row.period = T("202401");
-  row.org_unit = T("DiszpKrYNg8");
-  row.category_option_combo = T("PT59n8BQbqM");
-  row.attribute_option_combo = T("HllvX50cXC0");
-  row.value = T("12");
-  row.stored_by = T("admin");
-  row.created.micros = 1704449472123000;  // 2024-01-05T10:11:12.123
-  row.last_updated.micros = 1704449472123999;
-  row.comment = kNullText;
-  return row;
-}
 
 constexpr std::string_view kStart =
     R"(<?xml version='1.0' encoding='UTF-8'?><dataValueSet xmlns="http://dhis2.org/schema/dxf/2.0")";
@@ -42,12 +25,7 @@ constexpr std::string_view kExampleValue =
 
 std::string EncodeDocument(const DataValueSetHeader* header, const std::vector<DataValueRow>& rows,
                            size_t initial_capacity = 1024) {
-  ChunkBuffer buffer(initial_capacity);
-  XmlDataValueEncoder encoder(&buffer);
-  encoder.Begin(header);
-  for (const DataValueRow& row : rows) encoder.Add(row);
-  encoder.End();
-  return std::string(buffer.view());
+  return Encode<XmlDataValueEncoder>(header, rows, initial_capacity);
 }
 
 // The comment attribute's raw bytes as the encoder writes "bytes".

@@ -265,25 +265,6 @@ SqlRow JsonValueToRow(const nlohmann::json& v) {
   return row;
 }
 
-// What an XML parser gives back for "text" (valid UTF-8, as the database holds it): U+FFFD in place
-// of each character XML 1.0 cannot carry (controls but tab, LF and CR; U+FFFE; U+FFFF).
-std::string XmlCharactersOnly(const std::string& text) {
-  std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') {
-      out += "\xEF\xBF\xBD";
-    } else if (c == 0xEF && i + 2 < text.size() && text[i + 1] == '\xBF' &&
-               (text[i + 2] == '\xBE' || text[i + 2] == '\xBF')) {
-      out += "\xEF\xBF\xBD";
-      i += 2;
-    } else {
-      out += text[i];
-    }
-  }
-  return out;
-}
-
 constexpr char kDxfNamespace[] = "http://dhis2.org/schema/dxf/2.0|";
 
 SqlRow XmlValueToRow(const test_support::XmlElement& v) {
@@ -310,10 +291,46 @@ SqlRow XmlValueToRow(const test_support::XmlElement& v) {
 std::vector<SqlRow> AsXmlParsed(std::vector<SqlRow> rows) {
   for (SqlRow& row : rows) {
     for (std::optional<std::string>& field : row) {
-      if (field.has_value()) *field = XmlCharactersOnly(*field);
+      if (field.has_value()) *field = test_support::XmlCharactersOnly(*field);
     }
   }
   return rows;
+}
+
+// The first completed registration of a Monthly period for the default attribute option combo
+// (by data set uid, start date and org unit uid): its data set uid, period (YYYYMM), org unit
+// uid and completion date as the exports write it. Empty when the database has none.
+std::vector<SqlRow> FirstCompletedRegistration() {
+  return QueryAll(
+      "SELECT ds.uid, to_char(pe.startdate, 'YYYYMM'), ou.uid, "
+      "to_char(date_trunc('milliseconds', r.date), 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"+0000\"') "
+      "FROM completedatasetregistration r JOIN dataset ds ON ds.datasetid = r.datasetid "
+      "JOIN period pe ON pe.periodid = r.periodid "
+      "JOIN periodtype pt ON pt.periodtypeid = pe.periodtypeid "
+      "JOIN organisationunit ou ON ou.organisationunitid = r.sourceid "
+      "JOIN categoryoptioncombo aoc ON aoc.categoryoptioncomboid = r.attributeoptioncomboid "
+      "WHERE pt.name = 'Monthly' AND aoc.name = 'default' AND r.date IS NOT NULL "
+      "ORDER BY ds.uid, pe.startdate, ou.uid LIMIT 1");
+}
+
+// A request (in the default format) for the single data value set of "reg", a row of
+// FirstCompletedRegistration().
+ExportFileRequest SingleDataValueSetRequest(const SqlRow& reg) {
+  ExportFileRequest request;
+  request.mutable_query()->add_data_set(*reg[0]);
+  request.mutable_query()->add_period(*reg[1]);
+  request.mutable_query()->add_org_unit(*reg[2]);
+  return request;
+}
+
+// The oracle's condition for the values of that data value set that are not deleted.
+std::string SingleDataValueSetWhere(const SqlRow& reg) {
+  return absl::StrCat(
+      "de.dataelementid IN (SELECT dse.dataelementid FROM datasetelement dse JOIN dataset ds ON "
+      "ds.datasetid = dse.datasetid WHERE ds.uid = '",
+      *reg[0], "') AND ou.uid = '", *reg[2],
+      "' AND pt.name = 'Monthly' AND to_char(pe.startdate, 'YYYYMM') = '", *reg[1],
+      "' AND dv.deleted IS FALSE");
 }
 
 class ExportFileTest : public ::testing::Test {
@@ -510,23 +527,11 @@ TEST_F(ExportFileTest, XmlCarriesTheAwkwardTextAsJsonDoesButForWhatXmlCannotCarr
 }
 
 TEST_F(ExportFileTest, XmlSingleDataValueSetHasDhis2HeaderAttributes) {
-  std::vector<SqlRow> registration = QueryAll(
-      "SELECT ds.uid, to_char(pe.startdate, 'YYYYMM'), ou.uid, "
-      "to_char(date_trunc('milliseconds', r.date), 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"+0000\"') "
-      "FROM completedatasetregistration r JOIN dataset ds ON ds.datasetid = r.datasetid "
-      "JOIN period pe ON pe.periodid = r.periodid "
-      "JOIN periodtype pt ON pt.periodtypeid = pe.periodtypeid "
-      "JOIN organisationunit ou ON ou.organisationunitid = r.sourceid "
-      "JOIN categoryoptioncombo aoc ON aoc.categoryoptioncomboid = r.attributeoptioncomboid "
-      "WHERE pt.name = 'Monthly' AND aoc.name = 'default' AND r.date IS NOT NULL "
-      "ORDER BY ds.uid, pe.startdate, ou.uid LIMIT 1");
+  std::vector<SqlRow> registration = FirstCompletedRegistration();
   ASSERT_EQ(registration.size(), 1u) << "the demo database needs a completed registration";
   const SqlRow& reg = registration[0];
-  ExportFileRequest request;
+  ExportFileRequest request = SingleDataValueSetRequest(reg);
   request.set_format(v1::FORMAT_XML);
-  request.mutable_query()->add_data_set(*reg[0]);
-  request.mutable_query()->add_period(*reg[1]);
-  request.mutable_query()->add_org_unit(*reg[2]);
   ExportResult result = Export(request);
   ASSERT_TRUE(result.status.ok()) << result.status.error_message();
   const std::string prefix = absl::StrCat(
@@ -535,12 +540,7 @@ TEST_F(ExportFileTest, XmlSingleDataValueSetHasDhis2HeaderAttributes) {
       *reg[0], "\" completeDate=\"", *reg[3], "\" period=\"", *reg[1], "\" orgUnit=\"", *reg[2],
       "\">");
   EXPECT_EQ(result.bytes.substr(0, prefix.size()), prefix);
-  std::vector<SqlRow> expected = AsXmlParsed(QueryAll(OracleSql(absl::StrCat(
-      "de.dataelementid IN (SELECT dse.dataelementid FROM datasetelement dse JOIN dataset ds ON "
-      "ds.datasetid = dse.datasetid WHERE ds.uid = '",
-      *reg[0], "') AND ou.uid = '", *reg[2],
-      "' AND pt.name = 'Monthly' AND to_char(pe.startdate, 'YYYYMM') = '", *reg[1],
-      "' AND dv.deleted IS FALSE"))));
+  std::vector<SqlRow> expected = AsXmlParsed(QueryAll(OracleSql(SingleDataValueSetWhere(reg))));
   ExpectSameRows(ParseXmlValues(result.bytes), expected);
 }
 
@@ -793,35 +793,17 @@ TEST_F(ExportFileTest, LimitCapsTheNumberOfValues) {
 }
 
 TEST_F(ExportFileTest, SingleDataValueSetHasDhis2Header) {
-  // A completed registration for the default attribute option combo.
-  std::vector<SqlRow> registration = QueryAll(
-      "SELECT ds.uid, to_char(pe.startdate, 'YYYYMM'), ou.uid, "
-      "to_char(date_trunc('milliseconds', r.date), 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"+0000\"') "
-      "FROM completedatasetregistration r JOIN dataset ds ON ds.datasetid = r.datasetid "
-      "JOIN period pe ON pe.periodid = r.periodid "
-      "JOIN periodtype pt ON pt.periodtypeid = pe.periodtypeid "
-      "JOIN organisationunit ou ON ou.organisationunitid = r.sourceid "
-      "JOIN categoryoptioncombo aoc ON aoc.categoryoptioncomboid = r.attributeoptioncomboid "
-      "WHERE pt.name = 'Monthly' AND aoc.name = 'default' AND r.date IS NOT NULL "
-      "ORDER BY ds.uid, pe.startdate, ou.uid LIMIT 1");
+  std::vector<SqlRow> registration = FirstCompletedRegistration();
   ASSERT_EQ(registration.size(), 1u) << "the demo database needs a completed registration";
   const SqlRow& reg = registration[0];
-  ExportFileRequest request;
-  request.mutable_query()->add_data_set(*reg[0]);
-  request.mutable_query()->add_period(*reg[1]);
-  request.mutable_query()->add_org_unit(*reg[2]);
+  ExportFileRequest request = SingleDataValueSetRequest(reg);
   ExportResult result = Export(request);
   ASSERT_TRUE(result.status.ok()) << result.status.error_message();
   std::string prefix = absl::StrCat("{\"dataSet\":\"", *reg[0], "\",\"completeDate\":\"", *reg[3],
                                     "\",\"period\":\"", *reg[1], "\",\"orgUnit\":\"", *reg[2],
                                     "\",\"dataValues\":[");
   EXPECT_EQ(result.bytes.substr(0, prefix.size()), prefix);
-  std::vector<SqlRow> expected = QueryAll(OracleSql(absl::StrCat(
-      "de.dataelementid IN (SELECT dse.dataelementid FROM datasetelement dse JOIN dataset ds ON "
-      "ds.datasetid = dse.datasetid WHERE ds.uid = '",
-      *reg[0], "') AND ou.uid = '", *reg[2],
-      "' AND pt.name = 'Monthly' AND to_char(pe.startdate, 'YYYYMM') = '", *reg[1],
-      "' AND dv.deleted IS FALSE")));
+  std::vector<SqlRow> expected = QueryAll(OracleSql(SingleDataValueSetWhere(reg)));
   ExpectSameRows(ParseJsonValues(result.bytes), expected);
 }
 

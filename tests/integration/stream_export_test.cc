@@ -84,25 +84,6 @@ ValueRow JsonValueToRow(const nlohmann::json& v) {
   return row;
 }
 
-// U+FFFD in place of each character XML 1.0 cannot carry (controls but tab, LF and CR; U+FFFE;
-// U+FFFF) in valid UTF-8 "text": what the XML export gives back for it.
-std::string XmlCharactersOnly(const std::string& text) {
-  std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') {
-      out += "\xEF\xBF\xBD";
-    } else if (c == 0xEF && i + 2 < text.size() && text[i + 1] == '\xBF' &&
-               (text[i + 2] == '\xBE' || text[i + 2] == '\xBF')) {
-      out += "\xEF\xBF\xBD";
-      i += 2;
-    } else {
-      out += text[i];
-    }
-  }
-  return out;
-}
-
 // A dataValue element of the XML export: an absent attribute is nullopt.
 ValueRow XmlValueToRow(const test_support::XmlElement& v) {
   ValueRow row;
@@ -288,7 +269,7 @@ TEST_F(StreamExportTest, StreamAgreesWithXmlExportInEveryOutputIdScheme) {
     std::vector<ValueRow> from_stream = StreamRows(query);
     for (ValueRow& row : from_stream) {
       for (std::optional<std::string>& field : row) {
-        if (field.has_value()) *field = XmlCharactersOnly(*field);
+        if (field.has_value()) *field = test_support::XmlCharactersOnly(*field);
       }
     }
     ASSERT_GT(from_xml.size(), 1000u) << "the demo database looks empty";

@@ -75,6 +75,27 @@ class ReliabilityTest : public ::testing::Test {
         << "expected " << n << " COPY statements in progress";
   }
 
+  // Starts, on the thread it returns, a small export that takes an export slot and waits behind
+  // the caller's DataValueLock; returns once its COPY runs. The export must complete once the
+  // lock is released.
+  std::thread HoldTheSlot(grpc::ClientContext* context) {
+    std::thread holder([this, context] {
+      ExportOutcome outcome = ReadExport(stub_.get(), context, SmallRequest());
+      EXPECT_TRUE(CompleteAndConsistent(outcome)) << outcome.status.error_message();
+    });
+    WaitForCopies(1);
+    return holder;
+  }
+
+  // A small export with a deadline "timeout" from now, and how long it took.
+  std::pair<ExportOutcome, Clock::duration> TimedSmallExport(milliseconds timeout) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + timeout);
+    const auto start = Clock::now();
+    ExportOutcome outcome = ReadExport(stub_.get(), &context, SmallRequest());
+    return {std::move(outcome), Clock::now() - start};
+  }
+
   std::unique_ptr<server::ExportServer> server_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::DataValueExport::Stub> stub_;
@@ -476,16 +497,8 @@ TEST_F(ReliabilityTest, WaitingExportEndsAtItsDeadline) {
   StartServer(options);
   DataValueLock lock;
   grpc::ClientContext holder_context;
-  std::thread holder([&] {
-    ExportOutcome outcome = ReadExport(stub_.get(), &holder_context, SmallRequest());
-    EXPECT_TRUE(CompleteAndConsistent(outcome)) << outcome.status.error_message();
-  });
-  WaitForCopies(1);
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + milliseconds(500));
-  const auto start = Clock::now();
-  ExportOutcome outcome = ReadExport(stub_.get(), &context, SmallRequest());
-  const auto took = Clock::now() - start;
+  std::thread holder = HoldTheSlot(&holder_context);
+  const auto [outcome, took] = TimedSmallExport(milliseconds(500));
   EXPECT_TRUE(outcome.status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ||
               outcome.status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED)
       << outcome.status.error_code() << " " << outcome.status.error_message();
@@ -504,16 +517,8 @@ TEST_F(ReliabilityTest, WaitingExportIsRefusedWhenTheLongestWaitRunsOut) {
   StartServer(options);
   DataValueLock lock;
   grpc::ClientContext holder_context;
-  std::thread holder([&] {
-    ExportOutcome outcome = ReadExport(stub_.get(), &holder_context, SmallRequest());
-    EXPECT_TRUE(CompleteAndConsistent(outcome)) << outcome.status.error_message();
-  });
-  WaitForCopies(1);
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + seconds(60));
-  const auto start = Clock::now();
-  ExportOutcome outcome = ReadExport(stub_.get(), &context, SmallRequest());
-  const auto took = Clock::now() - start;
+  std::thread holder = HoldTheSlot(&holder_context);
+  const auto [outcome, took] = TimedSmallExport(seconds(60));
   EXPECT_EQ(outcome.status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
       << outcome.status.error_message();
   EXPECT_GE(took, milliseconds(250));
@@ -531,11 +536,7 @@ TEST_F(ReliabilityTest, CancelledWaitingExportLeavesTheQueueAtOnce) {
   StartServer(options);
   DataValueLock lock;
   grpc::ClientContext holder_context;
-  std::thread holder([&] {
-    ExportOutcome outcome = ReadExport(stub_.get(), &holder_context, SmallRequest());
-    EXPECT_TRUE(CompleteAndConsistent(outcome)) << outcome.status.error_message();
-  });
-  WaitForCopies(1);
+  std::thread holder = HoldTheSlot(&holder_context);
   grpc::ClientContext waiting_context;
   std::thread waiting([&] {
     ExportOutcome outcome = ReadExport(stub_.get(), &waiting_context, SmallRequest());

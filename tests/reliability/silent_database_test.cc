@@ -50,45 +50,98 @@ std::string ReadFile(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+std::string ThroughProxy(const SilenceableProxy& proxy) {
+  return absl::StrCat("host=127.0.0.1 port=", proxy.port(), " dbname=dhis2 user=dvexport_reader");
+}
+
+// The real dvexport-server binary, listening on a free port of 127.0.0.1 that it writes to a port
+// file, its standard error in a log file; both files are named after "name" in the test's
+// temporary directory.
+struct ServerProcess {
+  struct Exit {
+    bool exited = false;  // within 30 s of SIGTERM; else it was killed with SIGKILL
+    int wstatus = -1;     // waitpid's
+    int64_t ms = 0;       // from SIGTERM until the exit was seen (or the wait gave up)
+  };
+
+  explicit ServerProcess(const std::string& name)
+      : port_file(absl::StrCat(::testing::TempDir(), name, getpid(), ".port")),
+        log_file(absl::StrCat(::testing::TempDir(), name, getpid(), ".log")) {
+    std::remove(port_file.c_str());
+  }
+
+  // Spawns the binary with --listen, --port_file and "flags"; posix_spawn's result.
+  int Spawn(std::vector<std::string> flags) {
+    std::vector<std::string> args = {DVEXPORT_SERVER_BINARY, "--listen=127.0.0.1:0",
+                                     "--port_file=" + port_file};
+    args.insert(args.end(), flags.begin(), flags.end());
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log_file.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    spawned = Clock::now();
+    const int result = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    return result;
+  }
+
+  // Waits up to 20 s for the port in the port file; SIGKILLs the process if it does not come.
+  bool WaitForPort() {
+    const bool started = WaitFor(
+        [&] {
+          std::ifstream in(port_file);
+          return static_cast<bool>(in >> port);
+        },
+        seconds(20));
+    if (!started) kill(pid, SIGKILL);
+    return started;
+  }
+
+  // Sends SIGTERM and waits up to 30 s for the exit, then SIGKILLs.
+  Exit Terminate() {
+    Exit terminated;
+    const Clock::time_point signalled = Clock::now();
+    kill(pid, SIGTERM);
+    terminated.exited =
+        WaitFor([&] { return waitpid(pid, &terminated.wstatus, WNOHANG) == pid; }, seconds(30));
+    terminated.ms = std::chrono::duration_cast<milliseconds>(Clock::now() - signalled).count();
+    if (!terminated.exited) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &terminated.wstatus, 0);
+    }
+    return terminated;
+  }
+
+  void RemoveFiles() {
+    std::remove(port_file.c_str());
+    std::remove(log_file.c_str());
+  }
+
+  const std::string port_file;
+  const std::string log_file;
+  pid_t pid = 0;
+  Clock::time_point spawned;  // just before posix_spawn
+  int port = 0;               // once WaitForPort() returned true
+};
+
 TEST(SilentDatabaseTest, ServerStartsServesWhenTheDatabaseAnswersAndStopsOnSigterm) {
   SilenceableProxy proxy(PrivatePostgres::port());
-  const std::string base = absl::StrCat(::testing::TempDir(), "dvexport-silent-", getpid());
-  const std::string port_file = base + ".port";
-  const std::string log_file = base + ".log";
-  std::remove(port_file.c_str());
-  std::vector<std::string> args = {
-      DVEXPORT_SERVER_BINARY,
-      "--listen=127.0.0.1:0",
-      "--port_file=" + port_file,
-      absl::StrCat("--pg=host=127.0.0.1 port=", proxy.port(), " dbname=dhis2 user=dvexport_reader"),
-      "--health_probe_interval_ms=500",
-      "--shutdown_grace_s=2"};
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log_file.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  const Clock::time_point spawned = Clock::now();
-  pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&actions);
+  ServerProcess server("dvexport-silent-");
+  ASSERT_EQ(server.Spawn({"--pg=" + ThroughProxy(proxy), "--health_probe_interval_ms=500",
+                          "--shutdown_grace_s=2"}),
+            0);
 
   // Listening, logged and port file written although the database never answers.
-  int port = 0;
-  const bool started = WaitFor(
-      [&] {
-        std::ifstream in(port_file);
-        return static_cast<bool>(in >> port);
-      },
-      seconds(20));
-  const auto startup_ms = std::chrono::duration_cast<milliseconds>(Clock::now() - spawned).count();
-  if (!started) kill(pid, SIGKILL);
-  ASSERT_TRUE(started) << ReadFile(log_file);
+  const bool started = server.WaitForPort();
+  const auto startup_ms =
+      std::chrono::duration_cast<milliseconds>(Clock::now() - server.spawned).count();
+  ASSERT_TRUE(started) << ReadFile(server.log_file);
   EXPECT_LT(startup_ms, 5000);
-  EXPECT_NE(ReadFile(log_file).find("\"event\":\"started\""), std::string::npos);
-  auto channel = PlaintextChannel(port);
+  EXPECT_NE(ReadFile(server.log_file).find("\"event\":\"started\""), std::string::npos);
+  auto channel = PlaintextChannel(server.port);
   EXPECT_EQ(HealthStatus(channel), "NOT_SERVING");
 
   proxy.SetSilent(false);
@@ -99,26 +152,14 @@ TEST(SilentDatabaseTest, ServerStartsServesWhenTheDatabaseAnswersAndStopsOnSigte
   EXPECT_TRUE(WaitFor([&] { return HealthStatus(channel) == "NOT_SERVING"; }, seconds(20)));
 
   // SIGTERM while probes hang on the silent database: out within the grace period.
-  const Clock::time_point signalled = Clock::now();
-  kill(pid, SIGTERM);
-  int wstatus = -1;
-  const bool exited = WaitFor([&] { return waitpid(pid, &wstatus, WNOHANG) == pid; }, seconds(30));
-  const auto exit_ms = std::chrono::duration_cast<milliseconds>(Clock::now() - signalled).count();
-  if (!exited) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &wstatus, 0);
-  }
-  EXPECT_TRUE(exited);
-  EXPECT_TRUE(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) << wstatus;
-  EXPECT_LT(exit_ms, 2000 + 1000);
+  const ServerProcess::Exit terminated = server.Terminate();
+  EXPECT_TRUE(terminated.exited);
+  EXPECT_TRUE(WIFEXITED(terminated.wstatus) && WEXITSTATUS(terminated.wstatus) == 0)
+      << terminated.wstatus;
+  EXPECT_LT(terminated.ms, 2000 + 1000);
   std::printf("{\"event\":\"silent_database\",\"startup_ms\":%lld,\"sigterm_exit_ms\":%lld}\n",
-              static_cast<long long>(startup_ms), static_cast<long long>(exit_ms));
-  std::remove(port_file.c_str());
-  std::remove(log_file.c_str());
-}
-
-std::string ThroughProxy(const SilenceableProxy& proxy) {
-  return absl::StrCat("host=127.0.0.1 port=", proxy.port(), " dbname=dhis2 user=dvexport_reader");
+              static_cast<long long>(startup_ms), static_cast<long long>(terminated.ms));
+  server.RemoveFiles();
 }
 
 // The real binary, through the proxy: SIGTERM while an export's COPY waits on the silent
@@ -126,37 +167,13 @@ std::string ThroughProxy(const SilenceableProxy& proxy) {
 TEST(SilentDatabaseTest, SigtermWhileAnExportWaitsMidStatementExitsOnTime) {
   constexpr int kGraceS = 2;
   SilenceableProxy proxy(PrivatePostgres::port(), /*silent=*/false);
-  const std::string base = absl::StrCat(::testing::TempDir(), "dvexport-silent-mid-", getpid());
-  const std::string port_file = base + ".port";
-  const std::string log_file = base + ".log";
-  std::remove(port_file.c_str());
-  std::vector<std::string> args = {DVEXPORT_SERVER_BINARY,
-                                   "--listen=127.0.0.1:0",
-                                   "--port_file=" + port_file,
-                                   "--pg=" + ThroughProxy(proxy),
-                                   "--chunk_kib=16",
-                                   "--health_probe_interval_ms=200",
-                                   absl::StrCat("--shutdown_grace_s=", kGraceS)};
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log_file.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&actions);
-  int port = 0;
-  const bool started = WaitFor(
-      [&] {
-        std::ifstream in(port_file);
-        return static_cast<bool>(in >> port);
-      },
-      seconds(20));
-  if (!started) kill(pid, SIGKILL);
-  ASSERT_TRUE(started) << ReadFile(log_file);
-  auto channel = PlaintextChannel(port);
+  ServerProcess server("dvexport-silent-mid-");
+  ASSERT_EQ(server.Spawn({"--pg=" + ThroughProxy(proxy), "--chunk_kib=16",
+                          "--health_probe_interval_ms=200",
+                          absl::StrCat("--shutdown_grace_s=", kGraceS)}),
+            0);
+  ASSERT_TRUE(server.WaitForPort()) << ReadFile(server.log_file);
+  auto channel = PlaintextChannel(server.port);
   EXPECT_TRUE(WaitFor([&] { return HealthStatus(channel) == "SERVING"; }, seconds(20)));
 
   // The client reads one chunk; then the database goes silent, and the export's COPY waits.
@@ -175,26 +192,19 @@ TEST(SilentDatabaseTest, SigtermWhileAnExportWaitsMidStatementExitsOnTime) {
   ASSERT_TRUE(WaitFor([&] { return silenced.load(); }, seconds(60)));
   std::this_thread::sleep_for(milliseconds(500));  // what was in flight is drained
 
-  const Clock::time_point signalled = Clock::now();
-  kill(pid, SIGTERM);
-  int wstatus = -1;
-  const bool exited = WaitFor([&] { return waitpid(pid, &wstatus, WNOHANG) == pid; }, seconds(30));
-  const auto exit_ms = std::chrono::duration_cast<milliseconds>(Clock::now() - signalled).count();
-  if (!exited) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &wstatus, 0);
-  }
+  const ServerProcess::Exit terminated = server.Terminate();
   client.join();
-  EXPECT_TRUE(exited) << ReadFile(log_file);
-  EXPECT_TRUE(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) << wstatus;
+  EXPECT_TRUE(terminated.exited) << ReadFile(server.log_file);
+  EXPECT_TRUE(WIFEXITED(terminated.wstatus) && WEXITSTATUS(terminated.wstatus) == 0)
+      << terminated.wstatus;
   // The grace period, 1 s until the connection is severed, and the exit (slower sanitized).
-  EXPECT_LT(exit_ms, kGraceS * 1000 + 2000 + (kSanitized ? 2500 : 0)) << ReadFile(log_file);
+  EXPECT_LT(terminated.ms, kGraceS * 1000 + 2000 + (kSanitized ? 2500 : 0))
+      << ReadFile(server.log_file);
   EXPECT_FALSE(outcome.status.ok());
   EXPECT_FALSE(outcome.has_trailer);
   std::printf("{\"event\":\"silent_mid_statement_sigterm\",\"grace_ms\":%d,\"exit_ms\":%lld}\n",
-              kGraceS * 1000, static_cast<long long>(exit_ms));
-  std::remove(port_file.c_str());
-  std::remove(log_file.c_str());
+              kGraceS * 1000, static_cast<long long>(terminated.ms));
+  server.RemoveFiles();
 }
 
 // The server in-process, its pool and its health probes through the proxy.

@@ -216,17 +216,5 @@ TEST(StandbySyncTest, AStandbyBehindTheTokenWaitsThenAnswersUnavailable) {
   EXPECT_EQ(delta.values.size(), 0u);
 }
 
-class StandbyPairEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override { ASSERT_TRUE(StandbyPair::Start()); }
-  void TearDown() override { StandbyPair::Stop(); }
-};
-
 }  // namespace
 }  // namespace dvexport::reliability
-
-int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  ::testing::AddGlobalTestEnvironment(new dvexport::reliability::StandbyPairEnvironment);
-  return RUN_ALL_TESTS();
-}

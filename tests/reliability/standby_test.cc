@@ -251,17 +251,5 @@ TEST_F(RecoveryConflictTest, HotStandbyFeedbackAvoidsTheConflict) {
   EXPECT_EQ(SnapshotConflicts(), conflicts_before);
 }
 
-class StandbyPairEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override { ASSERT_TRUE(StandbyPair::Start()); }
-  void TearDown() override { StandbyPair::Stop(); }
-};
-
 }  // namespace
 }  // namespace dvexport::reliability
-
-int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  ::testing::AddGlobalTestEnvironment(new dvexport::reliability::StandbyPairEnvironment);
-  return RUN_ALL_TESTS();
-}

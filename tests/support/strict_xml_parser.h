@@ -35,6 +35,10 @@ struct XmlDocument {
 // names expat's reason and the byte offset.
 absl::StatusOr<XmlDocument> ParseXmlStrictly(std::string_view document);
 
+// What an XML parser gives back for "text" (valid UTF-8, as the database holds it): U+FFFD in place
+// of each character XML 1.0 cannot carry (controls but tab, LF and CR; U+FFFE; U+FFFF).
+std::string XmlCharactersOnly(const std::string& text);
+
 }  // namespace dvexport::test_support
 
 #endif  // DVEXPORT_TESTS_SUPPORT_STRICT_XML_PARSER_H_
