@@ -300,7 +300,8 @@ namespace {
 
 // Every id of the map is found, pointing at its own identifier, and no other id is: for ids
 // that collide in the table (multiples of a power of two), random and negative ones, 0, and
-// maps of every size up to a few thousand.
+// maps of every size up to a few thousand; through the table and through a lookup that
+// remembers its last hit (two lookups on one table: the table is shared by an export's readers).
 TEST(IdentifierLookupTest, FindsEveryIdOfTheMapAndNoOther) {
   std::mt19937_64 rng(3);
   for (size_t size : {size_t{0}, size_t{1}, size_t{7}, size_t{8}, size_t{9}, size_t{100},
@@ -324,15 +325,22 @@ TEST(IdentifierLookupTest, FindsEveryIdOfTheMapAndNoOther) {
         map[id] = "id" + std::to_string(id);
       }
     }
-    IdentifierLookup lookup(&map);
+    const IdentifierTable table(map);
+    IdentifierLookup lookup(&table);
+    IdentifierLookup other(&table);
     for (const auto& [id, identifier] : map) {
+      ASSERT_EQ(table.Find(id), &identifier) << id << " in a map of " << size;
       ASSERT_EQ(lookup.Find(id), &identifier) << id << " in a map of " << size;
       ASSERT_EQ(lookup.Find(id), &identifier) << "again, the remembered hit";
+    }
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      ASSERT_EQ(other.Find(it->first), &it->second) << "a second lookup on the same table";
     }
     for (int i = 0; i < 20000; ++i) {
       const int64_t id =
           i % 2 == 0 ? static_cast<int64_t>(rng()) : static_cast<int64_t>(rng() % 2000000);
       if (map.contains(id)) continue;
+      ASSERT_EQ(table.Find(id), nullptr) << id << " in a map of " << size;
       ASSERT_EQ(lookup.Find(id), nullptr) << id << " in a map of " << size;
     }
   }
