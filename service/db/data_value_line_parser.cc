@@ -53,28 +53,32 @@ inline void SpecialBytes(const char* p, size_t size, uint32_t* tabs, uint32_t* b
 #endif
 }
 
-// The id (1 to 7 digits) at "p", where at least 8 bytes are readable, and the number of its
-// digits; 0 digits when "p" holds no digit or 8 or more of them (then the caller reads them
-// one by one). Branch-free: the usual ids vary in length from row to row, and a loop's exit
-// mispredicts on every change.
-[[gnu::always_inline]] inline int ShortIdAt(const char* p, int64_t* id) {
-  uint64_t bytes;
-  std::memcpy(&bytes, p, 8);
+// The id text (1 to 7 digits) at "p", where at least 8 bytes are readable: the number of its
+// digits, the 8 bytes at "p" (*bytes) and the digits alone, the bytes after them zeroed (*key:
+// never 0, and equal for equal ids); 0 digits when "p" holds no digit or 8 or more of them
+// (then the caller reads them one by one). Branch-free: the usual ids vary in length from row to
+// row, and a loop's exit mispredicts on every change.
+[[gnu::always_inline]] inline int ShortIdTextAt(const char* p, uint64_t* bytes, uint64_t* key) {
+  std::memcpy(bytes, p, 8);
   // A byte is a digit when its high nibble is 3 and stays 3 with 6 added ('0'-'9' are
   // 0x30-0x39). A carry out of a non-digit byte changes only the bytes after it.
   const uint64_t nibbles =
-      (bytes & 0xF0F0F0F0F0F0F0F0) | (((bytes + 0x0606060606060606) & 0xF0F0F0F0F0F0F0F0) >> 4);
+      (*bytes & 0xF0F0F0F0F0F0F0F0) | (((*bytes + 0x0606060606060606) & 0xF0F0F0F0F0F0F0F0) >> 4);
   const uint64_t not_digits = nibbles ^ 0x3333333333333333;
   if (not_digits == 0) return 0;
   const int digits = __builtin_ctzll(not_digits) / 8;  // little-endian: the first byte is lowest
-  if (digits == 0) return 0;
+  *key = *bytes & ((uint64_t{1} << (8 * digits)) - 1);
+  return digits;
+}
+
+// The value of the id text of ShortIdTextAt: "bytes" and its number of "digits" (1 to 7).
+[[gnu::always_inline]] inline int64_t ShortIdValue(uint64_t bytes, int digits) {
   // The digits' values in the top "digits" bytes, zeros (leading zero digits) below them.
   uint64_t value = (bytes - 0x3030303030303030) << (8 * (8 - digits));
   value = (value * 10 + (value >> 8)) & 0x00FF00FF00FF00FF;
   value = (value * 100 + (value >> 16)) & 0x0000FFFF0000FFFF;
   value = (value * 10000 + (value >> 32)) & 0x00000000FFFFFFFF;
-  *id = static_cast<int64_t>(value);
-  return digits;
+  return static_cast<int64_t>(value);
 }
 
 bool ParseId(const CopyTextField& field, int64_t* id) {
@@ -382,21 +386,33 @@ bool DataValueLineParser::ParseUsual(std::string_view line, encode::DataValueRow
                                         &category_option_combos_, &attribute_option_combos_};
   const std::optional<std::string>* ids[5];
   for (int i = 0; i < 5; ++i) {
-    const char* const start = p;
-    int64_t id = 0;
-    const int digits = end - p >= 8 ? ShortIdAt(p, &id) : 0;
+    uint64_t bytes;
+    uint64_t key = 0;
+    const int digits = end - p >= 8 ? ShortIdTextAt(p, &bytes, &key) : 0;
     if (digits != 0) {
-      p += digits;
+      // Consecutive rows often share their data element, period and option combos: the same
+      // text as this column's last id is the same identifier, without reading or looking it up.
+      p += digits;  // at most 7: p < end
+      if (*p != '\t') return false;
+      if (key != id_keys_[i]) {
+        const std::optional<std::string>* found = lookups[i]->Find(ShortIdValue(bytes, digits));
+        if (found == nullptr) return false;
+        id_keys_[i] = key;
+        id_identifiers_[i] = found;
+      }
+      ids[i] = id_identifiers_[i];
     } else {
+      const char* const start = p;
+      int64_t id = 0;
       for (; p < end; ++p) {
         const unsigned digit = static_cast<unsigned char>(*p) - '0';
         if (digit > 9) break;
         id = id * 10 + digit;
       }
-    }
-    if (p == start || p - start > 18 || p == end || *p != '\t' ||
-        (ids[i] = lookups[i]->Find(id)) == nullptr) {
-      return false;
+      if (p == start || p - start > 18 || p == end || *p != '\t' ||
+          (ids[i] = lookups[i]->Find(id)) == nullptr) {
+        return false;
+      }
     }
     ++p;
   }

@@ -142,6 +142,10 @@ class DataValueLineParser {
   std::unique_ptr<const IdentifierTables> own_tables_;  // for the scope constructor only
   IdentifierLookup data_elements_, periods_, org_units_, category_option_combos_,
       attribute_option_combos_;
+  // Per id column, the text of the last short id read (ShortIdTextAt's key; 0: none yet) and its
+  // identifier.
+  uint64_t id_keys_[5] = {};
+  const std::optional<std::string>* id_identifiers_[5] = {};
   std::string scratch_;
   bool scratch_ready_ = false;  // scratch_ was cleared for the line being parsed
   // The fields of the line being parsed (a member: not initialized again for every line).

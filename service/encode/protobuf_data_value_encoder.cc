@@ -58,7 +58,7 @@ inline ByteVector NonAscii(ByteVector v) { return v < 0; }
   return WriteRepairedUtf8(p + valid, s + valid, n - valid);
 }
 
-inline char* WriteText(char* p, char tag, const Text& text) {
+[[gnu::always_inline]] inline char* WriteText(char* p, char tag, const Text& text) {
   return text.is_null ? p : WriteString(p, tag, text.bytes);
 }
 

@@ -223,6 +223,38 @@ TEST(DataValueLineParserIdTest, IdsOfEveryLengthInEveryColumn) {
   }
 }
 
+// Consecutive lines whose ids share prefixes, lengths or nothing with the line before, in every
+// column: each line maps its own ids (the parser remembers the last id text of each column).
+TEST(DataValueLineParserIdTest, ConsecutiveLinesEachMapTheirOwnIds) {
+  const int64_t ids[] = {1, 12, 123, 21, 1234567, 12345678, 2, 1000000, 7654321};
+  ExportScope scope;
+  IdentifierMap* maps[5] = {&scope.data_elements, &scope.periods, &scope.org_units,
+                            &scope.category_option_combos, &scope.attribute_option_combos};
+  for (int column = 0; column < 5; ++column) {
+    for (int64_t id : ids) (*maps[column])[id] = std::to_string(column) + ":" + std::to_string(id);
+  }
+  DataValueLineParser parser(&scope);
+  std::mt19937 rng(5);
+  for (int i = 0; i < 2000; ++i) {
+    int64_t line_ids[5];
+    std::string line;
+    for (int64_t& id : line_ids) {
+      id = ids[rng() % std::size(ids)];
+      line += std::to_string(id) + '\t';
+    }
+    line += "1\tadmin\t2024-01-12 10:00:00\t2024-01-12 10:00:00\t\\N\tf\tf\n";
+    encode::DataValueRow row;
+    ASSERT_TRUE(parser.Parse(line, &row).ok()) << line;
+    const encode::Text* texts[5] = {&row.data_element, &row.period, &row.org_unit,
+                                    &row.category_option_combo, &row.attribute_option_combo};
+    for (int column = 0; column < 5; ++column) {
+      ASSERT_EQ(texts[column]->bytes,
+                std::to_string(column) + ":" + std::to_string(line_ids[column]))
+          << line;
+    }
+  }
+}
+
 TEST_F(DataValueLineParserTest, AnIdOutsideTheScopeIsInternal) {
   std::string line = Line("1");
   line[0] = '9';
