@@ -2,6 +2,7 @@
 #define DVEXPORT_SERVICE_DB_DATA_VALUE_LINE_PARSER_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,30 +35,25 @@ absl::Status SplitCopyTextLine(std::string_view line, int count, CopyTextField* 
 // DataLoss for anything else, infinity and -infinity included.
 absl::Status ParseCopyTimestamp(std::string_view text, int64_t* micros);
 
-// Maps internal ids of one dimension to output identifiers, remembering the
-// last hit: consecutive rows mostly share their data element and period.
+// Maps internal ids of one dimension to output identifiers: built once per export from the
+// scope's map, then read by every reader thread of the export (it is never changed).
 //
 // The lookup is the parser's most frequent memory access (one per column and row, the org
-// unit's mostly a different one each row), so it does not go through the map itself: it keeps
-// its own open-addressing table of (id, identifier pointer) pairs, 16 bytes each, at most half
-// full, hashed by one multiplication: one cache line per lookup instead of absl's control bytes
-// and then 48-byte slots. Built from the map in O(size), once per parser.
-class IdentifierLookup {
+// unit's mostly a different one each row), so it does not go through the map itself: the table
+// is open addressing of (id, identifier pointer) pairs, 16 bytes each, at most half full, hashed
+// by one multiplication: one cache line per lookup instead of absl's control bytes and then
+// 48-byte slots. Built from the map in O(size); it points into the map, which must outlive it.
+class IdentifierTable {
  public:
-  explicit IdentifierLookup(const IdentifierMap* map);
+  explicit IdentifierTable(const IdentifierMap& map);
 
   // Null if the id is unknown; points at nullopt if the object has no
   // identifier in the output scheme.
-  [[gnu::always_inline]] const std::optional<std::string>* Find(int64_t id) {
-    if (id == last_id_ && last_ != nullptr) return last_;
+  [[gnu::always_inline]] const std::optional<std::string>* Find(int64_t id) const {
     for (size_t i = Slot(id);; i = (i + 1) & mask_) {
       const Entry& entry = entries_[i];
       if (entry.identifier == nullptr) return nullptr;
-      if (entry.id == id) {
-        last_id_ = id;
-        last_ = entry.identifier;
-        return last_;
-      }
+      if (entry.id == id) return entry.identifier;
     }
   }
 
@@ -74,6 +70,36 @@ class IdentifierLookup {
   std::vector<Entry> entries_;  // a power of two of them, at least twice the map's size
   size_t mask_;
   unsigned shift_;  // 64 - log2(entries_.size())
+};
+
+// The tables of an export's five id columns, built once per export (ReadSession) and shared by
+// its readers. "scope" must outlive them.
+struct IdentifierTables {
+  explicit IdentifierTables(const ExportScope& scope);
+
+  IdentifierTable data_elements, periods, org_units, category_option_combos,
+      attribute_option_combos;
+};
+
+// One reader's view of a table, remembering the last hit: consecutive rows mostly share their
+// data element and period. Not thread-safe (one per parser).
+class IdentifierLookup {
+ public:
+  explicit IdentifierLookup(const IdentifierTable* table) : table_(table) {}
+
+  // As IdentifierTable::Find.
+  [[gnu::always_inline]] const std::optional<std::string>* Find(int64_t id) {
+    if (id == last_id_ && last_ != nullptr) return last_;
+    const std::optional<std::string>* found = table_->Find(id);
+    if (found != nullptr) {
+      last_id_ = id;
+      last_ = found;
+    }
+    return found;
+  }
+
+ private:
+  const IdentifierTable* table_;
   int64_t last_id_ = 0;
   const std::optional<std::string>* last_ = nullptr;
 };
@@ -82,7 +108,9 @@ class IdentifierLookup {
 // into rows with the scope's output identifiers.
 class DataValueLineParser {
  public:
-  // "*scope" must outlive the parser.
+  // "*tables" (and the scope they were built from) must outlive the parser.
+  explicit DataValueLineParser(const IdentifierTables* tables);
+  // With tables of its own, built from "*scope", which must outlive the parser.
   explicit DataValueLineParser(const ExportScope* scope);
 
   // Fills "*row" from "line"; its text points into "line" or the parser, valid
@@ -95,6 +123,8 @@ class DataValueLineParser {
   int64_t general_lines() const { return general_lines_; }
 
  private:
+  explicit DataValueLineParser(std::unique_ptr<const IdentifierTables> own_tables);
+
   // The usual line, parsed in one pass without a field list; false for
   // anything unusual (then ParseAnyLine parses it, or says what is wrong).
   bool ParseUsual(std::string_view line, encode::DataValueRow* row);
@@ -106,9 +136,16 @@ class DataValueLineParser {
   // Reads the text field at "*p" (not the last) into "*text" and moves "*p"
   // past its tab; false if there is none or it is malformed.
   bool NextText(const char** p, const char* end, encode::Text* text);
+  // NextText for any field (long, escaped, near the end of the line). Not inlined.
+  [[gnu::noinline]] bool NextTextSlowly(const char** p, const char* end, encode::Text* text);
 
+  std::unique_ptr<const IdentifierTables> own_tables_;  // for the scope constructor only
   IdentifierLookup data_elements_, periods_, org_units_, category_option_combos_,
       attribute_option_combos_;
+  // Per id column, the text of the last short id read (ShortIdTextAt's key; 0: none yet) and its
+  // identifier.
+  uint64_t id_keys_[5] = {};
+  const std::optional<std::string>* id_identifiers_[5] = {};
   std::string scratch_;
   bool scratch_ready_ = false;  // scratch_ was cleared for the line being parsed
   // The fields of the line being parsed (a member: not initialized again for every line).

@@ -4,18 +4,18 @@
 #include <pqxx/stream_from>
 #include <string>
 
-#include "service/db/data_value_line_parser.h"
 
 namespace dvexport::db {
 
 absl::Status StreamDataValues(pqxx::transaction_base& tx, const ExportScope& scope,
+                              const IdentifierTables& tables,
                               const std::optional<BlockRange>& blocks,
                               absl::FunctionRef<bool(const encode::DataValueRow&)> row) {
   if (scope.MatchesNothing()) return absl::OkStatus();
   // libpqxx 6.4's stream_from reads tables only: it runs "COPY <table> TO STDOUT", so the
   // query goes in as a parenthesized "table". libpqxx 7 has stream_from::query for this.
   pqxx::stream_from copy(tx, "(" + BuildDataValueSelectSql(scope, blocks) + ")");
-  DataValueLineParser parser(&scope);
+  DataValueLineParser parser(&tables);
   encode::DataValueRow parsed;
   std::string line;
   absl::Status status;

@@ -6,20 +6,21 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
+#include "service/db/data_value_line_parser.h"
 #include "service/db/export_scope.h"
 #include "service/encode/data_value_row.h"
 
 namespace dvexport::db {
 
 // Streams the data values of "scope" (only those stored in "blocks", if
-// given) in "tx" with one COPY in text format, and calls "row" for each, in
-// the order PostgreSQL sends them; rows are valid only during the call.
-// Memory does not grow with the export. OK at the end of the COPY; Cancelled
-// if "row" returned false, DataLoss or Internal for a line that cannot be
-// parsed: then the COPY has been cancelled and "tx" must be aborted (its
-// ROLLBACK reads what is left of it). Database errors are libpqxx's
+// given), with the scope's identifier "tables", in "tx" with one COPY in text format, and calls
+// "row" for each, in the order PostgreSQL sends them; rows are valid only during the call. Memory
+// does not grow with the export. OK at the end of the COPY; Cancelled if "row" returned false,
+// DataLoss or Internal for a line that cannot be parsed: then the COPY has been cancelled and "tx"
+// must be aborted (its ROLLBACK reads what is left of it). Database errors are libpqxx's
 // exceptions.
 absl::Status StreamDataValues(pqxx::transaction_base& tx, const ExportScope& scope,
+                              const IdentifierTables& tables,
                               const std::optional<BlockRange>& blocks,
                               absl::FunctionRef<bool(const encode::DataValueRow&)> row);
 

@@ -125,6 +125,7 @@ absl::Status ReadSession::Begin(const dhis2::ExportParams& params) {
     absl::StatusOr<ExportScope> scope = ResolveExportScope(*tx_, &(*conn_)->schema_facts(), params);
     if (!scope.ok()) return scope.status();
     scope_ = *std::move(scope);
+    identifier_tables_.emplace(scope_);
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
@@ -208,8 +209,9 @@ absl::Status ReadSession::ReadSlices(DatabaseConnection& conn, Transaction& tx,
                                      absl::FunctionRef<bool(const encode::DataValueRow&)> row) {
   std::optional<BlockRange> slice;
   while (slices_.Next(&slice)) {
-    absl::Status status = RunStatements(conn, "reading data values",
-                                        [&] { return StreamDataValues(tx, scope_, slice, row); });
+    absl::Status status = RunStatements(conn, "reading data values", [&] {
+      return StreamDataValues(tx, scope_, *identifier_tables_, slice, row);
+    });
     if (!status.ok()) return status;
   }
   return absl::OkStatus();

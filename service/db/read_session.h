@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "service/db/adx_stream.h"
 #include "service/db/connection_pool.h"
+#include "service/db/data_value_line_parser.h"
 #include "service/db/export_scope.h"
 #include "service/db/query_canceller.h"
 #include "service/db/read_plan.h"
@@ -188,6 +189,8 @@ class ReadSession {
   std::optional<PooledConnection> conn_;
   std::unique_ptr<Transaction> tx_;  // on conn_
   ExportScope scope_;
+  // Built once from scope_ when it is resolved; read by every reader.
+  std::optional<IdentifierTables> identifier_tables_;
   std::optional<AdxScope> adx_;
   SliceDispenser slices_;
   int readers_ = 1;

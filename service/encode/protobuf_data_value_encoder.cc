@@ -37,7 +37,7 @@ constexpr size_t kMaxFixedOverhead = 1 + kMaxVarint32 + 2 * kMaxTimestamp + 2 * 
 inline ByteVector NonAscii(ByteVector v) { return v < 0; }
 
 // A length-delimited string field.
-inline char* WriteString(char* p, char tag, std::string_view bytes) {
+[[gnu::always_inline]] inline char* WriteString(char* p, char tag, std::string_view bytes) {
   const auto* s = reinterpret_cast<const unsigned char*>(bytes.data());
   const size_t n = bytes.size();
   *p++ = tag;
@@ -58,26 +58,21 @@ inline char* WriteString(char* p, char tag, std::string_view bytes) {
   return WriteRepairedUtf8(p + valid, s + valid, n - valid);
 }
 
-inline char* WriteText(char* p, char tag, const Text& text) {
+[[gnu::always_inline]] inline char* WriteText(char* p, char tag, const Text& text) {
   return text.is_null ? p : WriteString(p, tag, text.bytes);
 }
 
-// google.protobuf.Timestamp of "micros" since the epoch: seconds floored, nanos in [0, 1e9).
-inline char* WriteTimestamp(char* p, char tag, int64_t micros) {
-  int64_t seconds = micros / 1000000;
-  int64_t rest = micros % 1000000;
-  if (rest < 0) {
-    --seconds;
-    rest += 1000000;
-  }
-  const uint64_t nanos = static_cast<uint64_t>(rest) * 1000;
-  const size_t size = (seconds != 0 ? 1 + VarintSize(static_cast<uint64_t>(seconds)) : 0) +
-                      (nanos != 0 ? 1 + VarintSize(nanos) : 0);
+// A google.protobuf.Timestamp field.
+inline char* WriteTimestamp(char* p, char tag, TimestampParts parts) {
+  const uint64_t seconds = static_cast<uint64_t>(parts.seconds);
+  const uint64_t nanos = static_cast<uint64_t>(parts.nanos);
+  const size_t size =
+      (seconds != 0 ? 1 + VarintSize(seconds) : 0) + (nanos != 0 ? 1 + VarintSize(nanos) : 0);
   *p++ = tag;
   *p++ = static_cast<char>(size);  // at most 17
   if (seconds != 0) {
     *p++ = wire::timestamp::kSeconds;
-    p = WriteVarint(p, static_cast<uint64_t>(seconds));
+    p = WriteVarint(p, seconds);
   }
   if (nanos != 0) {
     *p++ = wire::timestamp::kNanos;
@@ -98,9 +93,9 @@ void ProtobufDataValueEncoder::Add(const DataValueRow& row) {
   const size_t max_size = kMaxFixedOverhead + kTextFields * kMaxTextOverhead +
                           kUtf8ReplacementCharacterLength * text_bytes;
   char* const start = out_->Reserve(max_size);
-  // The value's length comes before it: write the value after room for the longest length,
-  // then move it next to the length it turned out to have.
-  char* const body = start + 1 + kMaxVarint32;
+  // The value's length comes before it: write the value after room for a one-byte length (most
+  // values are shorter than 128 bytes), and move it further only when its length needs more.
+  char* const body = start + 2;
   char* p = body;
   p = WriteText(p, dv::kDataElement, row.data_element);
   if (!row.period.is_null && !row.period.bytes.empty())
@@ -110,14 +105,14 @@ void ProtobufDataValueEncoder::Add(const DataValueRow& row) {
   p = WriteText(p, dv::kAttributeOptionCombo, row.attribute_option_combo);
   p = WriteText(p, dv::kValue, row.value);
   p = WriteText(p, dv::kStoredBy, row.stored_by);
-  const int64_t created = timestamps_.Micros(row.created);
+  const TimestampParts created = timestamps_.Parts(row.created);
   // Most values were never updated: the line parser hands on one text for both.
   const bool same_text = !row.created.usual_text.empty() &&
                          row.last_updated.usual_text.data() == row.created.usual_text.data() &&
                          row.last_updated.usual_text.size() == row.created.usual_text.size();
   p = WriteTimestamp(p, dv::kCreated, created);
   p = WriteTimestamp(p, dv::kLastUpdated,
-                     same_text ? created : timestamps_.Micros(row.last_updated));
+                     same_text ? created : timestamps_.Parts(row.last_updated));
   p = WriteText(p, dv::kComment, row.comment);
   if (row.followup) {
     *p++ = dv::kFollowup;
@@ -128,11 +123,19 @@ void ProtobufDataValueEncoder::Add(const DataValueRow& row) {
     *p++ = 1;
   }
   const size_t body_size = static_cast<size_t>(p - body);
-  char* q = start;
-  *q++ = wire::data_value_batch::kDataValues;
-  q = WriteVarint(q, body_size);
-  if (q != body) std::memmove(q, body, body_size);
-  const size_t written = static_cast<size_t>(q - start) + body_size;
+  start[0] = wire::data_value_batch::kDataValues;
+  size_t written;
+  if (body_size < 0x80) {
+    start[1] = static_cast<char>(body_size);
+    written = 2 + body_size;
+  } else {
+    // Rare (long texts): the body moves up by the length's extra bytes. It fits: max_size
+    // counts kMaxVarint32 bytes of length.
+    const size_t length_size = VarintSize(body_size);
+    std::memmove(start + 1 + length_size, body, body_size);
+    WriteVarint(start + 1, body_size);
+    written = 1 + length_size + body_size;
+  }
   assert(written <= max_size);
   out_->Commit(written);
 }

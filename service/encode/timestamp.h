@@ -101,21 +101,45 @@ inline bool SameTimestampText(std::string_view a, std::string_view b) {
 #endif
 }
 
-// Microseconds since 1970-01-01T00:00:00 of timestamps in either form, remembering the day of
-// the last usual text: consecutive values often share their dates. Not thread-safe.
+// A timestamp as google.protobuf.Timestamp holds it: seconds since 1970-01-01T00:00:00, floored,
+// and the nanoseconds after them, in [0, 1e9).
+struct TimestampParts {
+  int64_t seconds = 0;
+  int32_t nanos = 0;
+};
+
+// Timestamps in either form as microseconds or seconds and nanoseconds since
+// 1970-01-01T00:00:00, remembering the day of the last usual text (consecutive values often share
+// their dates) and the first day of its year (and most exports span few years). Not thread-safe.
 class TimestampReader {
  public:
   int64_t Micros(const Timestamp& timestamp) {
     const std::string_view t = timestamp.usual_text;
     if (t.empty()) return timestamp.micros;
-    if (std::memcmp(t.data(), date_, sizeof date_) != 0) ReadDate(t.data());
-    const auto two_digits = [&t](size_t i) { return int64_t{TimestampDigitPair(t.data(), i)}; };
-    const int64_t seconds =
-        days_ * 86400 + two_digits(11) * 3600 + two_digits(14) * 60 + two_digits(17);
-    return seconds * 1000000 + FractionMicros(t);
+    return SecondsOfUsualText(t) * 1000000 + FractionMicros(t);
+  }
+
+  TimestampParts Parts(const Timestamp& timestamp) {
+    const std::string_view t = timestamp.usual_text;
+    if (t.empty()) {
+      int64_t seconds = timestamp.micros / 1000000;
+      int64_t rest = timestamp.micros % 1000000;
+      if (rest < 0) {
+        --seconds;
+        rest += 1000000;
+      }
+      return TimestampParts{seconds, static_cast<int32_t>(rest * 1000)};
+    }
+    return TimestampParts{SecondsOfUsualText(t), static_cast<int32_t>(FractionMicros(t) * 1000)};
   }
 
  private:
+  int64_t SecondsOfUsualText(std::string_view t) {
+    if (std::memcmp(t.data(), date_, sizeof date_) != 0) ReadDate(t.data());
+    const auto two_digits = [&t](size_t i) { return int64_t{TimestampDigitPair(t.data(), i)}; };
+    return days_ * 86400 + two_digits(11) * 3600 + two_digits(14) * 60 + two_digits(17);
+  }
+
   // The fraction digits (0 to 6 after the '.') as microseconds, without a loop over them: the
   // last 8 bytes of the text hold them; they are moved to the low bytes, padded to "00dddddd"
   // and converted in three multiplications.
@@ -134,10 +158,15 @@ class TimestampReader {
     return static_cast<int64_t>(v);
   }
 
+  // Sets date_ and days_ from the usual text at "t" (its year from year_days_ when it is the
+  // year of the date before).
   void ReadDate(const char* t);
 
-  char date_[10] = {};  // "YYYY-MM-DD" of the last usual text, or zeros
-  int64_t days_ = 0;    // its days since 1970-01-01
+  char date_[10] = {};     // "YYYY-MM-DD" of the last usual text, or zeros
+  int64_t days_ = 0;       // its days since 1970-01-01
+  char year_[4] = {};      // "YYYY" of the last year read, or zeros
+  int64_t year_days_ = 0;  // days from 1970-01-01 to its January 1
+  bool leap_ = false;      // whether it is a leap year
 };
 
 }  // namespace dvexport::encode

@@ -223,6 +223,38 @@ TEST(DataValueLineParserIdTest, IdsOfEveryLengthInEveryColumn) {
   }
 }
 
+// Consecutive lines whose ids share prefixes, lengths or nothing with the line before, in every
+// column: each line maps its own ids (the parser remembers the last id text of each column).
+TEST(DataValueLineParserIdTest, ConsecutiveLinesEachMapTheirOwnIds) {
+  const int64_t ids[] = {1, 12, 123, 21, 1234567, 12345678, 2, 1000000, 7654321};
+  ExportScope scope;
+  IdentifierMap* maps[5] = {&scope.data_elements, &scope.periods, &scope.org_units,
+                            &scope.category_option_combos, &scope.attribute_option_combos};
+  for (int column = 0; column < 5; ++column) {
+    for (int64_t id : ids) (*maps[column])[id] = std::to_string(column) + ":" + std::to_string(id);
+  }
+  DataValueLineParser parser(&scope);
+  std::mt19937 rng(5);
+  for (int i = 0; i < 2000; ++i) {
+    int64_t line_ids[5];
+    std::string line;
+    for (int64_t& id : line_ids) {
+      id = ids[rng() % std::size(ids)];
+      line += std::to_string(id) + '\t';
+    }
+    line += "1\tadmin\t2024-01-12 10:00:00\t2024-01-12 10:00:00\t\\N\tf\tf\n";
+    encode::DataValueRow row;
+    ASSERT_TRUE(parser.Parse(line, &row).ok()) << line;
+    const encode::Text* texts[5] = {&row.data_element, &row.period, &row.org_unit,
+                                    &row.category_option_combo, &row.attribute_option_combo};
+    for (int column = 0; column < 5; ++column) {
+      ASSERT_EQ(texts[column]->bytes,
+                std::to_string(column) + ":" + std::to_string(line_ids[column]))
+          << line;
+    }
+  }
+}
+
 TEST_F(DataValueLineParserTest, AnIdOutsideTheScopeIsInternal) {
   std::string line = Line("1");
   line[0] = '9';
@@ -300,7 +332,8 @@ namespace {
 
 // Every id of the map is found, pointing at its own identifier, and no other id is: for ids
 // that collide in the table (multiples of a power of two), random and negative ones, 0, and
-// maps of every size up to a few thousand.
+// maps of every size up to a few thousand; through the table and through a lookup that
+// remembers its last hit (two lookups on one table: the table is shared by an export's readers).
 TEST(IdentifierLookupTest, FindsEveryIdOfTheMapAndNoOther) {
   std::mt19937_64 rng(3);
   for (size_t size : {size_t{0}, size_t{1}, size_t{7}, size_t{8}, size_t{9}, size_t{100},
@@ -324,15 +357,22 @@ TEST(IdentifierLookupTest, FindsEveryIdOfTheMapAndNoOther) {
         map[id] = "id" + std::to_string(id);
       }
     }
-    IdentifierLookup lookup(&map);
+    const IdentifierTable table(map);
+    IdentifierLookup lookup(&table);
+    IdentifierLookup other(&table);
     for (const auto& [id, identifier] : map) {
+      ASSERT_EQ(table.Find(id), &identifier) << id << " in a map of " << size;
       ASSERT_EQ(lookup.Find(id), &identifier) << id << " in a map of " << size;
       ASSERT_EQ(lookup.Find(id), &identifier) << "again, the remembered hit";
+    }
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      ASSERT_EQ(other.Find(it->first), &it->second) << "a second lookup on the same table";
     }
     for (int i = 0; i < 20000; ++i) {
       const int64_t id =
           i % 2 == 0 ? static_cast<int64_t>(rng()) : static_cast<int64_t>(rng() % 2000000);
       if (map.contains(id)) continue;
+      ASSERT_EQ(table.Find(id), nullptr) << id << " in a map of " << size;
       ASSERT_EQ(lookup.Find(id), nullptr) << id << " in a map of " << size;
     }
   }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -98,10 +99,15 @@ TEST(TimestampTest, TheReaderGivesTheMicrosOfEitherForm) {
   int64_t previous = 0;
   for (int i = 0; i < 200000; ++i) {
     int64_t micros;
-    switch (i % 4) {
+    switch (i % 5) {
       case 0:  // the same day as the one before: the reader's remembered day
         micros = previous - previous % 86400000000 + static_cast<int64_t>(rng() % 86400000000);
         if (micros < kFirstUsualMicros) micros = kFirstUsualMicros;
+        break;
+      case 4:  // within 400 days of the one before: mostly the reader's remembered year
+        micros =
+            previous + static_cast<int64_t>(rng() % (800 * 86400000000ull)) - 400 * 86400000000;
+        micros = std::clamp(micros, kFirstUsualMicros, kEndUsualMicros - 1);
         break;
       case 1:
         micros = static_cast<int64_t>(rng() % 4000000000000000) - 2000000000000000;
@@ -113,6 +119,14 @@ TEST(TimestampTest, TheReaderGivesTheMicrosOfEitherForm) {
     const std::string text = PostgresTimestampText(micros);
     ASSERT_EQ(reader.Micros(Timestamp{text, 0}), micros) << text;
     ASSERT_EQ(reader.Micros(Timestamp{{}, micros ^ 1}), micros ^ 1) << "micros form";
+    // Seconds floored, nanoseconds in [0, 1e9), from either form.
+    const int64_t floor_seconds = micros / 1000000 - (micros % 1000000 < 0 ? 1 : 0);
+    const int32_t nanos = static_cast<int32_t>((micros - floor_seconds * 1000000) * 1000);
+    for (const Timestamp& timestamp : {Timestamp{text, 0}, Timestamp{{}, micros}}) {
+      const TimestampParts parts = reader.Parts(timestamp);
+      ASSERT_EQ(parts.seconds, floor_seconds) << text;
+      ASSERT_EQ(parts.nanos, nanos) << text;
+    }
   }
   EXPECT_EQ(reader.Micros(Timestamp{"1969-12-31 23:59:59.999999", 0}), -1);
   EXPECT_EQ(reader.Micros(Timestamp{"0001-01-01 00:00:00", 0}), kFirstUsualMicros);

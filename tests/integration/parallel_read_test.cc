@@ -185,11 +185,12 @@ TEST_F(ParallelReadTest, SlicesCoverTheTableEndToEndAndEveryValueOnce) {
   absl::StatusOr<db::ExportScope> scope =
       db::ResolveExportScope(tx, &(*conn)->schema_facts(), *params);
   ASSERT_TRUE(scope.ok()) << scope.status();
+  const db::IdentifierTables tables(*scope);
 
   auto count = [&](const std::optional<db::BlockRange>& blocks) {
     int64_t n = 0;
     absl::Status status = db::StreamDataValues(
-        tx, *scope, blocks, [&](const encode::DataValueRow&) { return ++n, true; });
+        tx, *scope, tables, blocks, [&](const encode::DataValueRow&) { return ++n, true; });
     EXPECT_TRUE(status.ok()) << status;
     return n;
   };
