@@ -4,7 +4,6 @@
 #include <pqxx/stream_from>
 #include <string>
 
-
 namespace dvexport::db {
 
 absl::Status StreamDataValues(pqxx::transaction_base& tx, const ExportScope& scope,
