@@ -71,13 +71,11 @@ inline char* WriteVarint(char* p, uint64_t v) {
   return p;
 }
 
+// 7 bits per byte, at least one byte, without a loop: the bits "v" needs (1 for 0), times 9/64
+// rounded up from one (protobuf's formula).
 inline size_t VarintSize(uint64_t v) {
-  size_t n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    ++n;
-  }
-  return n;
+  const size_t bits = static_cast<size_t>(64 - __builtin_clzll(v | 1));
+  return (bits * 9 + 64) / 64;
 }
 
 // A one-byte tag and a varint (the field's value, or a length-delimited field's length) at "p",

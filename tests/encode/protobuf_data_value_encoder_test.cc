@@ -14,7 +14,9 @@
 #include <vector>
 
 #include "dvexport/v1/export.pb.h"
+#include "google/protobuf/io/coded_stream.h"
 #include "service/encode/chunk_buffer.h"
+#include "service/encode/wire_format.h"
 #include "tests/support/postgres_timestamp.h"
 #include "tests/support/to_data_value.h"
 
@@ -158,6 +160,22 @@ TEST(ProtobufDataValueEncoderTest, BatchEndWritesOnlyWhatIsSet) {
   expected.set_values_so_far(INT64_MAX);
   char* end = ProtobufDataValueEncoder::WriteBatchEnd(buffer, true, INT64_MAX);
   EXPECT_EQ(std::string(buffer, end), expected.SerializeAsString());
+}
+
+// The size of every varint length from 0 to 2^64 - 1 (the edges of each byte count and values
+// between them) is what protobuf computes and what WriteVarint writes.
+TEST(WireFormatTest, VarintSizeIsWhatIsWritten) {
+  std::vector<uint64_t> values = {0, 1, UINT64_MAX};
+  for (int bits = 1; bits < 64; ++bits) {
+    const uint64_t edge = uint64_t{1} << bits;
+    values.insert(values.end(), {edge - 1, edge, edge + 1, edge | (edge >> 1)});
+  }
+  for (uint64_t v : values) {
+    char buffer[wire::kMaxVarint64];
+    const size_t written = static_cast<size_t>(wire::WriteVarint(buffer, v) - buffer);
+    ASSERT_EQ(wire::VarintSize(v), written) << v;
+    ASSERT_EQ(wire::VarintSize(v), google::protobuf::io::CodedOutputStream::VarintSize64(v)) << v;
+  }
 }
 
 }  // namespace
