@@ -293,14 +293,6 @@ DataValueLineParser::DataValueLineParser(const IdentifierTables* tables)
       category_option_combos_(&tables->category_option_combos),
       attribute_option_combos_(&tables->attribute_option_combos) {}
 
-DataValueLineParser::DataValueLineParser(const ExportScope* scope)
-    : DataValueLineParser(std::make_unique<const IdentifierTables>(*scope)) {}
-
-DataValueLineParser::DataValueLineParser(std::unique_ptr<const IdentifierTables> own_tables)
-    : DataValueLineParser(own_tables.get()) {
-  own_tables_ = std::move(own_tables);
-}
-
 // The tab after the usual timestamp at "p" ("YYYY-MM-DD HH:MM:SS[.ffffff]": 19 to 26 bytes), or
 // null. What lies before it is checked by IsUsualTimestamp, which rejects anything else (a
 // backslash included).

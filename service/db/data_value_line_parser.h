@@ -2,7 +2,6 @@
 #define DVEXPORT_SERVICE_DB_DATA_VALUE_LINE_PARSER_H_
 
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -110,8 +109,6 @@ class DataValueLineParser {
  public:
   // "*tables" (and the scope they were built from) must outlive the parser.
   explicit DataValueLineParser(const IdentifierTables* tables);
-  // With tables of its own, built from "*scope", which must outlive the parser.
-  explicit DataValueLineParser(const ExportScope* scope);
 
   // Fills "*row" from "line"; its text points into "line" or the parser, valid
   // until the next call. DataLoss for a malformed line, Internal for an id
@@ -123,8 +120,6 @@ class DataValueLineParser {
   int64_t general_lines() const { return general_lines_; }
 
  private:
-  explicit DataValueLineParser(std::unique_ptr<const IdentifierTables> own_tables);
-
   // The usual line, parsed in one pass without a field list; false for
   // anything unusual (then ParseAnyLine parses it, or says what is wrong).
   bool ParseUsual(std::string_view line, encode::DataValueRow* row);
@@ -139,7 +134,6 @@ class DataValueLineParser {
   // NextText for any field (long, escaped, near the end of the line). Not inlined.
   [[gnu::noinline]] bool NextTextSlowly(const char** p, const char* end, encode::Text* text);
 
-  std::unique_ptr<const IdentifierTables> own_tables_;  // for the scope constructor only
   IdentifierLookup data_elements_, periods_, org_units_, category_option_combos_,
       attribute_option_combos_;
   // Per id column, the text of the last short id read (ShortIdTextAt's key; 0: none yet) and its

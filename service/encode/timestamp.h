@@ -108,17 +108,11 @@ struct TimestampParts {
   int32_t nanos = 0;
 };
 
-// Timestamps in either form as microseconds or seconds and nanoseconds since
+// Timestamps in either form as seconds and nanoseconds since
 // 1970-01-01T00:00:00, remembering the day of the last usual text (consecutive values often share
 // their dates) and the first day of its year (and most exports span few years). Not thread-safe.
 class TimestampReader {
  public:
-  int64_t Micros(const Timestamp& timestamp) {
-    const std::string_view t = timestamp.usual_text;
-    if (t.empty()) return timestamp.micros;
-    return SecondsOfUsualText(t) * 1000000 + FractionMicros(t);
-  }
-
   TimestampParts Parts(const Timestamp& timestamp) {
     const std::string_view t = timestamp.usual_text;
     if (t.empty()) {

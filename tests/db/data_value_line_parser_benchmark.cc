@@ -49,7 +49,8 @@ struct Lines {
 
 void BM_ParseDataValueLine(benchmark::State& state) {
   static const Lines* lines = new Lines();
-  DataValueLineParser parser(&lines->scope);
+  static const IdentifierTables* tables = new IdentifierTables(lines->scope);
+  DataValueLineParser parser(tables);
   encode::DataValueRow row;
   for (const std::string& line : lines->lines) {
     if (absl::Status status = parser.Parse(line, &row); !status.ok()) {

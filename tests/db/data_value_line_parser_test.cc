@@ -50,7 +50,8 @@ class DataValueLineParserTest : public ::testing::Test {
   }
 
   ExportScope scope_ = SmallScope();
-  DataValueLineParser parser_{&scope_};
+  IdentifierTables tables_{scope_};
+  DataValueLineParser parser_{&tables_};
   std::string line_;
   encode::DataValueRow row_;
 };
@@ -211,7 +212,8 @@ TEST(DataValueLineParserIdTest, IdsOfEveryLengthInEveryColumn) {
       line.replace(0, line.find("\t1\tadmin") + 1, head);
       // A digit, then bytes that carry when 6 is added to them, right after the id.
       line.replace(line.find("\t1\tadmin") + 1, 1, "1\xfa\xff");
-      DataValueLineParser parser(&scope);
+      const IdentifierTables tables(scope);
+      DataValueLineParser parser(&tables);
       encode::DataValueRow row;
       ASSERT_TRUE(parser.Parse(line, &row).ok()) << line;
       const encode::Text* texts[5] = {&row.data_element, &row.period, &row.org_unit,
@@ -233,7 +235,8 @@ TEST(DataValueLineParserIdTest, ConsecutiveLinesEachMapTheirOwnIds) {
   for (int column = 0; column < 5; ++column) {
     for (int64_t id : ids) (*maps[column])[id] = std::to_string(column) + ":" + std::to_string(id);
   }
-  DataValueLineParser parser(&scope);
+  const IdentifierTables tables(scope);
+  DataValueLineParser parser(&tables);
   std::mt19937 rng(5);
   for (int i = 0; i < 2000; ++i) {
     int64_t line_ids[5];
