@@ -54,11 +54,10 @@ inline void SpecialBytes(const char* p, size_t size, uint32_t* tabs, uint32_t* b
 }
 
 // The id text (1 to 7 digits) at "p", where at least 8 bytes are readable: the number of its
-// digits, the 8 bytes at "p" (*bytes) and the digits alone, the bytes after them zeroed (*key:
-// never 0, and equal for equal ids); 0 digits when "p" holds no digit or 8 or more of them
+// digits and the 8 bytes at "p" (*bytes); 0 digits when "p" holds no digit or 8 or more of them
 // (then the caller reads them one by one). Branch-free: the usual ids vary in length from row to
 // row, and a loop's exit mispredicts on every change.
-[[gnu::always_inline]] inline int ShortIdTextAt(const char* p, uint64_t* bytes, uint64_t* key) {
+[[gnu::always_inline]] inline int ShortIdTextAt(const char* p, uint64_t* bytes) {
   std::memcpy(bytes, p, 8);
   // A byte is a digit when its high nibble is 3 and stays 3 with 6 added ('0'-'9' are
   // 0x30-0x39). A carry out of a non-digit byte changes only the bytes after it.
@@ -66,9 +65,7 @@ inline void SpecialBytes(const char* p, size_t size, uint32_t* tabs, uint32_t* b
       (*bytes & 0xF0F0F0F0F0F0F0F0) | (((*bytes + 0x0606060606060606) & 0xF0F0F0F0F0F0F0F0) >> 4);
   const uint64_t not_digits = nibbles ^ 0x3333333333333333;
   if (not_digits == 0) return 0;
-  const int digits = __builtin_ctzll(not_digits) / 8;  // little-endian: the first byte is lowest
-  *key = *bytes & ((uint64_t{1} << (8 * digits)) - 1);
-  return digits;
+  return __builtin_ctzll(not_digits) / 8;  // little-endian: the first byte is lowest
 }
 
 // The value of the id text of ShortIdTextAt: "bytes" and its number of "digits" (1 to 7).
@@ -378,33 +375,42 @@ bool DataValueLineParser::ParseUsual(std::string_view line, encode::DataValueRow
                                         &category_option_combos_, &attribute_option_combos_};
   const std::optional<std::string>* ids[5];
   for (int i = 0; i < 5; ++i) {
-    uint64_t bytes;
-    uint64_t key = 0;
-    const int digits = end - p >= 8 ? ShortIdTextAt(p, &bytes, &key) : 0;
-    if (digits != 0) {
+    if (end - p >= 8) {
+      uint64_t word;
+      std::memcpy(&word, p, 8);
       // Consecutive rows often share their data element, period and option combos: the same
-      // text as this column's last id is the same identifier, without reading or looking it up.
-      p += digits;  // at most 7: p < end
-      if (*p != '\t') return false;
-      if (key != id_keys_[i]) {
-        const std::optional<std::string>* found = lookups[i]->Find(ShortIdValue(bytes, digits));
+      // digits and tab as this column's last short id are the same identifier, with one load
+      // and one compare.
+      if ((word & id_masks_[i]) == id_words_[i]) {
+        ids[i] = id_identifiers_[i];
+        p += id_lengths_[i];
+        continue;
+      }
+      const int digits = ShortIdTextAt(p, &word);
+      if (digits != 0) {
+        if (p[digits] != '\t') return false;  // at most 7 digits: p + digits < end
+        const std::optional<std::string>* found = lookups[i]->Find(ShortIdValue(word, digits));
         if (found == nullptr) return false;
-        id_keys_[i] = key;
+        // The digits and their tab: 2 to 8 bytes.
+        id_masks_[i] = ~uint64_t{0} >> (8 * (7 - digits));
+        id_words_[i] = word & id_masks_[i];
+        id_lengths_[i] = digits + 1;
         id_identifiers_[i] = found;
+        ids[i] = found;
+        p += digits + 1;
+        continue;
       }
-      ids[i] = id_identifiers_[i];
-    } else {
-      const char* const start = p;
-      int64_t id = 0;
-      for (; p < end; ++p) {
-        const unsigned digit = static_cast<unsigned char>(*p) - '0';
-        if (digit > 9) break;
-        id = id * 10 + digit;
-      }
-      if (p == start || p - start > 18 || p == end || *p != '\t' ||
-          (ids[i] = lookups[i]->Find(id)) == nullptr) {
-        return false;
-      }
+    }
+    const char* const start = p;
+    int64_t id = 0;
+    for (; p < end; ++p) {
+      const unsigned digit = static_cast<unsigned char>(*p) - '0';
+      if (digit > 9) break;
+      id = id * 10 + digit;
+    }
+    if (p == start || p - start > 18 || p == end || *p != '\t' ||
+        (ids[i] = lookups[i]->Find(id)) == nullptr) {
+      return false;
     }
     ++p;
   }
@@ -444,12 +450,6 @@ bool DataValueLineParser::ParseUsual(std::string_view line, encode::DataValueRow
   row->category_option_combo = IdText(ids[3]);
   row->attribute_option_combo = IdText(ids[4]);
   return true;
-}
-
-absl::Status DataValueLineParser::Parse(std::string_view line, encode::DataValueRow* row) {
-  if (ParseUsual(line, row)) return absl::OkStatus();
-  ++general_lines_;
-  return ParseAnyLine(line, row);
 }
 
 absl::Status DataValueLineParser::ParseAnyLine(std::string_view line, encode::DataValueRow* row) {

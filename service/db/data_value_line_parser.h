@@ -113,7 +113,11 @@ class DataValueLineParser {
   // Fills "*row" from "line"; its text points into "line" or the parser, valid
   // until the next call. DataLoss for a malformed line, Internal for an id
   // outside the scope.
-  absl::Status Parse(std::string_view line, encode::DataValueRow* row);
+  absl::Status Parse(std::string_view line, encode::DataValueRow* row) {
+    if (ParseUsual(line, row)) [[likely]] return absl::OkStatus();
+    ++general_lines_;
+    return ParseAnyLine(line, row);
+  }
 
   // Lines that the one-pass parser (for the usual line) handed to the general one: escapes,
   // NULL ids or timestamps, unusual timestamps, errors. Tests check the usual lines stay usual.
@@ -136,9 +140,12 @@ class DataValueLineParser {
 
   IdentifierLookup data_elements_, periods_, org_units_, category_option_combos_,
       attribute_option_combos_;
-  // Per id column, the text of the last short id read (ShortIdTextAt's key; 0: none yet) and its
-  // identifier.
-  uint64_t id_keys_[5] = {};
+  // Per id column, the last short id (1 to 7 digits) read: its digits and tab as the 8 bytes
+  // at its start masked to them (id_masks_; 0 with a word of 1 matches nothing), their length
+  // and the id's identifier.
+  uint64_t id_words_[5] = {1, 1, 1, 1, 1};
+  uint64_t id_masks_[5] = {};
+  int id_lengths_[5] = {};
   const std::optional<std::string>* id_identifiers_[5] = {};
   std::string scratch_;
   bool scratch_ready_ = false;  // scratch_ was cleared for the line being parsed

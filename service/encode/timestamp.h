@@ -75,10 +75,14 @@ inline bool IsUsualTimestamp(std::string_view text) {
 inline size_t FormatUsualTimestamp(std::string_view text, char* out) {
   std::memcpy(out, text.data(), kMinUsualTimestampLength);  // "YYYY-MM-DD HH:MM:SS"
   out[10] = 'T';
-  char fraction[4] = {'.', '0', '0', '0'};
-  if (text.size() > 20)
-    std::memcpy(fraction + 1, text.data() + 20, std::min<size_t>(text.size() - 20, 3));
-  std::memcpy(out + 19, fraction, 4);
+  out[19] = '.';
+  if (text.size() >= 23) {
+    // Milliseconds or finer, the usual case: three digits kept, the rest cut.
+    std::memcpy(out + 20, text.data() + 20, 3);
+  } else {
+    // No fraction, or 1 or 2 digits: padded with zeros.
+    for (size_t i = 20; i < 23; ++i) out[i] = i < text.size() ? text[i] : '0';
+  }
   std::memcpy(out + 23, "+0000", 5);
   return 28;
 }

@@ -226,7 +226,9 @@ TEST(DataValueLineParserIdTest, IdsOfEveryLengthInEveryColumn) {
 }
 
 // Consecutive lines whose ids share prefixes, lengths or nothing with the line before, in every
-// column: each line maps its own ids (the parser remembers the last id text of each column).
+// column: each line maps its own ids (the parser remembers the last id text of each column), and
+// each is read by the one-pass parser (a remembered id taken for a longer one that starts like
+// it would leave the parser off its tab, and send the line to the general parser).
 TEST(DataValueLineParserIdTest, ConsecutiveLinesEachMapTheirOwnIds) {
   const int64_t ids[] = {1, 12, 123, 21, 1234567, 12345678, 2, 1000000, 7654321};
   ExportScope scope;
@@ -256,6 +258,7 @@ TEST(DataValueLineParserIdTest, ConsecutiveLinesEachMapTheirOwnIds) {
           << line;
     }
   }
+  EXPECT_EQ(parser.general_lines(), 0);
 }
 
 TEST_F(DataValueLineParserTest, AnIdOutsideTheScopeIsInternal) {
