@@ -114,7 +114,8 @@ class DataValueLineParser {
   // until the next call. DataLoss for a malformed line, Internal for an id
   // outside the scope.
   absl::Status Parse(std::string_view line, encode::DataValueRow* row) {
-    if (ParseUsual(line, row)) [[likely]] return absl::OkStatus();
+    if (ParseUsual(line, row)) [[likely]]
+      return absl::OkStatus();
     ++general_lines_;
     return ParseAnyLine(line, row);
   }
