@@ -53,23 +53,12 @@ inline void SpecialBytes(const char* p, size_t size, uint32_t* tabs, uint32_t* b
 #endif
 }
 
-// The id text (1 to 7 digits) at "p", where at least 8 bytes are readable: the number of its
-// digits and the 8 bytes at "p" (*bytes); 0 digits when "p" holds no digit or 8 or more of them
-// (then the caller reads them one by one). Branch-free: the usual ids vary in length from row to
-// row, and a loop's exit mispredicts on every change.
-[[gnu::always_inline]] inline int ShortIdTextAt(const char* p, uint64_t* bytes) {
-  std::memcpy(bytes, p, 8);
-  // A byte is a digit when its high nibble is 3 and stays 3 with 6 added ('0'-'9' are
-  // 0x30-0x39). A carry out of a non-digit byte changes only the bytes after it.
-  const uint64_t nibbles =
-      (*bytes & 0xF0F0F0F0F0F0F0F0) | (((*bytes + 0x0606060606060606) & 0xF0F0F0F0F0F0F0F0) >> 4);
-  const uint64_t not_digits = nibbles ^ 0x3333333333333333;
-  if (not_digits == 0) return 0;
-  return __builtin_ctzll(not_digits) / 8;  // little-endian: the first byte is lowest
-}
-
-// The value of the id text of ShortIdTextAt: "bytes" and its number of "digits" (1 to 7).
-[[gnu::always_inline]] inline int64_t ShortIdValue(uint64_t bytes, int digits) {
+// The value of the id text of "digits" (1 to 8) digits at "p", where 8 bytes are readable.
+// Branch-free: the usual ids vary in length from row to row, and a loop's exit mispredicts on
+// every change.
+[[gnu::always_inline]] inline int64_t ShortIdValue(const char* p, int digits) {
+  uint64_t bytes;
+  std::memcpy(&bytes, p, 8);
   // The digits' values in the top "digits" bytes, zeros (leading zero digits) below them.
   uint64_t value = (bytes - 0x3030303030303030) << (8 * (8 - digits));
   value = (value * 10 + (value >> 8)) & 0x00FF00FF00FF00FF;
@@ -77,6 +66,24 @@ inline void SpecialBytes(const char* p, size_t size, uint32_t* tabs, uint32_t* b
   value = (value * 10000 + (value >> 32)) & 0x00000000FFFFFFFF;
   return static_cast<int64_t>(value);
 }
+
+#if defined(__SSE2__)
+// The number of digits (1 to 15) the 16 bytes "bytes" start with; 0 if they start with none or
+// are all digits (then the caller reads them one by one).
+[[gnu::always_inline]] inline int IdDigits(__m128i bytes) {
+  const __m128i offset = _mm_sub_epi8(bytes, _mm_set1_epi8('0'));
+  const unsigned digits = static_cast<unsigned>(
+      _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(offset, _mm_set1_epi8(9)), offset)));
+  const unsigned others = digits ^ 0xFFFF;
+  return others == 0 ? 0 : __builtin_ctz(others);
+}
+
+// The value of the id text of "digits" (1 to 15) digits at "p", where 16 bytes are readable.
+[[gnu::always_inline]] inline int64_t IdValue(const char* p, int digits) {
+  if (digits <= 8) return ShortIdValue(p, digits);
+  return ShortIdValue(p, digits - 8) * 100000000 + ShortIdValue(p + digits - 8, 8);
+}
+#endif
 
 bool ParseId(const CopyTextField& field, int64_t* id) {
   // Ids are bigint primary keys: positive, at most 18 digits here (no overflow).
@@ -284,11 +291,8 @@ IdentifierTables::IdentifierTables(const ExportScope& scope)
       attribute_option_combos(scope.attribute_option_combos) {}
 
 DataValueLineParser::DataValueLineParser(const IdentifierTables* tables)
-    : data_elements_(&tables->data_elements),
-      periods_(&tables->periods),
-      org_units_(&tables->org_units),
-      category_option_combos_(&tables->category_option_combos),
-      attribute_option_combos_(&tables->attribute_option_combos) {}
+    : tables_{&tables->data_elements, &tables->periods, &tables->org_units,
+              &tables->category_option_combos, &tables->attribute_option_combos} {}
 
 // The tab after the usual timestamp at "p" ("YYYY-MM-DD HH:MM:SS[.ffffff]": 19 to 26 bytes), or
 // null. What lies before it is checked by IsUsualTimestamp, which rejects anything else (a
@@ -371,29 +375,27 @@ bool DataValueLineParser::ParseUsual(std::string_view line, encode::DataValueRow
   const char* p = line.data();
   const char* const end = p + line.size();
   scratch_ready_ = false;
-  IdentifierLookup* const lookups[5] = {&data_elements_, &periods_, &org_units_,
-                                        &category_option_combos_, &attribute_option_combos_};
   const std::optional<std::string>* ids[5];
   for (int i = 0; i < 5; ++i) {
-    if (end - p >= 8) {
-      uint64_t word;
-      std::memcpy(&word, p, 8);
+#if defined(__SSE2__)
+    if (end - p >= 16) {
+      const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
       // Consecutive rows often share their data element, period and option combos: the same
-      // digits and tab as this column's last short id are the same identifier, with one load
-      // and one compare.
-      if ((word & id_masks_[i]) == id_words_[i]) {
+      // digits and tab as this column's last id are the same identifier, with one compare.
+      const unsigned same = static_cast<unsigned>(_mm_movemask_epi8(
+          _mm_cmpeq_epi8(bytes, _mm_load_si128(reinterpret_cast<const __m128i*>(id_texts_[i])))));
+      if ((same & id_masks_[i]) == id_masks_[i]) {
         ids[i] = id_identifiers_[i];
         p += id_lengths_[i];
         continue;
       }
-      const int digits = ShortIdTextAt(p, &word);
+      const int digits = IdDigits(bytes);
       if (digits != 0) {
-        if (p[digits] != '\t') return false;  // at most 7 digits: p + digits < end
-        const std::optional<std::string>* found = lookups[i]->Find(ShortIdValue(word, digits));
+        if (p[digits] != '\t') return false;  // at most 15 digits: p + digits < end
+        const std::optional<std::string>* found = tables_[i]->Find(IdValue(p, digits));
         if (found == nullptr) return false;
-        // The digits and their tab: 2 to 8 bytes.
-        id_masks_[i] = ~uint64_t{0} >> (8 * (7 - digits));
-        id_words_[i] = word & id_masks_[i];
+        _mm_store_si128(reinterpret_cast<__m128i*>(id_texts_[i]), bytes);
+        id_masks_[i] = (2u << digits) - 1;  // the digits and their tab
         id_lengths_[i] = digits + 1;
         id_identifiers_[i] = found;
         ids[i] = found;
@@ -401,6 +403,7 @@ bool DataValueLineParser::ParseUsual(std::string_view line, encode::DataValueRow
         continue;
       }
     }
+#endif
     const char* const start = p;
     int64_t id = 0;
     for (; p < end; ++p) {
@@ -409,7 +412,7 @@ bool DataValueLineParser::ParseUsual(std::string_view line, encode::DataValueRow
       id = id * 10 + digit;
     }
     if (p == start || p - start > 18 || p == end || *p != '\t' ||
-        (ids[i] = lookups[i]->Find(id)) == nullptr) {
+        (ids[i] = tables_[i]->Find(id)) == nullptr) {
       return false;
     }
     ++p;
@@ -456,13 +459,11 @@ absl::Status DataValueLineParser::ParseAnyLine(std::string_view line, encode::Da
   const CopyTextField* const f = fields_;
   absl::Status status = SplitCopyTextLine(line, kDataValueColumns, fields_, &scratch_);
   if (!status.ok()) return status;
-  IdentifierLookup* lookups[5] = {&data_elements_, &periods_, &org_units_, &category_option_combos_,
-                                  &attribute_option_combos_};
   const std::optional<std::string>* ids[5];
   for (int i = 0; i < 5; ++i) {
     int64_t id;
     if (!ParseId(f[i], &id)) return Malformed(absl::StrCat("column ", i, " is not an id"));
-    if ((ids[i] = lookups[i]->Find(id)) == nullptr) {
+    if ((ids[i] = tables_[i]->Find(id)) == nullptr) {
       return absl::InternalError(
           absl::StrCat("data value row refers to an id outside the export scope in column ", i));
     }

@@ -37,8 +37,8 @@ absl::Status ParseCopyTimestamp(std::string_view text, int64_t* micros);
 // Maps internal ids of one dimension to output identifiers: built once per export from the
 // scope's map, then read by every reader thread of the export (it is never changed).
 //
-// The lookup is the parser's most frequent memory access (one per column and row, the org
-// unit's mostly a different one each row), so it does not go through the map itself: the table
+// The lookup is the parser's most frequent memory access (one per column whose id differs from
+// the row before's, the org unit's mostly each row), so it does not go through the map: the table
 // is open addressing of (id, identifier pointer) pairs, 16 bytes each, at most half full, hashed
 // by one multiplication: one cache line per lookup instead of absl's control bytes and then
 // 48-byte slots. Built from the map in O(size); it points into the map, which must outlive it.
@@ -80,29 +80,6 @@ struct IdentifierTables {
       attribute_option_combos;
 };
 
-// One reader's view of a table, remembering the last hit: consecutive rows mostly share their
-// data element and period. Not thread-safe (one per parser).
-class IdentifierLookup {
- public:
-  explicit IdentifierLookup(const IdentifierTable* table) : table_(table) {}
-
-  // As IdentifierTable::Find.
-  [[gnu::always_inline]] const std::optional<std::string>* Find(int64_t id) {
-    if (id == last_id_ && last_ != nullptr) return last_;
-    const std::optional<std::string>* found = table_->Find(id);
-    if (found != nullptr) {
-      last_id_ = id;
-      last_ = found;
-    }
-    return found;
-  }
-
- private:
-  const IdentifierTable* table_;
-  int64_t last_id_ = 0;
-  const std::optional<std::string>* last_ = nullptr;
-};
-
 // Turns the lines of the data value COPY of "scope" (StreamDataValues)
 // into rows with the scope's output identifiers.
 class DataValueLineParser {
@@ -139,13 +116,14 @@ class DataValueLineParser {
   // NextText for any field (long, escaped, near the end of the line). Not inlined.
   [[gnu::noinline]] bool NextTextSlowly(const char** p, const char* end, encode::Text* text);
 
-  IdentifierLookup data_elements_, periods_, org_units_, category_option_combos_,
-      attribute_option_combos_;
-  // Per id column, the last short id (1 to 7 digits) read: its digits and tab as the 8 bytes
-  // at its start masked to them (id_masks_; 0 with a word of 1 matches nothing), their length
-  // and the id's identifier.
-  uint64_t id_words_[5] = {1, 1, 1, 1, 1};
-  uint64_t id_masks_[5] = {};
+  // The tables of the five id columns, in their order.
+  const IdentifierTable* const tables_[5];
+  // Per id column, the last id of 1 to 15 digits read (with SSE2): the 16 bytes at its start,
+  // of which its digits and tab are the first id_lengths_ (id_masks_: a bit per byte), and its
+  // identifier. To begin with, a mask of the first byte only and a zero byte match nothing: an
+  // id column's text starts with a digit or '\'.
+  alignas(16) char id_texts_[5][16] = {};
+  unsigned id_masks_[5] = {1, 1, 1, 1, 1};
   int id_lengths_[5] = {};
   const std::optional<std::string>* id_identifiers_[5] = {};
   std::string scratch_;
