@@ -76,6 +76,12 @@ inline bool CopyIfPlain(const unsigned char* s, size_t n, char* p, AttentionMask
   return true;
 }
 
+// Copies the "n" bytes at "s" to "p" as CopyIfPlain does, without a test: for bytes known to
+// need no attention. Reads only s[0, n).
+inline void CopyPlain(const unsigned char* s, size_t n, char* p) {
+  CopyIfPlain(s, n, p, [](ByteVector) { return ByteVector{}; });
+}
+
 }  // namespace dvexport::common
 
 #endif  // DVEXPORT_COMMON_PLAIN_COPY_H_

@@ -113,10 +113,6 @@ encode::Text ToText(const CopyTextField& field) {
   return field.is_null ? encode::Text{{}, true} : encode::Text{field.text, false};
 }
 
-encode::Text IdText(const std::optional<std::string>* id) {
-  return *id ? encode::Text{**id, false} : encode::Text{{}, true};
-}
-
 }  // namespace
 
 namespace {
@@ -276,10 +272,14 @@ IdentifierTable::IdentifierTable(const IdentifierMap& map) {
   entries_.assign(size_t{1} << bits, Entry{0, nullptr});
   mask_ = entries_.size() - 1;
   shift_ = 64 - bits;
+  identifiers_.reserve(map.size());  // never reallocated: the entries point into it
   for (const auto& [id, identifier] : map) {
+    identifiers_.push_back(identifier
+                               ? encode::Text{*identifier, false, encode::IsPlainText(*identifier)}
+                               : encode::Text{{}, true});
     size_t i = Slot(id);
     while (entries_[i].identifier != nullptr) i = (i + 1) & mask_;
-    entries_[i] = Entry{id, &identifier};
+    entries_[i] = Entry{id, &identifiers_.back()};
   }
 }
 
@@ -375,7 +375,7 @@ bool DataValueLineParser::ParseUsual(std::string_view line, encode::DataValueRow
   const char* p = line.data();
   const char* const end = p + line.size();
   scratch_ready_ = false;
-  const std::optional<std::string>* ids[5];
+  const encode::Text* ids[5];
   for (int i = 0; i < 5; ++i) {
 #if defined(__SSE2__)
     if (end - p >= 16) {
@@ -392,7 +392,7 @@ bool DataValueLineParser::ParseUsual(std::string_view line, encode::DataValueRow
       const int digits = IdDigits(bytes);
       if (digits != 0) {
         if (p[digits] != '\t') return false;  // at most 15 digits: p + digits < end
-        const std::optional<std::string>* found = tables_[i]->Find(IdValue(p, digits));
+        const encode::Text* found = tables_[i]->Find(IdValue(p, digits));
         if (found == nullptr) return false;
         _mm_store_si128(reinterpret_cast<__m128i*>(id_texts_[i]), bytes);
         id_masks_[i] = (2u << digits) - 1;  // the digits and their tab
@@ -447,11 +447,11 @@ bool DataValueLineParser::ParseUsual(std::string_view line, encode::DataValueRow
   }
   if (end[-1] != 't' && end[-1] != 'f') return false;
   row->deleted = end[-1] == 't';
-  row->data_element = IdText(ids[0]);
-  row->period = IdText(ids[1]);
-  row->org_unit = IdText(ids[2]);
-  row->category_option_combo = IdText(ids[3]);
-  row->attribute_option_combo = IdText(ids[4]);
+  row->data_element = *ids[0];
+  row->period = *ids[1];
+  row->org_unit = *ids[2];
+  row->category_option_combo = *ids[3];
+  row->attribute_option_combo = *ids[4];
   return true;
 }
 
@@ -459,7 +459,7 @@ absl::Status DataValueLineParser::ParseAnyLine(std::string_view line, encode::Da
   const CopyTextField* const f = fields_;
   absl::Status status = SplitCopyTextLine(line, kDataValueColumns, fields_, &scratch_);
   if (!status.ok()) return status;
-  const std::optional<std::string>* ids[5];
+  const encode::Text* ids[5];
   for (int i = 0; i < 5; ++i) {
     int64_t id;
     if (!ParseId(f[i], &id)) return Malformed(absl::StrCat("column ", i, " is not an id"));
@@ -484,11 +484,11 @@ absl::Status DataValueLineParser::ParseAnyLine(std::string_view line, encode::Da
       !ParseBool(f[11], /*nullable=*/false, &row->deleted)) {
     return Malformed("a NULL or malformed flag");
   }
-  row->data_element = IdText(ids[0]);
-  row->period = IdText(ids[1]);
-  row->org_unit = IdText(ids[2]);
-  row->category_option_combo = IdText(ids[3]);
-  row->attribute_option_combo = IdText(ids[4]);
+  row->data_element = *ids[0];
+  row->period = *ids[1];
+  row->org_unit = *ids[2];
+  row->category_option_combo = *ids[3];
+  row->attribute_option_combo = *ids[4];
   row->value = ToText(f[5]);
   row->stored_by = ToText(f[6]);
   row->comment = ToText(f[9]);

@@ -41,14 +41,15 @@ absl::Status ParseCopyTimestamp(std::string_view text, int64_t* micros);
 // the row before's, the org unit's mostly each row), so it does not go through the map: the table
 // is open addressing of (id, identifier pointer) pairs, 16 bytes each, at most half full, hashed
 // by one multiplication: one cache line per lookup instead of absl's control bytes and then
-// 48-byte slots. Built from the map in O(size); it points into the map, which must outlive it.
+// 48-byte slots. Each identifier is held as the encoders' Text, its IsPlainText found once.
+// Built from the map in O(size); it points into the map, which must outlive it.
 class IdentifierTable {
  public:
   explicit IdentifierTable(const IdentifierMap& map);
 
-  // Null if the id is unknown; points at nullopt if the object has no
-  // identifier in the output scheme.
-  [[gnu::always_inline]] const std::optional<std::string>* Find(int64_t id) const {
+  // Null if the id is unknown; points at a null Text if the object has no identifier in the
+  // output scheme.
+  [[gnu::always_inline]] const encode::Text* Find(int64_t id) const {
     for (size_t i = Slot(id);; i = (i + 1) & mask_) {
       const Entry& entry = entries_[i];
       if (entry.identifier == nullptr) return nullptr;
@@ -59,14 +60,15 @@ class IdentifierTable {
  private:
   struct Entry {
     int64_t id;
-    const std::optional<std::string>* identifier;  // null: an empty entry
+    const encode::Text* identifier;  // null: an empty entry
   };
 
   size_t Slot(int64_t id) const {
     return static_cast<size_t>((static_cast<uint64_t>(id) * 0x9E3779B97F4A7C15ull) >> shift_);
   }
 
-  std::vector<Entry> entries_;  // a power of two of them, at least twice the map's size
+  std::vector<encode::Text> identifiers_;  // one per entry of the map
+  std::vector<Entry> entries_;             // a power of two of them, at least twice the map's size
   size_t mask_;
   unsigned shift_;  // 64 - log2(entries_.size())
 };
@@ -125,7 +127,7 @@ class DataValueLineParser {
   alignas(16) char id_texts_[5][16] = {};
   unsigned id_masks_[5] = {1, 1, 1, 1, 1};
   int id_lengths_[5] = {};
-  const std::optional<std::string>* id_identifiers_[5] = {};
+  const encode::Text* id_identifiers_[5] = {};
   std::string scratch_;
   bool scratch_ready_ = false;  // scratch_ was cleared for the line being parsed
   // The fields of the line being parsed (a member: not initialized again for every line).

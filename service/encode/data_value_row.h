@@ -13,7 +13,26 @@ namespace dvexport::encode {
 struct Text {
   std::string_view bytes;
   bool is_null = false;
+  // The bytes are IsPlainText: every encoder writes them as they are, without looking at them.
+  // Set for the identifiers of an export (computed once per identifier, not per row).
+  bool plain = false;
 };
+
+// Whether every encoder writes "bytes" unchanged: not empty, printable ASCII (0x20-0x7E, so
+// valid UTF-8 and nothing for JSON or XML to escape) without '"', '\\', '&', '<' or ',', not
+// starting with '#' (CSV quotes it in the first column) and without a space at either end (CSV
+// trims it). DHIS2's UIDs and most codes are.
+inline bool IsPlainText(std::string_view bytes) {
+  if (bytes.empty() || bytes.front() == ' ' || bytes.back() == ' ' || bytes.front() == '#') {
+    return false;
+  }
+  for (const char c : bytes) {
+    if (c < 0x20 || c > 0x7E || c == '"' || c == '\\' || c == '&' || c == '<' || c == ',') {
+      return false;
+    }
+  }
+  return true;
+}
 
 // A timestamp without time zone (the database's wall clock, printed as UTC), in one of two forms.
 struct Timestamp {

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "common/json_string.h"
+#include "common/plain_copy.h"
 #include "service/encode/long_gmt_date.h"
 #include "service/encode/pretty_json_data_value_encoder.h"
 
@@ -139,7 +140,13 @@ inline char* WriteLiteral(char* p, std::string_view literal) {
 inline char* WriteString(char* p, const Text& text) {
   if (text.is_null) return WriteLiteral(p, kNull);
   *p++ = '"';
-  p = WriteJsonEscaped(p, text.bytes);
+  if (text.plain) {
+    common::CopyPlain(reinterpret_cast<const unsigned char*>(text.bytes.data()), text.bytes.size(),
+                      p);
+    p += text.bytes.size();
+  } else {
+    p = WriteJsonEscaped(p, text.bytes);
+  }
   *p++ = '"';
   return p;
 }

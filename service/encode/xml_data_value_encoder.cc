@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "common/plain_copy.h"
 #include "service/encode/long_gmt_date.h"
 #include "service/encode/xml_attribute.h"
 
@@ -61,7 +62,13 @@ inline char* WriteLiteral(char* p, std::string_view literal) {
 inline char* WriteAttribute(char* p, std::string_view name, const Text& text) {
   if (text.is_null) return p;
   p = WriteLiteral(p, name);
-  p = WriteXmlAttributeEscaped(p, text.bytes);
+  if (text.plain) {
+    common::CopyPlain(reinterpret_cast<const unsigned char*>(text.bytes.data()), text.bytes.size(),
+                      p);
+    p += text.bytes.size();
+  } else {
+    p = WriteXmlAttributeEscaped(p, text.bytes);
+  }
   *p++ = '"';
   return p;
 }

@@ -353,7 +353,7 @@ namespace {
 
 // Every id of the map is found, pointing at its own identifier, and no other id is: for ids
 // that collide in the table (multiples of a power of two), random and negative ones, 0, and
-// maps of every size up to a few thousand.
+// maps of every size up to a few thousand. Each identifier is the map's text, plain if it is.
 TEST(IdentifierTableTest, FindsEveryIdOfTheMapAndNoOther) {
   std::mt19937_64 rng(3);
   for (size_t size : {size_t{0}, size_t{1}, size_t{7}, size_t{8}, size_t{9}, size_t{100},
@@ -374,12 +374,19 @@ TEST(IdentifierTableTest, FindsEveryIdOfTheMapAndNoOther) {
       if (i % 5 == 0) {
         map[id] = std::nullopt;
       } else {
-        map[id] = "id" + std::to_string(id);
+        map[id] = (i % 3 == 0 ? "id," : "id") + std::to_string(id);  // plain or not
       }
     }
     const IdentifierTable table(map);
     for (const auto& [id, identifier] : map) {
-      ASSERT_EQ(table.Find(id), &identifier) << id << " in a map of " << size;
+      const encode::Text* found = table.Find(id);
+      ASSERT_NE(found, nullptr) << id << " in a map of " << size;
+      ASSERT_EQ(found->is_null, !identifier.has_value()) << id;
+      if (identifier) {
+        ASSERT_EQ(found->bytes.data(), identifier->data()) << id << ": a view of the map's text";
+        ASSERT_EQ(found->bytes.size(), identifier->size());
+      }
+      ASSERT_EQ(found->plain, identifier && encode::IsPlainText(*identifier));
     }
     for (int i = 0; i < 20000; ++i) {
       const int64_t id =

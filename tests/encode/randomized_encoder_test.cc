@@ -16,7 +16,9 @@
 #include "service/encode/csv_data_value_encoder.h"
 #include "service/encode/json_data_value_encoder.h"
 #include "service/encode/long_gmt_date.h"
+#include "service/encode/pretty_json_data_value_encoder.h"
 #include "service/encode/xml_data_value_encoder.h"
+#include "tests/encode/data_value_encoder_testing.h"
 #include "tests/encode/rfc4180_parser.h"
 #include "tests/encode/strict_json_parser.h"
 #include "tests/encode/unicode_reference.h"
@@ -568,6 +570,59 @@ TEST(RandomizedEncoderTest, AdxIsWellFormedAndRoundTripsRandomBytes) {
       }
     }
     if (::testing::Test::HasFailure()) return;
+  }
+}
+
+// Identifiers marked plain (Text::plain, IsPlainText) are copied without a look: every encoder
+// must write exactly what it writes for the same identifiers unmarked. Random printable ASCII
+// (with spaces, '#', quotes, separators and markup) of every short length in every id column.
+TEST(PlainTextTest, EveryEncoderWritesAPlainIdentifierAsTheSameTextUnmarked) {
+  std::mt19937_64 rng(11);
+  const std::string alphabet =
+      "abcXYZ019 #\"',;<>&\\-_./:=()" + std::string(1, '\t') + std::string(1, '\x7f');
+  std::vector<std::string> texts;
+  int plain = 0;
+  for (int i = 0; i < 4000; ++i) {
+    std::string text;
+    const size_t length = rng() % 24;
+    for (size_t j = 0; j < length; ++j) {
+      // Mostly letters and digits, as identifiers are.
+      text += rng() % 4 == 0 ? alphabet[rng() % alphabet.size()] : alphabet[rng() % 9];
+    }
+    plain += IsPlainText(text) ? 1 : 0;
+    texts.push_back(std::move(text));
+  }
+  ASSERT_GT(plain, 1000);
+  ASSERT_LT(plain, 3500);
+  std::vector<DataValueRow> unmarked;
+  std::vector<DataValueRow> marked;
+  for (size_t i = 0; i + 5 <= texts.size(); i += 5) {
+    DataValueRow row = ExampleRow();
+    Text* ids[5] = {&row.data_element, &row.period, &row.org_unit, &row.category_option_combo,
+                    &row.attribute_option_combo};
+    for (int c = 0; c < 5; ++c) *ids[c] = T(texts[i + c]);
+    unmarked.push_back(row);
+    for (Text* id : ids) id->plain = IsPlainText(id->bytes);
+    marked.push_back(row);
+  }
+  EXPECT_EQ(Encode<CsvDataValueEncoder>(nullptr, marked),
+            Encode<CsvDataValueEncoder>(nullptr, unmarked));
+  EXPECT_EQ(Encode<JsonDataValueEncoder>(nullptr, marked),
+            Encode<JsonDataValueEncoder>(nullptr, unmarked));
+  EXPECT_EQ(Encode<PrettyJsonDataValueEncoder>(nullptr, marked),
+            Encode<PrettyJsonDataValueEncoder>(nullptr, unmarked));
+  EXPECT_EQ(Encode<XmlDataValueEncoder>(nullptr, marked),
+            Encode<XmlDataValueEncoder>(nullptr, unmarked));
+}
+
+TEST(PlainTextTest, WhatIsPlain) {
+  for (const char* text :
+       {"fbfJHSPpUQD", "202401", "a", "ANC 1st visit", "x-y_z.1/2:3=(4)'", "~!@$%^*+{}[]|?`"}) {
+    EXPECT_TRUE(IsPlainText(text)) << text;
+  }
+  for (const char* text : {"", " a", "a ", "#a", "a,b", "a\"b", "a\\b", "a&b", "a<b", "a\tb",
+                           "a\nb", "a\x7f", "caf\xc3\xa9", "\xff"}) {
+    EXPECT_FALSE(IsPlainText(text)) << text;
   }
 }
 
