@@ -59,7 +59,16 @@ inline ByteVector NonAscii(ByteVector v) { return v < 0; }
 }
 
 [[gnu::always_inline]] inline char* WriteText(char* p, char tag, const Text& text) {
-  return text.is_null ? p : WriteString(p, tag, text.bytes);
+  if (text.is_null) return p;
+  const size_t n = text.bytes.size();
+  if (text.plain && n < 0x80) {
+    // An identifier known to be ASCII: copied without a look.
+    *p++ = tag;
+    *p++ = static_cast<char>(n);
+    common::CopyPlain(reinterpret_cast<const unsigned char*>(text.bytes.data()), n, p);
+    return p + n;
+  }
+  return WriteString(p, tag, text.bytes);
 }
 
 // A google.protobuf.Timestamp field.
@@ -98,8 +107,7 @@ void ProtobufDataValueEncoder::Add(const DataValueRow& row) {
   char* const body = start + 2;
   char* p = body;
   p = WriteText(p, dv::kDataElement, row.data_element);
-  if (!row.period.is_null && !row.period.bytes.empty())
-    p = WriteString(p, dv::kPeriod, row.period.bytes);
+  if (!row.period.is_null && !row.period.bytes.empty()) p = WriteText(p, dv::kPeriod, row.period);
   p = WriteText(p, dv::kOrgUnit, row.org_unit);
   p = WriteText(p, dv::kCategoryOptionCombo, row.category_option_combo);
   p = WriteText(p, dv::kAttributeOptionCombo, row.attribute_option_combo);

@@ -17,6 +17,7 @@
 #include "service/encode/json_data_value_encoder.h"
 #include "service/encode/long_gmt_date.h"
 #include "service/encode/pretty_json_data_value_encoder.h"
+#include "service/encode/protobuf_data_value_encoder.h"
 #include "service/encode/xml_data_value_encoder.h"
 #include "tests/encode/data_value_encoder_testing.h"
 #include "tests/encode/rfc4180_parser.h"
@@ -574,7 +575,8 @@ TEST(RandomizedEncoderTest, AdxIsWellFormedAndRoundTripsRandomBytes) {
 }
 
 // Identifiers marked plain (Text::plain, IsPlainText) are copied without a look: every encoder
-// must write exactly what it writes for the same identifiers unmarked. Random printable ASCII
+// (CSV, JSON, pretty JSON, XML, the typed stream) must write exactly what it writes for the same
+// identifiers unmarked. Random printable ASCII
 // (with spaces, '#', quotes, separators and markup) of every short length in every id column.
 TEST(PlainTextTest, EveryEncoderWritesAPlainIdentifierAsTheSameTextUnmarked) {
   std::mt19937_64 rng(11);
@@ -613,6 +615,13 @@ TEST(PlainTextTest, EveryEncoderWritesAPlainIdentifierAsTheSameTextUnmarked) {
             Encode<PrettyJsonDataValueEncoder>(nullptr, unmarked));
   EXPECT_EQ(Encode<XmlDataValueEncoder>(nullptr, marked),
             Encode<XmlDataValueEncoder>(nullptr, unmarked));
+  const auto stream = [](const std::vector<DataValueRow>& rows) {
+    ChunkBuffer buffer(1024);
+    ProtobufDataValueEncoder encoder(&buffer);
+    for (const DataValueRow& row : rows) encoder.Add(row);
+    return std::string(buffer.view());
+  };
+  EXPECT_EQ(stream(marked), stream(unmarked));
 }
 
 TEST(PlainTextTest, WhatIsPlain) {
