@@ -31,7 +31,8 @@ inline void StoreByteVector(ByteVector v, char* p) { std::memcpy(p, &v, sizeof(v
 // Reads only s[0, n), with one vector test for n <= 16 (head and tail loads overlap), which
 // makes the short fields of a data value cheap. "attention" must not select 'a'.
 template <typename AttentionMask>
-inline bool CopyIfPlain(const unsigned char* s, size_t n, char* p, AttentionMask attention) {
+[[gnu::always_inline]] inline bool CopyIfPlain(const unsigned char* s, size_t n, char* p,
+                                               AttentionMask attention) {
   if (n >= 16) {
     for (size_t i = 0; n - i > 16; i += 16) {
       const ByteVector v = LoadByteVector(s + i);
@@ -78,7 +79,7 @@ inline bool CopyIfPlain(const unsigned char* s, size_t n, char* p, AttentionMask
 
 // Copies the "n" bytes at "s" to "p" as CopyIfPlain does, without a test: for bytes known to
 // need no attention. Reads only s[0, n).
-inline void CopyPlain(const unsigned char* s, size_t n, char* p) {
+[[gnu::always_inline]] inline void CopyPlain(const unsigned char* s, size_t n, char* p) {
   CopyIfPlain(s, n, p, [](ByteVector) { return ByteVector{}; });
 }
 

@@ -376,6 +376,7 @@ bool DataValueLineParser::ParseUsual(std::string_view line, encode::DataValueRow
   const char* const end = p + line.size();
   scratch_ready_ = false;
   const encode::Text* ids[5];
+#pragma GCC unroll 5
   for (int i = 0; i < 5; ++i) {
 #if defined(__SSE2__)
     if (end - p >= 16) {
