@@ -15,14 +15,64 @@
 
 namespace dvexport::db {
 
-thread_local HandleCapturingConnect::handle HandleCapturingConnect::last_ = nullptr;
+namespace {
 
-HandleCapturingConnect::handle HandleCapturingConnect::do_startconnect(handle orig) {
-  last_ = pqxx::connect_direct::do_startconnect(orig);
+// What bounds the connects the calling thread makes while it lives: set by
+// DatabaseConnection::Open for BoundedConnect::do_startconnect, which libpqxx
+// 6.4 calls from inside the connection's constructor with nothing but the
+// conninfo. Nests (the innermost bounds).
+class ConnectBound {
+ public:
+  explicit ConnectBound(const std::function<absl::Status()>& stopped)
+      : stopped_(stopped), outer_(current_) {
+    current_ = this;
+  }
+  ~ConnectBound() { current_ = outer_; }
+  ConnectBound(const ConnectBound&) = delete;
+  ConnectBound& operator=(const ConnectBound&) = delete;
+
+  // The calling thread's innermost bound; null if none.
+  static ConnectBound* current() { return current_; }
+
+  // Asks "stopped" (no more once it said so): true if the connect must give up.
+  bool Stopped() {
+    if (status_.ok() && stopped_) status_ = stopped_();
+    return !status_.ok();
+  }
+
+  // What "stopped" said when it stopped the connect; OK if it never did.
+  const absl::Status& status() const { return status_; }
+
+ private:
+  const std::function<absl::Status()>& stopped_;
+  absl::Status status_;
+  ConnectBound* const outer_;
+  static thread_local ConnectBound* current_;
+};
+
+thread_local ConnectBound* ConnectBound::current_ = nullptr;
+
+}  // namespace
+
+thread_local BoundedConnect::handle BoundedConnect::last_ = nullptr;
+
+BoundedConnect::handle BoundedConnect::do_startconnect(handle orig) {
+  // libpqxx 6.4 calls this again from activate() with the connection it already has.
+  if (orig != nullptr) {
+    last_ = orig;
+    return orig;
+  }
+  ConnectBound* const bound = ConnectBound::current();
+  ConnectResult result = ConnectWithin(options(), std::chrono::steady_clock::time_point::max(),
+                                       [bound] { return bound != nullptr && bound->Stopped(); });
+  // ConnectWithin closed what it started: when this throws, libpqxx holds no connection (the
+  // constructor fails; activate() disconnects a null handle and rethrows).
+  if (result.end != ConnectEnd::kConnected) throw pqxx::broken_connection(result.message);
+  last_ = result.conn;
   return last_;
 }
 
-HandleCapturingConnect::handle HandleCapturingConnect::TakeLast() {
+BoundedConnect::handle BoundedConnect::TakeLast() {
   handle last = last_;
   last_ = nullptr;
   return last;
@@ -32,7 +82,7 @@ HandleCapturingConnect::handle HandleCapturingConnect::TakeLast() {
 // for the connection's lifetime.
 DatabaseConnection::DatabaseConnection(const std::string& conninfo)
     : basic_connection_base(conninfo),
-      cancel_request_(CancelRequest::For(HandleCapturingConnect::TakeLast())),
+      cancel_request_(CancelRequest::For(BoundedConnect::TakeLast())),
       socket_(sock() < 0 ? -1 : fcntl(sock(), F_DUPFD_CLOEXEC, 0)) {}
 
 DatabaseConnection::~DatabaseConnection() {
@@ -45,11 +95,14 @@ void DatabaseConnection::Sever() {
 }
 
 absl::StatusOr<std::unique_ptr<DatabaseConnection>> DatabaseConnection::Open(
-    const std::string& conninfo) {
+    const std::string& conninfo, const std::function<absl::Status()>& stopped) {
   std::unique_ptr<DatabaseConnection> conn;
+  ConnectBound bound(stopped);
   try {
     conn.reset(new DatabaseConnection(conninfo));
   } catch (const std::exception& e) {
+    // Stopped by the caller: its status (the call's deadline or cancel), not the database's.
+    if (!bound.status().ok()) return bound.status();
     return ConnectFailedStatus(e.what());
   }
   // A broken connection is dropped by the pool: libpqxx must not reconnect it
@@ -118,7 +171,7 @@ absl::StatusOr<PooledConnection> ConnectionPool::Acquire(std::chrono::millisecon
     return absl::ResourceExhaustedError(
         absl::StrCat("all ", max_size_, " database connections are busy"));
   }
-  return TakeLocked(lock, nullptr);
+  return TakeLocked(lock, nullptr, nullptr);
 }
 
 absl::StatusOr<PooledConnection> ConnectionPool::Acquire(
@@ -130,7 +183,7 @@ absl::StatusOr<PooledConnection> ConnectionPool::Acquire(
   while (true) {
     absl::Status status = stopped();
     if (!status.ok()) return status;
-    if (HasRoomLocked()) return TakeLocked(lock, set_up);
+    if (HasRoomLocked()) return TakeLocked(lock, stopped, set_up);
     const auto now = std::chrono::steady_clock::now();
     if (now >= until) {
       return absl::ResourceExhaustedError(
@@ -140,19 +193,21 @@ absl::StatusOr<PooledConnection> ConnectionPool::Acquire(
   }
 }
 
-absl::StatusOr<PooledConnection> ConnectionPool::TryAcquire(int keep_available,
-                                                            const ConnectionSetUp& set_up) {
+absl::StatusOr<PooledConnection> ConnectionPool::TryAcquire(
+    int keep_available, const std::function<absl::Status()>& stopped,
+    const ConnectionSetUp& set_up) {
   std::unique_lock<std::mutex> lock(mu_);
   const int in_use = open_ - static_cast<int>(idle_.size());
   if (max_size_ - in_use - 1 < keep_available) {
     return absl::ResourceExhaustedError(
         absl::StrCat(in_use, " of ", max_size_, " database connections are busy"));
   }
-  return TakeLocked(lock, set_up);
+  return TakeLocked(lock, stopped, set_up);
 }
 
-absl::StatusOr<PooledConnection> ConnectionPool::TakeLocked(std::unique_lock<std::mutex>& lock,
-                                                            const ConnectionSetUp& set_up) {
+absl::StatusOr<PooledConnection> ConnectionPool::TakeLocked(
+    std::unique_lock<std::mutex>& lock, const std::function<absl::Status()>& stopped,
+    const ConnectionSetUp& set_up) {
   // An idle connection may have died meanwhile (backend terminated, server
   // restarted): drop those and open a fresh one instead.
   while (!idle_.empty()) {
@@ -164,7 +219,8 @@ absl::StatusOr<PooledConnection> ConnectionPool::TakeLocked(std::unique_lock<std
   if (!conninfo_.ok()) return conninfo_.status();
   ++open_;
   lock.unlock();
-  absl::StatusOr<std::unique_ptr<DatabaseConnection>> conn = DatabaseConnection::Open(*conninfo_);
+  absl::StatusOr<std::unique_ptr<DatabaseConnection>> conn =
+      DatabaseConnection::Open(*conninfo_, stopped);
   absl::Status status = conn.status();
   if (status.ok()) status = set_up ? set_up(**conn) : (*conn)->SetUp();
   if (!status.ok()) {

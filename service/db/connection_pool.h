@@ -26,13 +26,19 @@ struct SchemaFacts {
   std::optional<bool> period_has_iso;
 };
 
-// libpqxx's immediate connection policy (pqxx::connection's), which also
-// hands the libpq connection it made to the thread that made it: libpqxx 6.4
-// shows it to nobody else, and DatabaseConnection needs it once, for its
-// CancelRequest.
-class HandleCapturingConnect : public pqxx::connect_direct {
+// libpqxx's immediate connection policy (pqxx::connection's: connected when
+// constructed), but on libpq's non-blocking API (ConnectWithin) instead of
+// libpqxx's blocking PQconnectdb, so that a connect ends when the calling
+// thread's caller stops (DatabaseConnection::Open; libpqxx 6.4 gives a policy
+// nothing but the conninfo, so the bound is the thread's). It also hands the
+// libpq connection it made to the thread that made it: libpqxx 6.4 shows it to
+// nobody else, and DatabaseConnection needs it once, for its CancelRequest.
+class BoundedConnect : public pqxx::connectionpolicy {
  public:
-  using pqxx::connect_direct::connect_direct;
+  using pqxx::connectionpolicy::connectionpolicy;
+  // Connects, unless "orig" is a connection already. Throws
+  // pqxx::broken_connection, having closed what it started, if the connect
+  // fails or gives up.
   handle do_startconnect(handle orig) override;
   // The connection the calling thread's last do_startconnect made (null if
   // none since the last call).
@@ -44,15 +50,18 @@ class HandleCapturingConnect : public pqxx::connect_direct {
 
 // A libpqxx connection with client_encoding UTF8, DateStyle ISO and TimeZone
 // UTC, and what is known of its database.
-class DatabaseConnection : public pqxx::basic_connection_base<HandleCapturingConnect> {
+class DatabaseConnection : public pqxx::basic_connection_base<BoundedConnect> {
  public:
-  // Open, then SetUp.
+  // Open (bounded by the conninfo's connect_timeout only), then SetUp.
   static absl::StatusOr<std::unique_ptr<DatabaseConnection>> Connect(const std::string& conninfo);
 
-  // Connects (bounded by the conninfo's connect_timeout); runs no statement.
-  // Unavailable (without libpq's message, which names the host and user) if
-  // the database cannot be reached.
-  static absl::StatusOr<std::unique_ptr<DatabaseConnection>> Open(const std::string& conninfo);
+  // Connects, bounded by the conninfo's connect_timeout and by "stopped"
+  // (asked every 50 ms; empty: never stops); runs no statement. The status
+  // "stopped" returned if it stopped the connect; else Unavailable (without
+  // libpq's message, which names the host and user) if the database cannot be
+  // reached or did not answer within connect_timeout.
+  static absl::StatusOr<std::unique_ptr<DatabaseConnection>> Open(
+      const std::string& conninfo, const std::function<absl::Status()>& stopped = nullptr);
 
   // The new connection's one statement: client_encoding UTF8, DateStyle ISO,
   // TimeZone UTC. Like any statement it waits for the database (and, behind
@@ -128,12 +137,15 @@ class ConnectionPool {
 
   // Borrows an idle connection, or opens one if fewer than max_size exist,
   // waiting at most "wait" for one to come back. Unavailable if the database
-  // cannot be reached, ResourceExhausted if none came back in time.
+  // cannot be reached, ResourceExhausted if none came back in time. Opening a
+  // connection is bounded by the conninfo's connect_timeout only (10 s unless
+  // it sets one), not by "wait".
   absl::StatusOr<PooledConnection> Acquire(std::chrono::milliseconds wait);
 
   // Acquire, but also gives up, with the status "stopped" returns, as soon as
-  // that is not OK (asked about every 50 ms while waiting). A new connection
-  // is set up through "set_up", whose failure is returned.
+  // that is not OK (asked about every 50 ms while waiting, and while opening a
+  // connection: DatabaseConnection::Open). A new connection is set up through
+  // "set_up", whose failure is returned.
   absl::StatusOr<PooledConnection> Acquire(std::chrono::milliseconds wait,
                                            const std::function<absl::Status()>& stopped,
                                            const ConnectionSetUp& set_up = nullptr);
@@ -141,10 +153,13 @@ class ConnectionPool {
   // Borrows a connection without waiting, only if "keep_available" more could
   // still be borrowed after it (for the exports that may start meanwhile: an
   // extra reader of one export must not make another wait). ResourceExhausted
-  // otherwise; Unavailable if a new connection cannot be opened. A new
-  // connection is set up through "set_up", whose failure is returned.
-  absl::StatusOr<PooledConnection> TryAcquire(int keep_available,
-                                              const ConnectionSetUp& set_up = nullptr);
+  // otherwise; Unavailable if a new connection cannot be opened. Opening one
+  // gives up, with the status "stopped" returns, as soon as that is not OK
+  // (asked about every 50 ms; empty: never). A new connection is set up
+  // through "set_up", whose failure is returned.
+  absl::StatusOr<PooledConnection> TryAcquire(
+      int keep_available, const std::function<absl::Status()>& stopped = nullptr,
+      const ConnectionSetUp& set_up = nullptr);
 
   // The health probe: OK if a new connection to the database answers SELECT 1
   // within "timeout" (db::ProbeDatabase: bounded also when the database
@@ -162,9 +177,10 @@ class ConnectionPool {
  private:
   friend class PooledConnection;
   void Release(std::unique_ptr<DatabaseConnection> conn, bool discard);
-  // Takes an idle connection or opens one (set up through "set_up"); "lock"
-  // holds mu_ and there is room.
+  // Takes an idle connection or opens one (bounded by "stopped", set up
+  // through "set_up"); "lock" holds mu_ and there is room.
   absl::StatusOr<PooledConnection> TakeLocked(std::unique_lock<std::mutex>& lock,
+                                              const std::function<absl::Status()>& stopped,
                                               const ConnectionSetUp& set_up)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool HasRoomLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {

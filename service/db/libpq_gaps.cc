@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <string_view>
 
@@ -69,55 +70,136 @@ struct ConnectionDeleter {
   void operator()(PGconn* conn) const { PQfinish(conn); }
 };
 
-// Waits until "conn"'s socket is readable ("read") or writable, "deadline" passes or "stopped"
-// says so; true if the socket is ready.
-bool WaitForSocket(PGconn* conn, bool read, std::chrono::steady_clock::time_point deadline,
+enum class Wait { kReady, kTimedOut, kStopped, kFailed };
+
+// Waits until "conn"'s socket is readable ("read") or writable, "deadline" passes, "stopped" says
+// so (asked every 50 ms) or poll(2) fails.
+Wait WaitForSocket(PGconn* conn, bool read, std::chrono::steady_clock::time_point deadline,
                    const std::function<bool()>& stopped) {
   constexpr std::chrono::milliseconds kSlice{50};
   while (true) {
-    if (stopped()) return false;
+    if (stopped()) return Wait::kStopped;
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return false;
+    if (left.count() <= 0) return Wait::kTimedOut;
+    // libpq: PQsocket is the socket of a connection being made, which libpqxx 6.4 shows only
+    // once it is made; it can change while libpq tries the next address or host.
     pollfd fd = {PQsocket(conn), static_cast<short>(read ? POLLIN : POLLOUT), 0};
     const int ready = poll(&fd, 1, static_cast<int>(std::min(left, kSlice).count()));
-    if (ready > 0) return true;
-    if (ready < 0 && errno != EINTR) return false;
+    if (ready > 0) return Wait::kReady;
+    if (ready < 0 && errno != EINTR) return Wait::kFailed;
   }
 }
 
+// The connect_timeout "conn" uses (its conninfo's, else PGCONNECT_TIMEOUT's), in seconds as
+// libpq's blocking connect counts it: 0 for none, at least 2 otherwise; -1 if it is not an
+// integer.
+int ConnectTimeoutSeconds(PGconn* conn) {
+  // libpq: PQconninfo shows the options a connection uses, the PG* environment's included;
+  // libpqxx 6.4 shows none. PQconnectPoll does not enforce connect_timeout (only PQconnectdb
+  // does), so the caller must.
+  ConninfoOptions options(PQconninfo(conn));
+  for (const PQconninfoOption* o = options.get(); o != nullptr && o->keyword != nullptr; ++o) {
+    if (std::string_view(o->keyword) != "connect_timeout" || o->val == nullptr) continue;
+    // As libpq's parse_int_param: an integer, with white space around it.
+    errno = 0;
+    char* end = nullptr;
+    const long value = std::strtol(o->val, &end, 10);
+    if (end == o->val || errno == ERANGE || value > std::numeric_limits<int>::max() ||
+        value < std::numeric_limits<int>::min()) {
+      return -1;
+    }
+    while (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r') ++end;
+    if (*end != '\0') return -1;
+    if (value <= 0) return 0;
+    return std::max(2, static_cast<int>(value));
+  }
+  return 0;
+}
+
 }  // namespace
+
+ConnectResult ConnectWithin(const std::string& conninfo,
+                            std::chrono::steady_clock::time_point deadline,
+                            const std::function<bool()>& stopped) {
+  const auto start = std::chrono::steady_clock::now();
+  ConnectResult result;
+  // libpq: PQconnectStart begins a connection without waiting for the server; libpqxx 6.4 has
+  // only PQconnectdb (connect_direct), which nothing but connect_timeout ends.
+  std::unique_ptr<PGconn, ConnectionDeleter> conn(PQconnectStart(conninfo.c_str()));
+  if (conn == nullptr) {
+    result.message = "out of memory";
+    return result;
+  }
+  // libpq: PQstatus and PQerrorMessage of a connection libpqxx 6.4 does not have yet.
+  if (PQstatus(conn.get()) == CONNECTION_BAD) {
+    result.message = PQerrorMessage(conn.get());
+    return result;
+  }
+  const int timeout_s = ConnectTimeoutSeconds(conn.get());
+  if (timeout_s < 0) {
+    result.message = "invalid integer value for connection option \"connect_timeout\"";
+    return result;
+  }
+  auto give_up = deadline;
+  if (timeout_s > 0) give_up = std::min(give_up, start + std::chrono::seconds(timeout_s));
+  // As libpq's documentation says: the first wait is for the socket to be writable.
+  PostgresPollingStatusType polling = PGRES_POLLING_WRITING;
+  while (polling != PGRES_POLLING_OK) {
+    if (polling == PGRES_POLLING_FAILED) {
+      result.message = PQerrorMessage(conn.get());
+      return result;
+    }
+    switch (WaitForSocket(conn.get(), polling == PGRES_POLLING_READING, give_up, stopped)) {
+      case Wait::kReady:
+        break;
+      case Wait::kStopped:
+        result.end = ConnectEnd::kStopped;
+        result.message = "the connection attempt was stopped by its caller";
+        return result;
+      case Wait::kTimedOut:
+        result.end = ConnectEnd::kTimedOut;
+        result.message = give_up < deadline
+                             ? absl::StrCat("timeout expired: no answer within connect_timeout (",
+                                            timeout_s, " s)")
+                             : "the database did not answer the connection in time";
+        return result;
+      case Wait::kFailed:
+        result.message = absl::StrCat("poll(2) failed while connecting: errno ", errno);
+        return result;
+    }
+    // libpq: PQconnectPoll advances the connection as far as the socket allows, without
+    // blocking on it.
+    polling = PQconnectPoll(conn.get());
+  }
+  result.end = ConnectEnd::kConnected;
+  result.conn = conn.release();
+  return result;
+}
 
 absl::Status ProbeDatabase(const std::string& conninfo,
                            std::chrono::steady_clock::time_point deadline,
                            const std::function<bool()>& stopped) {
   absl::StatusOr<std::string> full = WithConnectionDefaults(conninfo);
   if (!full.ok()) return full.status();
-  // libpq: PQconnectStart begins a non-blocking connection; PQconnectPoll advances it.
-  std::unique_ptr<PGconn, ConnectionDeleter> conn(PQconnectStart(full->c_str()));
-  if (conn == nullptr || PQstatus(conn.get()) == CONNECTION_BAD) {
-    return ConnectFailedStatus(conn == nullptr ? "out of memory" : PQerrorMessage(conn.get()));
+  ConnectResult connected = ConnectWithin(*full, deadline, stopped);
+  if (connected.end == ConnectEnd::kFailed) return ConnectFailedStatus(connected.message);
+  if (connected.end != ConnectEnd::kConnected) {
+    return absl::UnavailableError("the database did not answer the connection in time");
   }
-  PostgresPollingStatusType polling = PGRES_POLLING_WRITING;
-  while (polling != PGRES_POLLING_OK) {
-    if (polling == PGRES_POLLING_FAILED) return ConnectFailedStatus(PQerrorMessage(conn.get()));
-    if (!WaitForSocket(conn.get(), polling == PGRES_POLLING_READING, deadline, stopped)) {
-      return absl::UnavailableError("the database did not answer the connection in time");
-    }
-    polling = PQconnectPoll(conn.get());
-  }
+  std::unique_ptr<PGconn, ConnectionDeleter> conn(connected.conn);
   // libpq: PQsendQuery, then PQconsumeInput while PQisBusy, never blocks on a non-blocking
   // connection's reads.
   if (PQsetnonblocking(conn.get(), 1) != 0 || PQsendQuery(conn.get(), "SELECT 1") == 0) {
     return absl::UnavailableError("the database connection failed while probing");
   }
   while (PQflush(conn.get()) == 1) {
-    if (!WaitForSocket(conn.get(), /*read=*/false, deadline, stopped)) {
+    if (WaitForSocket(conn.get(), /*read=*/false, deadline, stopped) != Wait::kReady) {
       return absl::UnavailableError("the database did not take the probe in time");
     }
   }
   while (PQisBusy(conn.get()) == 1) {
-    if (!WaitForSocket(conn.get(), /*read=*/true, deadline, stopped)) {
+    if (WaitForSocket(conn.get(), /*read=*/true, deadline, stopped) != Wait::kReady) {
       return absl::UnavailableError("the database did not answer SELECT 1 in time");
     }
     if (PQconsumeInput(conn.get()) == 0) {
@@ -138,7 +220,7 @@ absl::Status ProbeDatabase(const std::string& conninfo,
   if (send(PQsocket(conn.get()), kTerminate, sizeof(kTerminate), MSG_NOSIGNAL) ==
       static_cast<ssize_t>(sizeof(kTerminate))) {
     char byte;
-    while (WaitForSocket(conn.get(), /*read=*/true, deadline, stopped) &&
+    while (WaitForSocket(conn.get(), /*read=*/true, deadline, stopped) == Wait::kReady &&
            recv(PQsocket(conn.get()), &byte, 1, 0) > 0) {
     }
   }

@@ -53,13 +53,42 @@ absl::Status CheckConninfo(const std::string& conninfo);
 // is noticed within about a minute). The result is keyword=value pairs.
 absl::StatusOr<std::string> WithConnectionDefaults(const std::string& conninfo);
 
+// How ConnectWithin ended.
+enum class ConnectEnd {
+  kConnected,
+  kFailed,    // libpq gave up: refused, unknown host, authentication, no connection left, ...
+  kTimedOut,  // the conninfo's connect_timeout or the caller's deadline passed first
+  kStopped,   // the caller's "stopped" returned true first
+};
+
+struct ConnectResult {
+  ConnectEnd end = ConnectEnd::kFailed;
+  // The connection (kConnected only), the caller's to close (PQfinish).
+  pg_conn* conn = nullptr;
+  // Why not, for the server log and exception texts that ConnectFailedStatus
+  // maps: libpq's message names the host and user, so no client sees it.
+  std::string message;
+};
+
+// Connects to "conninfo" (as given: no defaults are added) on libpq's
+// non-blocking API, giving up at "deadline", once the conninfo's
+// connect_timeout (PG* environment included; as libpq counts it: 1 is 2, 0 or
+// less is none) has passed since the start of the whole connect, or as soon as
+// "stopped" returns true (asked every 50 ms), whichever comes first: a database
+// that accepts TCP and never answers cannot hold the caller longer. Closes
+// what it started unless it connected. Not bounded: looking up a host name,
+// which libpq does blocking.
+ConnectResult ConnectWithin(const std::string& conninfo,
+                            std::chrono::steady_clock::time_point deadline,
+                            const std::function<bool()>& stopped);
+
 // Connects to "conninfo" (with its defaults: WithConnectionDefaults) and runs
-// SELECT 1, all on libpq's non-blocking API, giving up at "deadline" or as soon
-// as "stopped" returns true (asked every 50 ms): a database that accepts TCP
-// and never answers cannot hold the caller longer. The connection is closed
-// afterwards, without a cancel request (which would wait on the silent server
-// again). Unavailable naming the step that failed or timed out; libpq's
-// message (host, user) goes to stderr only.
+// SELECT 1, all on libpq's non-blocking API (ConnectWithin, then the query),
+// giving up at "deadline" or as soon as "stopped" returns true (asked every
+// 50 ms): a database that accepts TCP and never answers cannot hold the caller
+// longer. The connection is closed afterwards, without a cancel request
+// (which would wait on the silent server again). Unavailable naming the step
+// that failed or timed out; libpq's message (host, user) goes to stderr only.
 absl::Status ProbeDatabase(const std::string& conninfo,
                            std::chrono::steady_clock::time_point deadline,
                            const std::function<bool()>& stopped);

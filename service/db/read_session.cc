@@ -229,8 +229,10 @@ absl::Status ReadSession::Read(int index,
 
 absl::Status ReadSession::ReadOnExtraConnection(
     int index, absl::FunctionRef<bool(const encode::DataValueRow&)> row) {
+  // The deadline and Cancel() end the connect through "stopped", with their own status.
   absl::StatusOr<PooledConnection> conn = pool_->TryAcquire(
-      keep_available_, [this](DatabaseConnection& conn) { return SetUpConnection(conn); });
+      keep_available_, [this] { return canceller_.StopStatus("opening a reader connection"); },
+      [this](DatabaseConnection& conn) { return SetUpConnection(conn); });
   std::unique_ptr<Transaction> tx;
   absl::Status status = conn.status();
   if (status.ok()) status = BeginTransaction(**conn, set_snapshot_sql_, &tx);

@@ -43,12 +43,13 @@ struct ReadSessionOptions {
 // ONLY REPEATABLE READ transaction, its resolved scope, its slice plan with
 // the exported snapshot, and the extra reader connections that import it.
 //
-// Every database wait of the session (borrowing a connection, each statement,
-// each COPY read) ends within about 100 ms of Cancel() (with Cancelled) or of
-// "deadline" (with DeadlineExceeded), whichever comes first; on a database
-// that does not answer the cancel (gone silent, or a reader queued inside
-// PgBouncer) within about QueryCanceller::kSeverAfter (1 s), with the same
-// status, by severing the connection, which the pool then drops. A ROLLBACK
+// Every database wait of the session (borrowing or opening a connection, each
+// statement, each COPY read) ends within about 100 ms of Cancel() (with
+// Cancelled) or of "deadline" (with DeadlineExceeded), whichever comes first;
+// on a database that does not answer the cancel (gone silent, or a reader
+// queued inside PgBouncer) within about QueryCanceller::kSeverAfter (1 s),
+// with the same status, by severing the connection, which the pool then
+// drops. A ROLLBACK
 // ends within about 1 s of its start or of the stop, whichever is later.
 //
 // Thread-safety: Cancel() from any thread at any time. Read(i) for distinct i

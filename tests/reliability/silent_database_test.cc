@@ -8,7 +8,9 @@
 // - an export whose database goes silent mid-statement ends within about 1 s
 //   of its deadline or of the client's cancel (the cancel request cannot reach
 //   the database: the connection is severed), with the stop's code, gives its
-//   connections back, and the pool recovers once the database answers again.
+//   connections back, and the pool recovers once the database answers again;
+// - so does an export whose pool must open a connection to the silent
+//   database (the connect is bounded by the call, not by connect_timeout).
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -313,6 +315,75 @@ TEST_F(SilentMidStatementTest, ClientCancelEndsTheExportWithinASecondAndFreesIts
   std::printf("{\"event\":\"silent_mid_statement_cancel\",\"pool_free_after_cancel_ms\":%lld}\n",
               static_cast<long long>(free_ms));
   ExpectRecoveryOnceTheDatabaseAnswers();
+}
+
+// The pool is empty and the database silent from the start: the export's connect waits on it.
+// It ends with the call's deadline, far below connect_timeout (10 s), and frees the pool.
+TEST_F(SilentMidStatementTest, DeadlineEndsAnExportWhoseNewConnectionWaits) {
+  proxy_->SetSilent(true);
+  ASSERT_EQ(Metric("dvexport_db_pool_in_use"), 0);
+  grpc::ClientContext context;
+  const auto deadline = std::chrono::system_clock::now() + seconds(2);
+  context.set_deadline(deadline);
+  ExportOutcome outcome = ReadExport(stub_.get(), &context, WholeDatabaseRequest());
+  EXPECT_EQ(outcome.status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED)
+      << outcome.status.error_message();
+  EXPECT_FALSE(outcome.has_trailer);
+  const Clock::time_point deadline_steady =
+      Clock::now() -
+      std::chrono::duration_cast<Clock::duration>(std::chrono::system_clock::now() - deadline);
+  const int64_t free_ms = MillisUntilPoolIsFree(deadline_steady);
+  EXPECT_LT(free_ms, 2000);
+  // Ended by the stop (the client's deadline reaches the server as a cancel), not UNAVAILABLE
+  // from connect_timeout.
+  EXPECT_TRUE(WaitFor([&] { return Metric("dvexport_exports_total") == 1; }, seconds(10)));
+  EXPECT_EQ(Metric("dvexport_exports_total", {"code=\"DEADLINE_EXCEEDED\""}) +
+                Metric("dvexport_exports_total", {"code=\"CANCELLED\""}),
+            1);
+  std::printf(
+      "{\"event\":\"silent_connect_export_deadline\",\"pool_free_after_deadline_ms\":%lld}\n",
+      static_cast<long long>(free_ms));
+  ExpectRecoveryOnceTheDatabaseAnswers();
+}
+
+// The database side alone: opening a connection to a database that is silent from the start
+// (an empty pool, connect_timeout 10 s) ends with the stop's status within about 50 ms of the
+// deadline or of Cancel(), and the pool counts no connection afterwards.
+TEST(SilentDatabaseSessionTest, ConnectToASilentDatabaseEndsWithTheStopsStatus) {
+  SilenceableProxy proxy(PrivatePostgres::port(), /*silent=*/true);
+  db::ConnectionPool pool(ThroughProxy(proxy), 1);
+  absl::StatusOr<dhis2::ExportParams> params =
+      dhis2::ValidateExportRequest(WholeDatabaseRequest().query());
+  ASSERT_TRUE(params.ok()) << params.status();
+  for (const bool by_deadline : {true, false}) {
+    SCOPED_TRACE(by_deadline ? "deadline" : "cancel");
+    const auto deadline = std::chrono::system_clock::now() + seconds(by_deadline ? 2 : 60);
+    db::ReadSession session(&pool, db::ReadSessionOptions(), deadline);
+    std::thread canceller;
+    if (!by_deadline) {
+      canceller = std::thread([&] {
+        std::this_thread::sleep_for(milliseconds(500));
+        session.Cancel();
+      });
+    }
+    const Clock::time_point start = Clock::now();
+    const absl::Status status = session.Begin(*params);
+    const auto took_ms = std::chrono::duration_cast<milliseconds>(Clock::now() - start).count();
+    if (canceller.joinable()) canceller.join();
+    EXPECT_EQ(status.code(),
+              by_deadline ? absl::StatusCode::kDeadlineExceeded : absl::StatusCode::kCancelled)
+        << status;
+    // The stop (2 s deadline or cancel at 0.5 s) and a little: far below connect_timeout.
+    EXPECT_LT(took_ms, (by_deadline ? 2000 : 500) + 1500);
+    EXPECT_EQ(pool.in_use(), 0);
+    std::printf("{\"event\":\"silent_connect_%s\",\"took_ms\":%lld}\n",
+                by_deadline ? "deadline" : "cancel", static_cast<long long>(took_ms));
+  }
+  // The pool's one connection was given back: once the database answers, it opens it.
+  proxy.SetSilent(false);
+  absl::StatusOr<db::PooledConnection> conn = pool.Acquire(milliseconds(1000));
+  ASSERT_TRUE(conn.ok()) << conn.status();
+  EXPECT_EQ(pool.in_use(), 1);
 }
 
 // The database side alone: a statement that waits on the silent database ends with the status
