@@ -429,13 +429,19 @@ bool DataValueLineParser::ParseUsual(std::string_view line, encode::DataValueRow
   const std::string_view created(p, static_cast<size_t>(tab - p));
   if (!encode::IsUsualTimestamp(created)) return false;
   p = tab + 1;
-  if ((tab = UsualTimestampEnd(p, end)) == nullptr) return false;
-  const std::string_view last_updated(p, static_cast<size_t>(tab - p));
-  const bool same = encode::SameTimestampText(last_updated, created);
-  if (!same && !encode::IsUsualTimestamp(last_updated)) return false;
   row->created.usual_text = created;
   // The same text for both tells the encoders they are equal without comparing them.
-  row->last_updated.usual_text = same ? created : last_updated;
+  if (p < end && *p == '\t') {
+    // Empty: lastupdated equals created (BuildDataValueSelectSql).
+    row->last_updated.usual_text = created;
+    tab = p;
+  } else {
+    if ((tab = UsualTimestampEnd(p, end)) == nullptr) return false;
+    const std::string_view last_updated(p, static_cast<size_t>(tab - p));
+    const bool same = encode::SameTimestampText(last_updated, created);
+    if (!same && !encode::IsUsualTimestamp(last_updated)) return false;
+    row->last_updated.usual_text = same ? created : last_updated;
+  }
   p = tab + 1;
   if (!NextText(&p, end, &row->comment)) return false;
   // "f\tf", "t\tf", "\N\tf" and the like.
@@ -473,6 +479,11 @@ absl::Status DataValueLineParser::ParseAnyLine(std::string_view line, encode::Da
   encode::Timestamp* const timestamps[2] = {&row->created, &row->last_updated};
   for (int i = 0; i < 2; ++i) {
     const std::string_view text = f[7 + i].text;
+    if (i == 1 && text.empty()) {
+      // lastupdated equals created (BuildDataValueSelectSql).
+      row->last_updated = row->created;
+      break;
+    }
     if (encode::IsUsualTimestamp(text)) {
       *timestamps[i] = encode::Timestamp{text, 0};
     } else {

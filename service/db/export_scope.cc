@@ -487,7 +487,8 @@ std::string BuildDataValueSelectSql(const ExportScope& scope,
                                     const std::optional<BlockRange>& blocks) {
   std::string sql = absl::StrCat(
       "SELECT dv.dataelementid, dv.periodid, dv.sourceid, dv.categoryoptioncomboid, "
-      "dv.attributeoptioncomboid, dv.value, dv.storedby, dv.created, dv.lastupdated, "
+      "dv.attributeoptioncomboid, dv.value, dv.storedby, dv.created, "
+      "CASE WHEN dv.lastupdated = dv.created THEN '' ELSE dv.lastupdated::text END, "
       "dv.comment, dv.followup, dv.deleted FROM datavalue dv WHERE ",
       BuildDataValueWhereSql(scope));
   if (blocks) {

@@ -97,6 +97,34 @@ TEST_F(DataValueLineParserTest, TheFinalNewlineIsOptional) {
   EXPECT_EQ(row_.value.bytes, "7");
 }
 
+// The query sends lastupdated empty when it equals created (BuildDataValueSelectSql): the row's
+// lastupdated is then created's, on the one-pass parser (with an escaped value before it, too) and
+// on the general one (a created past year 9999 sends the line there).
+TEST_F(DataValueLineParserTest, AnEmptyLastUpdatedIsCreated) {
+  for (const char* value : {"7", "a\\tb"}) {
+    for (const char* created : {"2024-01-12 10:00:00.25", "12024-01-12 10:00:00"}) {
+      SCOPED_TRACE(std::string(value) + " " + created);
+      const int64_t general_before = parser_.general_lines();
+      ASSERT_TRUE(Parse(Line(value, "admin", created, "")).ok());
+      EXPECT_EQ(row_.created.usual_text, row_.last_updated.usual_text);
+      EXPECT_EQ(row_.created.micros, row_.last_updated.micros);
+      if (std::string_view(created).size() == 22) {
+        EXPECT_EQ(row_.last_updated.usual_text, created);
+      } else {
+        EXPECT_TRUE(row_.last_updated.usual_text.empty());
+        EXPECT_NE(row_.last_updated.micros, 0);
+      }
+      EXPECT_EQ(parser_.general_lines() - general_before,
+                std::string_view(created).size() == 22 ? 0 : 1);
+      EXPECT_EQ(row_.comment.is_null, true);
+      EXPECT_FALSE(row_.followup);
+    }
+  }
+  // A NULL lastupdated is still malformed, not "the same".
+  EXPECT_EQ(Parse(Line("7", "admin", "2024-01-12 10:00:00", "\\N")).code(),
+            absl::StatusCode::kDataLoss);
+}
+
 TEST_F(DataValueLineParserTest, UndoesEveryBackslashEscape) {
   ASSERT_TRUE(Parse(Line("a\\\\b\\bc\\fd\\ne\\rf\\tg\\vh")).ok());
   EXPECT_EQ(row_.value.bytes, "a\\b\bc\fd\ne\rf\tg\vh");
