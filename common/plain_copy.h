@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string_view>
 
 namespace dvexport::common {
 
@@ -77,10 +78,12 @@ template <typename AttentionMask>
   return true;
 }
 
-// Copies the "n" bytes at "s" to "p" as CopyIfPlain does, without a test: for bytes known to
-// need no attention. Reads only s[0, n).
-[[gnu::always_inline]] inline void CopyPlain(const unsigned char* s, size_t n, char* p) {
-  CopyIfPlain(s, n, p, [](ByteVector) { return ByteVector{}; });
+// Copies "bytes" to "p" as CopyIfPlain does, without a test (for bytes known to need no
+// attention), and returns the end of the copy. Reads only "bytes".
+[[gnu::always_inline]] inline char* CopyPlain(std::string_view bytes, char* p) {
+  CopyIfPlain(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), p,
+              [](ByteVector) { return ByteVector{}; });
+  return p + bytes.size();
 }
 
 }  // namespace dvexport::common

@@ -111,11 +111,8 @@ inline char* WriteLiteral(char* p, std::string_view literal) {
 // Writes one field as javacsv does: trimmed, quoted when needed.
 // REQUIRES: kMaxFieldOverhead + kMaxOutputBytesPerInputByte * text.bytes.size() bytes writable.
 inline char* WriteField(char* p, const Text& text, bool first_column) {
+  if (text.plain) return common::CopyPlain(text.bytes, p);
   const auto* s = reinterpret_cast<const unsigned char*>(text.bytes.data());
-  if (text.plain) {
-    common::CopyPlain(s, text.bytes.size(), p);
-    return p + text.bytes.size();
-  }
   const unsigned char* end = text.is_null ? s : s + text.bytes.size();
   while (s < end && *s <= 0x20) ++s;
   while (end > s && end[-1] <= 0x20) --end;

@@ -140,13 +140,7 @@ inline char* WriteLiteral(char* p, std::string_view literal) {
 inline char* WriteString(char* p, const Text& text) {
   if (text.is_null) return WriteLiteral(p, kNull);
   *p++ = '"';
-  if (text.plain) {
-    common::CopyPlain(reinterpret_cast<const unsigned char*>(text.bytes.data()), text.bytes.size(),
-                      p);
-    p += text.bytes.size();
-  } else {
-    p = WriteJsonEscaped(p, text.bytes);
-  }
+  p = text.plain ? common::CopyPlain(text.bytes, p) : WriteJsonEscaped(p, text.bytes);
   *p++ = '"';
   return p;
 }

@@ -65,8 +65,7 @@ inline ByteVector NonAscii(ByteVector v) { return v < 0; }
     // An identifier known to be ASCII: copied without a look.
     *p++ = tag;
     *p++ = static_cast<char>(n);
-    common::CopyPlain(reinterpret_cast<const unsigned char*>(text.bytes.data()), n, p);
-    return p + n;
+    return common::CopyPlain(text.bytes, p);
   }
   return WriteString(p, tag, text.bytes);
 }

@@ -62,13 +62,7 @@ inline char* WriteLiteral(char* p, std::string_view literal) {
 inline char* WriteAttribute(char* p, std::string_view name, const Text& text) {
   if (text.is_null) return p;
   p = WriteLiteral(p, name);
-  if (text.plain) {
-    common::CopyPlain(reinterpret_cast<const unsigned char*>(text.bytes.data()), text.bytes.size(),
-                      p);
-    p += text.bytes.size();
-  } else {
-    p = WriteXmlAttributeEscaped(p, text.bytes);
-  }
+  p = text.plain ? common::CopyPlain(text.bytes, p) : WriteXmlAttributeEscaped(p, text.bytes);
   *p++ = '"';
   return p;
 }

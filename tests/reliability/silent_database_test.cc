@@ -247,6 +247,29 @@ class SilentMidStatementTest : public ::testing::Test {
     return std::chrono::duration_cast<milliseconds>(Clock::now() - since).count();
   }
 
+  // The export "outcome" ended with the call's deadline, and the server's pool was free within
+  // 2 s of it; "event" logs how long that took. The call ended with its stop's code, not with
+  // the severed socket's or connect_timeout's UNAVAILABLE. (The client's deadline reaches the
+  // server as a cancel: gRPC's server deadline is a little later.)
+  void ExpectTheDeadlineEndedTheExport(const ExportOutcome& outcome,
+                                       std::chrono::system_clock::time_point deadline,
+                                       const char* event) {
+    EXPECT_EQ(outcome.status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED)
+        << outcome.status.error_message();
+    EXPECT_FALSE(outcome.has_trailer);
+    const Clock::time_point deadline_steady =
+        Clock::now() -
+        std::chrono::duration_cast<Clock::duration>(std::chrono::system_clock::now() - deadline);
+    const int64_t free_ms = MillisUntilPoolIsFree(deadline_steady);
+    EXPECT_LT(free_ms, 2000);
+    EXPECT_TRUE(WaitFor([&] { return Metric("dvexport_exports_total") == 1; }, seconds(10)));
+    EXPECT_EQ(Metric("dvexport_exports_total", {"code=\"DEADLINE_EXCEEDED\""}) +
+                  Metric("dvexport_exports_total", {"code=\"CANCELLED\""}),
+              1);
+    std::printf("{\"event\":\"%s\",\"pool_free_after_deadline_ms\":%lld}\n", event,
+                static_cast<long long>(free_ms));
+  }
+
   // The database answers again: health turns SERVING, the pool opens new connections for the
   // next export, and every cancel request that waited for the silent database has its answer.
   void ExpectRecoveryOnceTheDatabaseAnswers() {
@@ -275,23 +298,7 @@ TEST_F(SilentMidStatementTest, DeadlineEndsTheExportWithinASecondAndFreesItsConn
   ExportOutcome outcome = ReadExport(stub_.get(), &context, WholeDatabaseRequest(), [&](int n) {
     if (n == 1) proxy_->SetSilent(true);
   });
-  EXPECT_EQ(outcome.status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED)
-      << outcome.status.error_message();
-  EXPECT_FALSE(outcome.has_trailer);
-  const Clock::time_point deadline_steady =
-      Clock::now() -
-      std::chrono::duration_cast<Clock::duration>(std::chrono::system_clock::now() - deadline);
-  const int64_t free_ms = MillisUntilPoolIsFree(deadline_steady);
-  EXPECT_LT(free_ms, 2000);
-  // The call ended with its stop's code, not with the severed socket's. (The client's deadline
-  // reaches the server as a cancel: gRPC's server deadline is a little later.)
-  EXPECT_TRUE(WaitFor([&] { return Metric("dvexport_exports_total") == 1; }, seconds(10)));
-  EXPECT_EQ(Metric("dvexport_exports_total", {"code=\"DEADLINE_EXCEEDED\""}) +
-                Metric("dvexport_exports_total", {"code=\"CANCELLED\""}),
-            1);
-  std::printf(
-      "{\"event\":\"silent_mid_statement_deadline\",\"pool_free_after_deadline_ms\":%lld}\n",
-      static_cast<long long>(free_ms));
+  ExpectTheDeadlineEndedTheExport(outcome, deadline, "silent_mid_statement_deadline");
   ExpectRecoveryOnceTheDatabaseAnswers();
 }
 
@@ -326,23 +333,7 @@ TEST_F(SilentMidStatementTest, DeadlineEndsAnExportWhoseNewConnectionWaits) {
   const auto deadline = std::chrono::system_clock::now() + seconds(2);
   context.set_deadline(deadline);
   ExportOutcome outcome = ReadExport(stub_.get(), &context, WholeDatabaseRequest());
-  EXPECT_EQ(outcome.status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED)
-      << outcome.status.error_message();
-  EXPECT_FALSE(outcome.has_trailer);
-  const Clock::time_point deadline_steady =
-      Clock::now() -
-      std::chrono::duration_cast<Clock::duration>(std::chrono::system_clock::now() - deadline);
-  const int64_t free_ms = MillisUntilPoolIsFree(deadline_steady);
-  EXPECT_LT(free_ms, 2000);
-  // Ended by the stop (the client's deadline reaches the server as a cancel), not UNAVAILABLE
-  // from connect_timeout.
-  EXPECT_TRUE(WaitFor([&] { return Metric("dvexport_exports_total") == 1; }, seconds(10)));
-  EXPECT_EQ(Metric("dvexport_exports_total", {"code=\"DEADLINE_EXCEEDED\""}) +
-                Metric("dvexport_exports_total", {"code=\"CANCELLED\""}),
-            1);
-  std::printf(
-      "{\"event\":\"silent_connect_export_deadline\",\"pool_free_after_deadline_ms\":%lld}\n",
-      static_cast<long long>(free_ms));
+  ExpectTheDeadlineEndedTheExport(outcome, deadline, "silent_connect_export_deadline");
   ExpectRecoveryOnceTheDatabaseAnswers();
 }
 
