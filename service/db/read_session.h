@@ -49,8 +49,8 @@ struct ReadSessionOptions {
 // on a database that does not answer the cancel (gone silent, or a reader
 // queued inside PgBouncer) within about QueryCanceller::kSeverAfter (1 s),
 // with the same status, by severing the connection, which the pool then
-// drops. A ROLLBACK
-// ends within about 1 s of its start or of the stop, whichever is later.
+// drops. A ROLLBACK ends within about 1 s of its start or of the stop,
+// whichever is later.
 //
 // Thread-safety: Cancel() from any thread at any time. Read(i) for distinct i
 // concurrently, each on its own thread, after PlanReads. Everything else from

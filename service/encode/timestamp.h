@@ -1,7 +1,6 @@
 #ifndef DVEXPORT_SERVICE_ENCODE_TIMESTAMP_H_
 #define DVEXPORT_SERVICE_ENCODE_TIMESTAMP_H_
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
