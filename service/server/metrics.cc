@@ -8,6 +8,7 @@
 #include <prometheus/registry.h>
 
 #include <exception>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -56,6 +57,14 @@ const prometheus::Histogram::BucketBoundaries& SecondsBuckets() {
   return *buckets;
 }
 
+// CivetWeb (Debian's 1.15, under prometheus::Exposer) serves each connection on one of
+// kMetricsThreads worker threads, from the request line to the response; the others wait in its
+// queue. A connection whose request headers are not complete kMetricsRequestTimeoutMs after its
+// worker took it is closed, however slowly it drips them: so that slow connections cannot hold
+// every worker (issue 19). The timeout also bounds each write of the response.
+constexpr int kMetricsThreads = 16;
+constexpr int kMetricsRequestTimeoutMs = 5000;
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ServerMetrics>> ServerMetrics::Start(const std::string& listen,
@@ -100,7 +109,9 @@ absl::StatusOr<std::unique_ptr<ServerMetrics>> ServerMetrics::Start(const std::s
                            .Register(registry);
   metrics->gauges_ = std::make_shared<GaugeCollectable>(std::move(sources));
   try {
-    metrics->exposer_ = std::make_unique<prometheus::Exposer>(listen, 2);
+    metrics->exposer_ = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
+        "listening_ports", listen, "num_threads", std::to_string(kMetricsThreads),
+        "request_timeout_ms", std::to_string(kMetricsRequestTimeoutMs)});
   } catch (const std::exception& e) {
     return absl::UnavailableError(absl::StrCat("cannot serve metrics on ", listen, ": ", e.what()));
   }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -11,12 +12,16 @@
 
 namespace dvexport::testing {
 
-std::string HttpGet(int port, const std::string& path) {
+std::string HttpGet(int port, const std::string& path, std::chrono::milliseconds timeout) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) {
     ADD_FAILURE() << "socket failed";
     return "";
   }
+  const timeval wait{.tv_sec = static_cast<time_t>(timeout.count() / 1000),
+                     .tv_usec = static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &wait, sizeof(wait));
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(static_cast<uint16_t>(port));

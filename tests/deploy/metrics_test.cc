@@ -1,15 +1,20 @@
 // The Prometheus endpoint of a real server (in-process, the demo database):
 // scraped over a plain socket before and after exports.
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "client/export_client.h"
 #include "service/server/export_server.h"
@@ -188,6 +193,71 @@ TEST_F(ServerMetricsTest, QueuedAndRefusedExportsAreCounted) {
   // The stream's slot, given at once.
   EXPECT_EQ(SumSamples(after, "dvexport_export_slot_wait_seconds_count"), 1) << after;
   EXPECT_EQ(SumSamples(after, "dvexport_queued_exports"), 0) << after;
+}
+
+// Slow HTTP clients (issue 19): connections that send a request line and then drip one header
+// line every 500 ms, never ending their headers, held the metrics server's two worker threads for
+// 30 s each and /metrics timed out behind them. Now /metrics answers at once next to 8 of them,
+// and each is closed once its headers are not complete after the 5 s request timeout.
+TEST_F(ServerMetricsTest, AnswersNextToSlowConnectionsAndClosesThem) {
+  using Clock = std::chrono::steady_clock;
+  constexpr int kSlow = 8;
+  struct SlowConnection {
+    int fd = -1;
+    Clock::time_point closed_at = Clock::time_point::max();
+  };
+  std::vector<SlowConnection> slow(kSlow);
+  const Clock::time_point opened = Clock::now();
+  for (SlowConnection& connection : slow) {
+    connection.fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(connection.fd, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<uint16_t>(server_->metrics_port()));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(connect(connection.fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+    const std::string line = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+    ASSERT_EQ(send(connection.fd, line.data(), line.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(line.size()));
+  }
+  // Drips a header line into each open connection every 500 ms and notes when the server
+  // closed it (end of stream or reset), for 15 s at most.
+  std::thread drip([&] {
+    const Clock::time_point end = Clock::now() + std::chrono::seconds(15);
+    while (Clock::now() < end) {
+      bool open = false;
+      for (SlowConnection& connection : slow) {
+        if (connection.closed_at != Clock::time_point::max()) continue;
+        char byte;
+        const ssize_t n = recv(connection.fd, &byte, 1, MSG_DONTWAIT);
+        const bool closed = n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) ||
+                            send(connection.fd, "X-Drip: 1\r\n", 11, MSG_NOSIGNAL) < 0;
+        if (closed) {
+          connection.closed_at = Clock::now();
+        } else {
+          open = true;
+        }
+      }
+      if (!open) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  });
+  for (int scrape = 0; scrape < 3; ++scrape) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    const Clock::time_point start = Clock::now();
+    const std::string body =
+        HttpGet(server_->metrics_port(), "/metrics", std::chrono::milliseconds(2000));
+    EXPECT_NE(body.find("dvexport_active_exports"), std::string::npos) << "scrape " << scrape;
+    EXPECT_LT(Clock::now() - start, std::chrono::seconds(2)) << "scrape " << scrape;
+  }
+  drip.join();
+  for (SlowConnection& connection : slow) {
+    EXPECT_LT(connection.closed_at - opened, std::chrono::seconds(9))
+        << "a slow connection was still open after 9 s";
+    EXPECT_GT(connection.closed_at - opened, std::chrono::seconds(4))
+        << "a slow connection was closed before the request timeout";
+    close(connection.fd);
+  }
 }
 
 }  // namespace
