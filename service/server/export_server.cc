@@ -58,6 +58,9 @@ constexpr int kKeepaliveTimeMs = 60 * 1000;
 constexpr int kKeepaliveTimeoutMs = 20 * 1000;
 constexpr int kMinClientPingIntervalMs = 10 * 1000;
 
+// Request header bytes a call may send (HPACK-decoded, with HTTP/2's 32 bytes per field).
+constexpr int kMaxRequestHeaderBytes = 16 * 1024;
+
 // How long Start waits for the first probe's answer, at most.
 constexpr std::chrono::milliseconds kFirstProbeWait{1000};
 
@@ -100,6 +103,11 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
   quota.SetMaxThreads(options.max_threads > 0 ? options.max_threads
                                               : options.service.max_concurrent_exports + 16);
   builder.SetResourceQuota(quota);
+  // A call whose request headers exceed this is refused (RESOURCE_EXHAUSTED); sent to clients
+  // as SETTINGS_MAX_HEADER_LIST_SIZE. Room for an authorization header of a few KiB. gRPC 1.51
+  // applies it only once the client has acknowledged the server's SETTINGS: it does not bound a
+  // CONTINUATION flood (docs/SECURITY.md).
+  builder.AddChannelArgument(GRPC_ARG_MAX_METADATA_SIZE, kMaxRequestHeaderBytes);
   if (options.max_connection_age.count() > 0) {
     const std::chrono::milliseconds age = options.max_connection_age;
     if (age.count() > INT_MAX) {
