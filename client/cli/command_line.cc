@@ -414,7 +414,10 @@ const CommandSpec kCommands[] = {
      "(no --limit); use the same filters every time. Apply the output (upsert by\n"
      "data element, period, org unit, category option combo and attribute option\n"
      "combo) before the next sync replaces it. FILE is replaced only after the\n"
-     "output is in place: a sync that fails repeats the delta, never skips one.\n"},
+     "output is in place: a sync that fails repeats the delta, never skips one.\n"
+     "A token the server cannot judge (from another database, or written by a\n"
+     "dvexport before tokens named their database) fails the sync: remove FILE,\n"
+     "and the next sync exports everything.\n"},
     {"count", kCountCommand, CommandLine::Action::kCount, CommandLine::Action::kShowCountHelp,
      "Usage: dvexport count --server HOST:PORT [filters]\n"
      "\n"

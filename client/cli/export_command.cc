@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "client/cli/connection.h"
 #include "client/cli/interrupt_watcher.h"
@@ -110,7 +111,15 @@ int RunExport(const CommandLine& input) {
   if (!summary.ok()) {
     interrupts.DieIfInterrupted(to_stdout ? "the output is incomplete"
                                           : "the file is left as it was");
-    return PrintError(summary.status());
+    const int exit_code = PrintError(summary.status());
+    if (sync && summary.status().code() == absl::StatusCode::kFailedPrecondition &&
+        absl::StartsWith(summary.status().message(), "changes_since:")) {
+      std::fprintf(stderr,
+                   "dvexport: %s holds a token this server cannot judge; it is left as it was: "
+                   "remove it, and the next sync exports everything again\n",
+                   command.state_file.c_str());
+    }
+    return exit_code;
   }
   std::fprintf(stderr, "%s\n",
                FormatSummary(*summary, to_stdout ? "stdout" : command.output).c_str());

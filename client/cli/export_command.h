@@ -21,7 +21,10 @@ inline constexpr int kExitUsage = 2;
 // "dvexport sync" (kSync) is the same export with the query's changes_since
 // read from the state file (none if the file does not exist); once the output
 // is in place, the state file is replaced atomically with the export's change
-// token. Any failure before leaves the state file as it was.
+// token. Any failure before leaves the state file as it was; when the server
+// cannot judge its token (FAILED_PRECONDITION on changes_since: another
+// database, a token of version 1), the message adds that removing the state
+// file makes the next sync export everything.
 int RunExport(const CommandLine& command);
 
 }  // namespace dvexport::cli

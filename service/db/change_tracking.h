@@ -25,20 +25,25 @@ inline constexpr uint64_t kMaxChangeTokenAge = (uint64_t{1} << 31) - (uint64_t{1
 // before it gives up with Unavailable.
 inline constexpr std::chrono::milliseconds kReplicaCatchUpWait{5000};
 
-// The server's identity and WAL position, read with any transaction object (also a
-// nontransaction, before the export's transaction takes its snapshot).
+// The server's identity (cluster and database, as a token names them) and WAL position, read
+// with any transaction object (also a nontransaction, before the export's transaction takes its
+// snapshot).
 struct WalPosition {
   uint64_t system_identifier = 0;
+  uint32_t database_oid = 0;
+  uint64_t database_name_hash = 0;
   bool in_recovery = false;
   // A primary's WAL insert position; a replica's last replayed position.
   uint64_t lsn = 0;
 };
 
 // The snapshot of the transaction "tx", read once a statement has taken it: the token it
-// gives, and its xmax (the next transaction id when it was taken).
+// gives, its xmax (the next transaction id when it was taken), and whether the server is a
+// replica.
 struct SnapshotFacts {
   dhis2::ChangeToken token;
   uint64_t xmax = 0;
+  bool in_recovery = false;
 };
 
 // Database errors are libpqxx's exceptions.
@@ -46,15 +51,17 @@ WalPosition ReadWalPosition(pqxx::transaction_base& tx);
 SnapshotFacts ReadSnapshotFacts(pqxx::transaction_base& tx);
 
 // Whether a server at "position" (read before the export's snapshot) has seen everything the
-// token's export saw: FailedPrecondition for a token of another cluster, or one from a WAL
-// history this primary does not have; Unavailable when a replica has not replayed that far yet
-// (waiting may help: "retry" is true then); OK otherwise.
+// token's export saw: FailedPrecondition for a token of another cluster or another database of
+// this one, or one from a WAL history this primary does not have; Unavailable when a replica has
+// not replayed that far yet (waiting may help: "retry" is true then); OK otherwise.
 absl::Status CheckWalPosition(const dhis2::ChangeToken& token, const WalPosition& position,
                               bool* retry);
 
 // Whether the export at "now" can send what changed since "token": FailedPrecondition when the
-// token is too old to judge (more than kMaxChangeTokenAge transactions) or from another
-// cluster, Unavailable when the snapshot is older than the token's.
+// token is too old to judge (more than kMaxChangeTokenAge transactions), from another cluster or
+// database, or when a primary's snapshot is older than the token's (a primary's xmax only grows:
+// the token is not of its history); Unavailable when a replica's snapshot is older than the
+// token's (its replay has not reached it).
 absl::Status CheckSnapshot(const dhis2::ChangeToken& token, const SnapshotFacts& now);
 
 // Sets kChangesSinceSetting in "tx" to the token's xmin modulo 2^32 (a bind parameter).

@@ -2,6 +2,7 @@
 
 #include <string_view>
 
+#include "absl/status/status.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "common/crc32.h"
@@ -9,10 +10,16 @@
 namespace dvexport::dhis2 {
 namespace {
 
-constexpr unsigned char kVersion = 1;
-// Version, three 64-bit fields, CRC-32.
-constexpr size_t kBinaryLength = 1 + 3 * 8 + 4;
-static_assert((kBinaryLength * 4 + 2) / 3 == kChangeTokenLength);
+constexpr unsigned char kVersion = 2;
+// Version, system identifier, database OID, name hash, xmin, WAL position, CRC-32.
+constexpr size_t kBinaryLength = 1 + 8 + 4 + 6 + 8 + 8 + 4;
+static_assert(kBinaryLength % 3 == 0 && kBinaryLength / 3 * 4 == kChangeTokenLength);
+// Version 1: version, system identifier, xmin, WAL position, CRC-32; 39 characters, whose last
+// holds 2 spare bits.
+constexpr unsigned char kVersion1 = 1;
+constexpr size_t kVersion1BinaryLength = 1 + 3 * 8 + 4;
+constexpr size_t kVersion1Length = 39;
+constexpr uint64_t kNameHashMask = (uint64_t{1} << 48) - 1;
 
 void PutLittleEndian(uint64_t value, int bytes, std::string* out) {
   for (int i = 0; i < bytes; ++i) out->push_back(static_cast<char>(value >> (8 * i)));
@@ -34,10 +41,20 @@ absl::Status NotAToken(absl::string_view why) {
 
 }  // namespace
 
+uint64_t DatabaseNameHash(absl::string_view name) {
+  uint64_t hash = 0xcbf29ce484222325u;
+  for (const char c : name) {
+    hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3u;
+  }
+  return hash & kNameHashMask;
+}
+
 std::string EncodeChangeToken(const ChangeToken& token) {
   std::string binary;
   binary.push_back(static_cast<char>(kVersion));
   PutLittleEndian(token.system_identifier, 8, &binary);
+  PutLittleEndian(token.database_oid, 4, &binary);
+  PutLittleEndian(token.database_name_hash, 6, &binary);
   PutLittleEndian(token.xmin, 8, &binary);
   PutLittleEndian(token.wal_lsn, 8, &binary);
   PutLittleEndian(common::Crc32(0, std::string_view(binary)), 4, &binary);
@@ -45,28 +62,44 @@ std::string EncodeChangeToken(const ChangeToken& token) {
 }
 
 absl::StatusOr<ChangeToken> DecodeChangeToken(absl::string_view text) {
-  if (text.size() != kChangeTokenLength) {
+  if (text.size() != kChangeTokenLength && text.size() != kVersion1Length) {
     return NotAToken(absl::StrCat(text.size(), " characters, not ", kChangeTokenLength));
   }
+  const bool version1 = text.size() == kVersion1Length;
   std::string binary;
   if (text.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") !=
           absl::string_view::npos ||
-      !absl::WebSafeBase64Unescape(text, &binary) || binary.size() != kBinaryLength) {
+      !absl::WebSafeBase64Unescape(text, &binary) ||
+      binary.size() != (version1 ? kVersion1BinaryLength : kBinaryLength)) {
     return NotAToken("not base64url");
   }
-  if (static_cast<unsigned char>(binary[0]) != kVersion) {
-    return NotAToken(absl::StrCat("version ", static_cast<unsigned char>(binary[0]),
-                                  ", this server writes version ", kVersion));
+  // Bits past the last byte decode to nothing: only the spelling dvexport writes is a token.
+  if (absl::WebSafeBase64Escape(binary) != text) {
+    return NotAToken("its last character has spare bits set");
+  }
+  const unsigned char version = static_cast<unsigned char>(binary[0]);
+  if (version != (version1 ? kVersion1 : kVersion)) {
+    return NotAToken(absl::StrCat("version ", version, " in ", text.size(),
+                                  " characters, this server writes version ", kVersion));
   }
   const absl::string_view view(binary);
-  if (GetLittleEndian(view.substr(25, 4)) !=
-      common::Crc32(0, std::string_view(binary).substr(0, 25))) {
+  const size_t crc_at = binary.size() - 4;
+  if (GetLittleEndian(view.substr(crc_at)) !=
+      common::Crc32(0, std::string_view(binary).substr(0, crc_at))) {
     return NotAToken("its checksum does not match: it was altered or cut");
+  }
+  if (version1) {
+    return absl::FailedPreconditionError(
+        "changes_since: the token is of version 1, written by an earlier dvexport before tokens "
+        "named their database, so no server can tell whether it belongs to this database; "
+        "export everything again without changes_since");
   }
   ChangeToken token;
   token.system_identifier = GetLittleEndian(view.substr(1, 8));
-  token.xmin = GetLittleEndian(view.substr(9, 8));
-  token.wal_lsn = GetLittleEndian(view.substr(17, 8));
+  token.database_oid = static_cast<uint32_t>(GetLittleEndian(view.substr(9, 4)));
+  token.database_name_hash = GetLittleEndian(view.substr(13, 6));
+  token.xmin = GetLittleEndian(view.substr(19, 8));
+  token.wal_lsn = GetLittleEndian(view.substr(27, 8));
   return token;
 }
 

@@ -14,12 +14,16 @@
 
 namespace dvexport::dhis2 {
 
-// An export's snapshot, as a later export of the same database cluster judges
-// it.
+// An export's snapshot, as a later export of the same database judges it.
 struct ChangeToken {
   // pg_control_system().system_identifier: the cluster (a primary and its
   // replicas share it).
   uint64_t system_identifier = 0;
+  // The database within the cluster: its OID in pg_database and
+  // DatabaseNameHash of its name (a replica keeps both; a copy, a restore or
+  // a rename changes one).
+  uint32_t database_oid = 0;
+  uint64_t database_name_hash = 0;
   // pg_snapshot_xmin of the export's snapshot, a 64-bit (epoch-widened)
   // transaction id: every transaction below it had ended when the export
   // began; every row version written since has an xmin at or above it.
@@ -31,16 +35,24 @@ struct ChangeToken {
   friend bool operator==(const ChangeToken&, const ChangeToken&) = default;
 };
 
-// The length of every encoded token (base64url without padding).
-inline constexpr size_t kChangeTokenLength = 39;
+// The length of every encoded token (base64url without padding). Its 39
+// bytes fill the 52 characters exactly: no character has spare bits.
+inline constexpr size_t kChangeTokenLength = 52;
 
-// Version byte, the three fields little-endian, CRC-32 of all that, in
-// base64url without padding: kChangeTokenLength characters.
+// The low 48 bits of the 64-bit FNV-1a hash of a database's name, as
+// ChangeToken::database_name_hash holds it.
+uint64_t DatabaseNameHash(absl::string_view name);
+
+// Version byte (2), the fields little-endian (the name hash in 6 bytes, the
+// OID in 4), CRC-32 of all that, in base64url without padding:
+// kChangeTokenLength characters.
 std::string EncodeChangeToken(const ChangeToken& token);
 
-// The token "text" encodes; InvalidArgument naming changes_since for
-// anything EncodeChangeToken did not write (wrong length or alphabet, another
-// version, a checksum that does not match).
+// The token "text" encodes. InvalidArgument naming changes_since for anything
+// dvexport did not write (wrong length or alphabet, spare bits set, an
+// unknown version, a checksum that does not match); FailedPrecondition for a
+// well-formed token of version 1 (39 characters, written before tokens named
+// their database), which no server can judge: export everything again.
 absl::StatusOr<ChangeToken> DecodeChangeToken(absl::string_view text);
 
 }  // namespace dvexport::dhis2

@@ -92,7 +92,8 @@ struct ExportParams {
 //    "2024-13-01" is not a valid date (yyyy-MM-dd)`), `start_date and end_date
 //    must be given together`, and E2040 for attribute_combo without
 //    attribute_options or the reverse, a changes_since that DecodeChangeToken
-//    refuses, and changes_since with limit. An empty string in a repeated
+//    refuses (FailedPrecondition, as it returns, for a token of version 1),
+//    and changes_since with limit. An empty string in a repeated
 //    field is malformed; an empty scalar string is unset.
 // 2. DHIS2's rules, in DHIS2's order, as "<code>: <message>" (see
 //    export_error.h): E2001 no data_set, data_element or data_element_group;

@@ -589,6 +589,8 @@ TEST(ExportRequestValidatorSchemesTest, AttributeComboNeedsOptions) {
 TEST(ExportRequestValidatorTest, DecodesChangesSince) {
   ChangeToken token;
   token.system_identifier = 42;
+  token.database_oid = 16384;
+  token.database_name_hash = DatabaseNameHash("dhis2");
   token.xmin = 1000;
   token.wal_lsn = 5000;
   ExportRequest request = ValidRequest();
@@ -604,13 +606,13 @@ TEST(ExportRequestValidatorTest, RefusesMalformedChangesSince) {
   ExportRequest request = ValidRequest();
   request.set_changes_since("2024-01-01");
   EXPECT_EQ(ErrorMessage(request),
-            "changes_since: not a change token of dvexport (10 characters, not 39); pass the "
+            "changes_since: not a change token of dvexport (10 characters, not 52); pass the "
             "change_token of an earlier export unchanged");
 }
 
 TEST(ExportRequestValidatorTest, RefusesChangesSinceWithLimit) {
   ExportRequest request = ValidRequest();
-  request.set_changes_since(EncodeChangeToken(ChangeToken{1, 2, 3}));
+  request.set_changes_since(EncodeChangeToken(ChangeToken{1, 2, 3, 4, 5}));
   request.set_limit(10);
   EXPECT_EQ(ErrorMessage(request),
             "changes_since: cannot be combined with limit (a limited export is incomplete, so "

@@ -2,8 +2,9 @@
 # dvexport sync end to end through the real binaries: the first sync (no state file) writes
 # what export writes and a change token; a later sync writes only what changed (nothing is
 # written to the demo database, so at most what the first one did); a state file that holds no
-# token fails the sync with a message naming changes_since and is left as it was; sync refuses
-# stdout and --limit.
+# token fails the sync with a message naming changes_since and is left as it was, and so does one
+# written by an earlier dvexport (token version 1), with a message saying to start over; sync
+# refuses stdout and --limit.
 # Usage: cli_sync_test.sh SERVER_BINARY CLI_BINARY   (DVEXPORT_TEST_PG set)
 set -euo pipefail
 server_bin=$1
@@ -32,7 +33,7 @@ full=$(count "$work/full.json")
   || { cat "$work/sync1.log" >&2; fail "first sync failed"; }
 [[ $(count "$work/delta.json") == "$full" ]] || fail "the first sync is not the full export"
 token1=$(cat "$work/state")
-[[ "$token1" =~ ^[A-Za-z0-9_-]{39}$ ]] || fail "the state file holds no token: '$token1'"
+[[ "$token1" =~ ^[A-Za-z0-9_-]{52}$ ]] || fail "the state file holds no token: '$token1'"
 grep -q "the next sync exports what changed" "$work/sync1.log" || fail "no state message"
 
 # Nothing changed: a later sync holds at most what changed since (values of transactions still
@@ -42,7 +43,7 @@ grep -q "the next sync exports what changed" "$work/sync1.log" || fail "no state
 delta_lines=$(($(wc -l <"$work/delta.csv") - 1))
 (( delta_lines < full )) || fail "the second sync wrote $delta_lines values of $full"
 token2=$(cat "$work/state")
-[[ "$token2" =~ ^[A-Za-z0-9_-]{39}$ ]] || fail "the second token is not one: '$token2'"
+[[ "$token2" =~ ^[A-Za-z0-9_-]{52}$ ]] || fail "the second token is not one: '$token2'"
 
 # A state file that holds no token: refused, and left as it was.
 echo "2024-01-01" >"$work/bad-state"
@@ -54,6 +55,36 @@ grep -q "INVALID_ARGUMENT" "$work/sync3.log" || fail "not INVALID_ARGUMENT: $(ca
 grep -q "changes_since" "$work/sync3.log" || fail "the message does not name changes_since"
 [[ $(cat "$work/bad-state") == "2024-01-01" ]] || fail "the bad state file was changed"
 [[ ! -e "$work/bad.json" ]] || fail "a failed sync left an output file"
+
+# A state file of an earlier dvexport: a token of version 1 (39 characters, which named no
+# database), made from this cluster's own fields. Refused asking for a full export, and left as
+# it was; without it, the next sync exports everything.
+old_token=$(python3 - "$token2" <<'PY'
+import base64, struct, sys, zlib
+b = base64.urlsafe_b64decode(sys.argv[1])
+system_identifier, xmin, wal_lsn = b[1:9], b[19:27], b[27:35]
+v1 = bytes([1]) + system_identifier + xmin + wal_lsn
+v1 += struct.pack("<I", zlib.crc32(v1))
+print(base64.urlsafe_b64encode(v1).decode().rstrip("="))
+PY
+)
+[[ "$old_token" =~ ^[A-Za-z0-9_-]{39}$ ]] || fail "no version 1 token: '$old_token'"
+echo "$old_token" >"$work/old-state"
+if "$cli_bin" sync "${filters[@]}" --state "$work/old-state" -o "$work/old.json" \
+  2>"$work/sync4.log"; then
+  fail "a sync with a version 1 token succeeded"
+fi
+grep -q "FAILED_PRECONDITION: changes_since: the token is of version 1" "$work/sync4.log" \
+  || fail "not refused as version 1: $(cat "$work/sync4.log")"
+grep -q "export everything again" "$work/sync4.log" || fail "no full export advised"
+grep -q "old-state holds a token this server cannot judge; it is left as it was: remove it" \
+  "$work/sync4.log" || fail "no advice to remove the state file: $(cat "$work/sync4.log")"
+[[ $(cat "$work/old-state") == "$old_token" ]] || fail "the version 1 state file was changed"
+[[ ! -e "$work/old.json" ]] || fail "a refused sync left an output file"
+rm "$work/old-state"
+"$cli_bin" sync "${filters[@]}" --state "$work/old-state" -o "$work/old.json" 2>"$work/sync5.log" \
+  || { cat "$work/sync5.log" >&2; fail "the sync after removing the state file failed"; }
+[[ $(count "$work/old.json") == "$full" ]] || fail "the sync starting over is not a full export"
 
 # Usage errors (exit 2).
 set +e

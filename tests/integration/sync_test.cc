@@ -455,13 +455,38 @@ TEST_F(SyncTest, RefusesTokensItCannotJudge) {
   EXPECT_NE(status.error_message().find("export everything again"), std::string::npos)
       << status.error_message();
 
-  // A snapshot from the future of this server.
+  // A snapshot ahead of this primary's: not of its history, and waiting would not help.
   dhis2::ChangeToken future = *token;
   future.xmin += 1000000;
   status = refusal(dhis2::EncodeChangeToken(future));
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
-  EXPECT_NE(status.error_message().find("retry later"), std::string::npos)
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << status.error_message();
+  EXPECT_EQ(status.error_message().rfind("changes_since: the token's snapshot (transaction ", 0),
+            0u)
       << status.error_message();
+  EXPECT_NE(status.error_message().find("is ahead of this primary's"), std::string::npos)
+      << status.error_message();
+  EXPECT_NE(status.error_message().find("export everything again"), std::string::npos);
+
+  // The database's OID or name differs: another database of this cluster.
+  for (int field = 0; field < 2; ++field) {
+    dhis2::ChangeToken other_database = *token;
+    if (field == 0) other_database.database_oid ^= 1;
+    if (field == 1) other_database.database_name_hash ^= 1;
+    status = refusal(dhis2::EncodeChangeToken(other_database));
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << field;
+    EXPECT_EQ(status.error_message().rfind(
+                  "changes_since: the token belongs to another database of this cluster", 0),
+              0u)
+        << status.error_message();
+  }
+
+  // A token of version 1 (before tokens named their database; Python: struct, zlib.crc32,
+  // base64.urlsafe_b64encode), as a state file of an earlier dvexport holds it.
+  status = refusal("Adewtdwspg1rQOIBAAMAAABvXk08KxoAAPInw4g");
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << status.error_message();
+  EXPECT_EQ(status.error_message().rfind("changes_since: the token is of version 1", 0), 0u)
+      << status.error_message();
+  EXPECT_NE(status.error_message().find("export everything again"), std::string::npos);
 
   // CountDataValues judges it the same way.
   ExportRequest request = Everything();
@@ -470,6 +495,47 @@ TEST_F(SyncTest, RefusesTokensItCannotJudge) {
   v1::CountResponse response;
   status = single_->stub->CountDataValues(&context, request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+}
+
+// Two databases of one cluster (as dhis2 and dhis2_training often are), with the same schema
+// and data: a token of one is refused by the other, before any row is read; each accepts its own.
+TEST_F(SyncTest, ATokenOfAnotherDatabaseOfTheClusterIsRefused) {
+  testing::FixtureDatabase other_fixture("_sync_other", kExtraSql);
+  ASSERT_FALSE(other_fixture.reader_conninfo().empty());
+  server::ServerOptions options;
+  options.listen = "127.0.0.1:0";
+  options.conninfo = other_fixture.reader_conninfo();
+  options.pool_size = 2;
+  auto started = server::ExportServer::Start(options);
+  ASSERT_TRUE(started.ok()) << started.status();
+  Server other{*std::move(started), nullptr};
+  other.stub = v1::DataValueExport::NewStub(grpc::CreateChannel(
+      absl::StrCat("127.0.0.1:", other.server->port()), grpc::InsecureChannelCredentials()));
+
+  Delta here = Stream(single_, Everything());
+  ASSERT_TRUE(here.status.ok()) << here.status.error_message();
+  Delta there = Stream(&other, Everything());
+  ASSERT_TRUE(there.status.ok()) << there.status.error_message();
+  EXPECT_FALSE(there.values.empty());
+  EXPECT_NE(here.change_token, there.change_token);
+
+  for (auto [server, token] :
+       {std::pair{&other, here.change_token}, std::pair{single_, there.change_token}}) {
+    ExportRequest request = Everything();
+    request.set_changes_since(token);
+    Delta refused = Stream(server, request);
+    EXPECT_EQ(refused.status.error_code(), grpc::StatusCode::FAILED_PRECONDITION)
+        << refused.status.error_message() << " (" << refused.values.size() << " values)";
+    EXPECT_EQ(refused.status.error_message(),
+              "changes_since: the token belongs to another database of this cluster (or to this "
+              "database before it was re-created, restored or renamed); export everything again "
+              "without changes_since");
+    EXPECT_TRUE(refused.values.empty());
+  }
+  ExportRequest request = Everything();
+  request.set_changes_since(there.change_token);
+  Delta own = Stream(&other, request);
+  EXPECT_TRUE(own.status.ok()) << own.status.error_message();
 }
 
 }  // namespace

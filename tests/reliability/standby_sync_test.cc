@@ -1,6 +1,8 @@
 // Change tokens across a primary and its streaming hot standby (docs/SYNC.md): a token from the
 // primary works on the standby and the reverse, the deltas keep a copy equal to a full export;
-// a standby that has not replayed what the token saw waits for it, then answers UNAVAILABLE.
+// a standby that has not replayed what the token saw waits for it, then answers UNAVAILABLE; a
+// standby whose snapshot is behind the token's answers UNAVAILABLE too (a primary would refuse
+// it for good).
 // A real primary and standby (tests/reliability/standby_pg.sh), a dvexport server in-process
 // on each, real gRPC over loopback.
 
@@ -18,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "dvexport/v1/export.grpc.pb.h"
+#include "service/dhis2/change_token.h"
 #include "service/server/export_server.h"
 #include "tests/reliability/standby_pair.h"
 
@@ -214,6 +217,47 @@ TEST(StandbySyncTest, AStandbyBehindTheTokenWaitsThenAnswersUnavailable) {
   Stream delta = standby.Run(request);
   ASSERT_TRUE(delta.status.ok()) << delta.status.error_message();
   EXPECT_EQ(delta.values.size(), 0u);
+}
+
+// The token's WAL position replayed but not its snapshot (a token made by hand, with an older
+// WAL position): the standby's snapshot is behind the token's, and it is UNAVAILABLE, since
+// replaying on may reach it; on the primary, whose snapshot is not behind, the same token works.
+TEST(StandbySyncTest, AStandbyWhoseSnapshotIsBehindTheTokenAnswersUnavailable) {
+  Server primary(StandbyPair::primary_reader());
+  Server standby(StandbyPair::standby_reader());
+  ASSERT_NE(primary.stub, nullptr);
+  ASSERT_NE(standby.stub, nullptr);
+  const ExportRequest everything = Everything();
+  StandbyPair::WaitForReplay();
+  QueryOn(StandbyPair::standby_admin(), "SELECT pg_wal_replay_pause()");
+  struct Resume {
+    ~Resume() { QueryOn(StandbyPair::standby_admin(), "SELECT pg_wal_replay_resume()"); }
+  } resume;
+  ASSERT_EQ(ChangeOnPrimary(2, "sync-4"), 3);
+  Stream after = primary.Run(everything);
+  ASSERT_TRUE(after.status.ok()) << after.status.error_message();
+  absl::StatusOr<dhis2::ChangeToken> token = dhis2::DecodeChangeToken(after.change_token);
+  ASSERT_TRUE(token.ok()) << token.status();
+  const uint64_t standby_xmax = std::stoull(
+      QueryOn(StandbyPair::standby_admin(), "SELECT pg_snapshot_xmax(pg_current_snapshot())"));
+  ASSERT_GT(token->xmin, standby_xmax) << "the standby already saw the change";
+  token->wal_lsn = 0;
+
+  ExportRequest request = everything;
+  request.set_changes_since(dhis2::EncodeChangeToken(*token));
+  Stream refused = standby.Run(request);
+  EXPECT_EQ(refused.status.error_code(), grpc::StatusCode::UNAVAILABLE)
+      << refused.status.error_message();
+  EXPECT_EQ(refused.status.error_message().rfind("changes_since: this replica's snapshot", 0), 0u)
+      << refused.status.error_message();
+  EXPECT_NE(refused.status.error_message().find("retry later"), std::string::npos);
+
+  Stream on_primary = primary.Run(request);
+  EXPECT_TRUE(on_primary.status.ok()) << on_primary.status.error_message();
+  QueryOn(StandbyPair::standby_admin(), "SELECT pg_wal_replay_resume()");
+  StandbyPair::WaitForReplay();
+  Stream replayed = standby.Run(request);
+  EXPECT_TRUE(replayed.status.ok()) << replayed.status.error_message();
 }
 
 }  // namespace
