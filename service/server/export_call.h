@@ -27,7 +27,7 @@
 #include "service/server/call_log.h"
 #include "service/server/export_slots.h"
 #include "service/server/hand_off_queue.h"
-#include "service/server/request_utf8.h"
+#include "service/server/request_bytes.h"
 
 namespace dvexport::server {
 
@@ -135,23 +135,20 @@ class CallSession {
 // absl::Status as the gRPC status a client sees.
 grpc::Status ToGrpcStatus(const absl::Status& status);
 
-// The request of a call, parsed from its bytes with gRPC's serialization traits; InvalidArgument
-// naming what is wrong otherwise.
+// The request of a call, parsed from its bytes; InvalidArgument saying what is wrong otherwise
+// (CheckRequestBytes).
 template <typename Request>
-absl::StatusOr<Request> ParseRequest(const grpc::ByteBuffer* bytes) {
+absl::StatusOr<Request> ParseRequest(const grpc::ByteBuffer* buffer) {
+  if (buffer == nullptr) return absl::InvalidArgumentError("the call carried no request");
+  absl::StatusOr<std::string> bytes = RequestBytes(*buffer);
+  if (!bytes.ok()) return bytes.status();
+  // Checked first: protobuf would refuse the whole message, without saying why.
+  absl::Status checked = CheckRequestBytes(Request::descriptor(), *bytes);
+  if (!checked.ok()) return checked;
   Request request;
-  if (bytes == nullptr) return absl::InvalidArgumentError("the call carried no request");
-  // Checked first: protobuf would refuse the whole message, without naming the field.
-  if (std::optional<std::string> field = FindIllFormedUtf8Field(Request::descriptor(), *bytes)) {
+  if (!request.ParseFromString(*bytes)) {
     return absl::InvalidArgumentError(
-        absl::StrCat(*field, ": not valid UTF-8 (every string field must be UTF-8)"));
-  }
-  grpc::ByteBuffer copy(*bytes);
-  grpc::Status status = grpc::SerializationTraits<Request>::Deserialize(&copy, &request);
-  if (!status.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("the request is not a valid ",
-                                                   Request::descriptor()->full_name(),
-                                                   " (every string field must be UTF-8)"));
+        absl::StrCat("the request is not a valid ", Request::descriptor()->full_name()));
   }
   return request;
 }

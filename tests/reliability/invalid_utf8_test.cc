@@ -60,10 +60,15 @@ std::string Field(int number, const std::string& value) {
                       std::string(1, static_cast<char>(value.size())), value);
 }
 
-TEST(InvalidUtf8Test, EveryMethodNamesTheFieldAndTheLogStaysJson) {
-  const std::string dir = absl::StrCat(::testing::TempDir(), "dvexport-utf8-", getpid());
+// dvexport-server on a free loopback port, its stderr in "log_file", with gRPC logging at debug
+// level; its pid and port, or pid 0 if it did not start within a minute.
+struct Server {
+  pid_t pid = 0;
+  int port = 0;
+};
+
+Server StartServer(const std::string& dir, const std::string& log_file) {
   const std::string port_file = dir + ".port";
-  const std::string log_file = dir + ".log";
   std::remove(port_file.c_str());
   std::vector<std::string> args = {DVEXPORT_SERVER_BINARY, "--listen=127.0.0.1:0",
                                    "--port_file=" + port_file,
@@ -83,17 +88,40 @@ TEST(InvalidUtf8Test, EveryMethodNamesTheFieldAndTheLogStaysJson) {
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log_file.c_str(),
                                    O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data()), 0);
+  Server server;
+  const int spawned =
+      posix_spawn(&server.pid, argv[0], &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
-  int port = 0;
-  ASSERT_TRUE(WaitFor(
+  if (spawned != 0) return {};
+  const bool started = WaitFor(
       [&] {
         std::ifstream in(port_file);
-        return static_cast<bool>(in >> port);
+        return static_cast<bool>(in >> server.port);
       },
-      seconds(60)));
-  auto channel = PlaintextChannel(port);
+      seconds(60));
+  std::remove(port_file.c_str());
+  if (!started) {
+    kill(server.pid, SIGKILL);
+    waitpid(server.pid, nullptr, 0);
+    return {};
+  }
+  return server;
+}
+
+// Ends "server" with SIGTERM; true if it exited 0.
+bool StopServer(const Server& server) {
+  kill(server.pid, SIGTERM);
+  int wstatus = 0;
+  waitpid(server.pid, &wstatus, 0);
+  return WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0;
+}
+
+TEST(InvalidUtf8Test, EveryMethodNamesTheFieldAndTheLogStaysJson) {
+  const std::string dir = absl::StrCat(::testing::TempDir(), "dvexport-utf8-", getpid());
+  const std::string log_file = dir + ".log";
+  const Server server = StartServer(dir, log_file);
+  ASSERT_NE(server.pid, 0);
+  auto channel = PlaintextChannel(server.port);
 
   const std::string bad = "Bf\xff\xfeItzgt";
   // ExportRequest: data_set = 1, org_unit = 7, period = 4; ExportFileRequest: query = 1.
@@ -122,10 +150,7 @@ TEST(InvalidUtf8Test, EveryMethodNamesTheFieldAndTheLogStaysJson) {
                       SmallRequest().query().SerializeAsString())
                   .ok());
 
-  kill(pid, SIGTERM);
-  int wstatus = 0;
-  waitpid(pid, &wstatus, 0);
-  EXPECT_TRUE(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0);
+  EXPECT_TRUE(StopServer(server));
   std::ifstream log(log_file);
   int lines = 0;
   int library_lines = 0;
@@ -137,7 +162,51 @@ TEST(InvalidUtf8Test, EveryMethodNamesTheFieldAndTheLogStaysJson) {
   EXPECT_GT(library_lines, 0);  // gRPC's debug lines, routed
   EXPECT_GT(lines, library_lines);
   std::remove(log_file.c_str());
-  std::remove(port_file.c_str());
+}
+
+// Requests that are no valid protobuf, for each method: the message says what is wrong and
+// where, not that a string is not UTF-8.
+TEST(MalformedRequestTest, EveryMethodSaysWhatIsWrong) {
+  const std::string dir = absl::StrCat(::testing::TempDir(), "dvexport-malformed-", getpid());
+  const std::string log_file = dir + ".log";
+  const Server server = StartServer(dir, log_file);
+  ASSERT_NE(server.pid, 0);
+  auto channel = PlaintextChannel(server.port);
+  const std::string query = Field(1, "BfMAe6Itzgt") + Field(4, "202401");  // 21 bytes
+  struct Case {
+    std::string method;
+    std::string request;
+    std::string message;
+  };
+  const std::string file = "the request is not a valid dvexport.v1.ExportFileRequest: ";
+  const std::string export_request = "the request is not a valid dvexport.v1.ExportRequest: ";
+  const Case cases[] = {
+      // compression_level (4) with a truncated varint.
+      {"/dvexport.v1.DataValueExport/ExportFile", Field(1, query) + "\x20\xff",
+       file + "truncated varint at byte 24 (field 4, compression_level)"},
+      // org_unit (7) inside the query as a varint.
+      {"/dvexport.v1.DataValueExport/ExportFile", Field(1, query + "\x38\x01"),
+       file + "wire type 0 (varint) where string has 2 (length-delimited) at byte 23 (field 7, "
+              "query.org_unit)"},
+      {"/dvexport.v1.DataValueExport/StreamDataValues", query + "\x3a\x40" + "O6uvpzGd5pu",
+       export_request + "length 64 past the end of the message (11 bytes left) at byte 22 "
+                        "(field 7, org_unit)"},
+      {"/dvexport.v1.DataValueExport/StreamDataValues", query + "\x0f",
+       export_request + "wire type 7, which protobuf does not have, at byte 21 (field 1, "
+                        "data_set)"},
+      {"/dvexport.v1.DataValueExport/CountDataValues", query + "\x73\x74",
+       export_request + "a group tag (wire type 3; proto3 has none) at byte 21 (field 14, limit)"},
+      {"/dvexport.v1.DataValueExport/CountDataValues", query + "\x80",
+       export_request + "truncated varint (a tag) at byte 21"},
+  };
+  for (const Case& c : cases) {
+    grpc::Status status = RawCall(channel, c.method, c.request);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+        << c.method << ": " << status.error_message();
+    EXPECT_EQ(status.error_message(), c.message) << c.method;
+  }
+  EXPECT_TRUE(StopServer(server));
+  std::remove(log_file.c_str());
 }
 
 }  // namespace
