@@ -53,6 +53,10 @@ struct ServiceOptions {
   // messages wait) is ended with DEADLINE_EXCEEDED, and its transaction, snapshot, slot and
   // connections are released.
   std::chrono::milliseconds stall_timeout{60000};
+  // The highest zstd compression_level accepted (1 to 19); a higher one is refused with
+  // INVALID_ARGUMENT. zstd's high levels compress at a few MB/s on one core, so that one cheap
+  // request would hold an export slot and a core for minutes.
+  int max_zstd_level = 9;
   // How a large export is read with several connections at once (slices of
   // the table, one snapshot; see db::PlanBlockSlices); extra connections are
   // taken only when the pool can spare them. max_streams 1: one COPY always.

@@ -1,6 +1,7 @@
-// Requests with a string field that is not UTF-8, sent as raw protobuf to the real
-// dvexport-server: every method answers INVALID_ARGUMENT naming the field, and the server's
-// stderr holds JSON lines only (protobuf's and gRPC's own log lines included).
+// Requests the real dvexport-server refuses, and how it says so: a string field that is not
+// UTF-8 and bytes that are no valid protobuf (sent raw through a generic stub; every method
+// answers INVALID_ARGUMENT saying what is wrong, and the server's stderr holds JSON lines only,
+// protobuf's and gRPC's own log lines included), and a zstd level above --max_zstd_level.
 
 #include <fcntl.h>
 #include <grpcpp/generic/generic_stub.h>
@@ -60,19 +61,21 @@ std::string Field(int number, const std::string& value) {
                       std::string(1, static_cast<char>(value.size())), value);
 }
 
-// dvexport-server on a free loopback port, its stderr in "log_file", with gRPC logging at debug
-// level; its pid and port, or pid 0 if it did not start within a minute.
+// dvexport-server on a free loopback port with "extra_args", its stderr in "log_file", with
+// gRPC logging at debug level; its pid and port, or pid 0 if it did not start within a minute.
 struct Server {
   pid_t pid = 0;
   int port = 0;
 };
 
-Server StartServer(const std::string& dir, const std::string& log_file) {
+Server StartServer(const std::string& dir, const std::string& log_file,
+                   const std::vector<std::string>& extra_args = {}) {
   const std::string port_file = dir + ".port";
   std::remove(port_file.c_str());
   std::vector<std::string> args = {DVEXPORT_SERVER_BINARY, "--listen=127.0.0.1:0",
                                    "--port_file=" + port_file,
                                    "--pg=" + PrivatePostgres::reader_conninfo()};
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -206,6 +209,37 @@ TEST(MalformedRequestTest, EveryMethodSaysWhatIsWrong) {
     EXPECT_EQ(status.error_message(), c.message) << c.method;
   }
   EXPECT_TRUE(StopServer(server));
+  std::remove(log_file.c_str());
+}
+
+// zstd level 10, one above the default --max_zstd_level: refused naming the limit, and accepted
+// once the operator raises it.
+TEST(ZstdLevelTest, LevelsAboveTheServerFlagAreRefused) {
+  const std::string dir = absl::StrCat(::testing::TempDir(), "dvexport-zstd-", getpid());
+  const std::string log_file = dir + ".log";
+  v1::ExportFileRequest request = SmallRequest();
+  request.set_compression(v1::COMPRESSION_ZSTD);
+  request.set_compression_level(10);
+  for (const bool raised : {false, true}) {
+    const Server server = StartServer(
+        dir, log_file,
+        raised ? std::vector<std::string>{"--max_zstd_level=19"} : std::vector<std::string>{});
+    ASSERT_NE(server.pid, 0);
+    auto stub = v1::DataValueExport::NewStub(PlaintextChannel(server.port));
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + seconds(60));
+    const ExportOutcome outcome = ReadExport(stub.get(), &context, request);
+    if (raised) {
+      EXPECT_TRUE(outcome.status.ok()) << outcome.status.error_message();
+      EXPECT_TRUE(CompleteAndConsistent(outcome));
+    } else {
+      EXPECT_EQ(outcome.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+      EXPECT_EQ(outcome.status.error_message(),
+                "compression_level: 10 is above this server's zstd limit, 9 (--max_zstd_level; "
+                "1 to 9 accepted, 0: default)");
+    }
+    EXPECT_TRUE(StopServer(server));
+  }
   std::remove(log_file.c_str());
 }
 
