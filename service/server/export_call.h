@@ -54,8 +54,8 @@ struct ServiceOptions {
   // connections are released.
   std::chrono::milliseconds stall_timeout{60000};
   // The highest zstd compression_level accepted (1 to 19); a higher one is refused with
-  // INVALID_ARGUMENT. zstd's high levels compress at a few MB/s on one core, so that one cheap
-  // request would hold an export slot and a core for minutes.
+  // INVALID_ARGUMENT. Up to 9 zstd is at least as fast as zlib's level 9; levels 16-19 compress
+  // at a few MB/s, so that one cheap request would hold an export slot and a core for minutes.
   int max_zstd_level = 9;
   // How a large export is read with several connections at once (slices of
   // the table, one snapshot; see db::PlanBlockSlices); extra connections are

@@ -88,8 +88,9 @@ ABSL_FLAG(int, stall_timeout_s, dvexport::server::ServerFlags().stall_timeout_s,
           "86400 (a day)");
 ABSL_FLAG(int, max_zstd_level, dvexport::server::ServerFlags().max_zstd_level,
           "the highest zstd compression_level a request may ask, 1 to 19; higher levels are "
-          "refused (INVALID_ARGUMENT). Levels above 9 compress at a few MB/s, so one request "
-          "holds an export slot and a core for minutes");
+          "refused (INVALID_ARGUMENT). Up to 9 zstd is at least as fast as gzip level 9; 16-19 "
+          "compress at a few MB/s, so that one request holds an export slot and a core for "
+          "minutes");
 ABSL_FLAG(std::string, metrics_listen, dvexport::server::ServerFlags().metrics_listen,
           "host:port serving Prometheus metrics at /metrics (e.g. 0.0.0.0:9464), of the same form "
           "as --listen and not on its port; empty: none");
