@@ -1,8 +1,8 @@
 #include "service/encode/adx_data_value_encoder.h"
 
 #include <string>
-#include <utility>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
