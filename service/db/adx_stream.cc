@@ -36,7 +36,7 @@ std::optional<std::string> ToOptionalString(const pqxx::field& field) {
   return std::string(field.c_str(), field.size());
 }
 
-// DHIS2's IdScheme.name(): the scheme without an attribute's UID.
+// DHIS2's IdScheme.name(), which its ADX messages use: UID, CODE, NAME or ATTRIBUTE:<uid>.
 std::string SchemeNameForMessage(const dhis2::IdScheme& scheme) {
   switch (scheme.property) {
     case dhis2::IdScheme::Property::kCode:
@@ -44,7 +44,7 @@ std::string SchemeNameForMessage(const dhis2::IdScheme& scheme) {
     case dhis2::IdScheme::Property::kName:
       return "NAME";
     case dhis2::IdScheme::Property::kAttribute:
-      return "ATTRIBUTE";
+      return absl::StrCat("ATTRIBUTE:", scheme.attribute);
     case dhis2::IdScheme::Property::kUid:
       break;
   }
@@ -84,7 +84,8 @@ absl::Status LoadOptionCombos(pqxx::transaction_base& tx, const ExportScope& sco
       absl::StrCat(kCombosSql, "SELECT cco.categoryoptioncomboid, c.name, (SELECT ", category_id,
                    " FROM category o WHERE o.categoryid = c.categoryid), co.name, (SELECT ",
                    category_id,
-                   " FROM categoryoption o WHERE o.categoryoptionid = co.categoryoptionid) "
+                   " FROM categoryoption o WHERE o.categoryoptionid = co.categoryoptionid), m.uid, "
+                   "m.aoc, m.bare "
                    "FROM categorycombos_optioncombos cco "
                    "JOIN categorycombo cc ON cc.categorycomboid = cco.categorycomboid "
                    "JOIN categorycombos_categories ccc ON ccc.categorycomboid = cc.categorycomboid "
@@ -96,6 +97,14 @@ absl::Status LoadOptionCombos(pqxx::transaction_base& tx, const ExportScope& sco
                    "JOIN categoryoption o ON o.categoryoptionid = x.categoryoptionid "
                    "WHERE x.categoryoptioncomboid = cco.categoryoptioncomboid "
                    "ORDER BY o.categoryoptionid LIMIT 1) co ON true "
+                   "JOIN categoryoptioncombo coc "
+                   "ON coc.categoryoptioncomboid = cco.categoryoptioncomboid "
+                   // m: columns 5-7, for the message of an option combo without the option.
+                   "CROSS JOIN LATERAL (SELECT coc.uid, EXISTS (SELECT 1 FROM dataset ds "
+                   "WHERE ds.datasetid = ANY($1::bigint[]) "
+                   "AND ds.categorycomboid = cco.categorycomboid), NOT EXISTS (SELECT 1 "
+                   "FROM categoryoptioncombos_categoryoptions x "
+                   "WHERE x.categoryoptioncomboid = cco.categoryoptioncomboid)) m(uid, aoc, bare) "
                    "WHERE cco.categorycomboid IN (SELECT id FROM combos) AND cc.name <> 'default' "
                    "ORDER BY cco.categoryoptioncomboid, ccc.sort_order"),
       params);
@@ -109,11 +118,20 @@ absl::Status LoadOptionCombos(pqxx::transaction_base& tx, const ExportScope& sco
           absl::StrCat("Category ", scheme_name, " for ", category_name,
                        " is missing or invalid: ", category ? *category : "null"));
     }
+    if (r[3].is_null()) {
+      // DHIS2's Category.getCategoryOption returns null here, and AdxDataSetMetadata fails with
+      // a NullPointerException that names nothing.
+      const std::string combo =
+          absl::StrCat(r[6].as<bool>() ? "attribute" : "category", " option combo ", r[5].c_str());
+      return absl::FailedPreconditionError(
+          r[7].as<bool>()
+              ? absl::StrCat(combo, " has no category options")
+              : absl::StrCat(combo, " has no category option of category ", category_name));
+    }
     const std::optional<std::string> option = ToOptionalString(r[4]);
     if (!option || option->empty()) {
-      return absl::FailedPreconditionError(absl::StrCat("CategoryOption ", scheme_name, " for ",
-                                                        r[3].is_null() ? "null" : r[3].c_str(),
-                                                        " is missing"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("CategoryOption ", scheme_name, " for ", r[3].c_str(), " is missing"));
     }
     adx->option_combos[ToInt64(r[0])].push_back(encode::AdxAttribute{*category, *option});
   }
@@ -160,14 +178,22 @@ absl::StatusOr<AdxScope> ResolveAdxScope(pqxx::transaction_base& tx, const Expor
   absl::Status status = LoadOptionCombos(tx, scope, schemes.category, &adx);
   if (status.ok()) status = LoadPeriods(tx, scope, &adx);
   if (!status.ok()) return status;
-  const pqxx::result elements = Query(tx,
-                                      "SELECT de.dataelementid, de.valuetype FROM dataelement de "
-                                      "WHERE de.dataelementid = ANY($1::bigint[])",
-                                      {IdArray(scope.data_element_ids)});
+  const pqxx::result elements =
+      Query(tx,
+            "SELECT de.dataelementid, de.valuetype, de.uid FROM dataelement de "
+            "WHERE de.dataelementid = ANY($1::bigint[])",
+            {IdArray(scope.data_element_ids)});
   for (const pqxx::row& r : elements) {
     if (dhis2::IsNumericValueType(std::string_view(r[1].c_str(), r[1].size()))) {
       adx.numeric_data_elements.insert(ToInt64(r[0]));
     }
+    adx.data_element_uids.emplace(ToInt64(r[0]), r[2].c_str());
+  }
+  // Any option combo may be a value's, also one outside the data sets' combos.
+  const pqxx::result option_combos =
+      Query(tx, "SELECT categoryoptioncomboid, uid FROM categoryoptioncombo", {});
+  for (const pqxx::row& r : option_combos) {
+    adx.option_combo_uids.emplace(ToInt64(r[0]), r[1].c_str());
   }
   return adx;
 }
@@ -237,9 +263,15 @@ absl::Status ParseAdxLine(std::string_view line, const ExportScope& scope, const
     return absl::InternalError("ADX row: an id outside the export's scope");
   }
   if (categories == adx.option_combos.end()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("category option combo ", ids[5], " of a value of data element ", ids[4],
-                     " is in none of the data sets' category combos"));
+    // DHIS2 fails here with a NullPointerException (AdxDataSetMetadata has no attributes for it).
+    const auto combo_uid = adx.option_combo_uids.find(ids[5]);
+    const auto element_uid = adx.data_element_uids.find(ids[4]);
+    return absl::FailedPreconditionError(absl::StrCat(
+        "category option combo ",
+        combo_uid == adx.option_combo_uids.end() ? absl::StrCat(ids[5]) : combo_uid->second,
+        " of a value of data element ",
+        element_uid == adx.data_element_uids.end() ? absl::StrCat(ids[4]) : element_uid->second,
+        " is in none of the data sets' category combos"));
   }
   row->group = encode::AdxGroup{TextOf(data_set->second), encode::Text{period->second, false},
                                 TextOf(org_unit->second), &attributes->second};

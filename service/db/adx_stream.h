@@ -38,15 +38,21 @@ struct AdxScope {
   absl::flat_hash_map<int64_t, std::string> periods;
   // The data elements of the scope whose value type is numeric.
   absl::flat_hash_set<int64_t> numeric_data_elements;
+  // UIDs, for messages: of the scope's data elements, and of every category option combo.
+  absl::flat_hash_map<int64_t, std::string> data_element_uids;
+  absl::flat_hash_map<int64_t, std::string> option_combo_uids;
 };
 
 // Reads the ADX metadata of "scope" in "tx" with parameterized queries. FailedPrecondition with
 // DHIS2's message where a category's identifier is missing or not an XML name ("Category CODE
 // for Sex is missing or invalid: null") or an option's is missing ("CategoryOption CODE for Male
 // is missing"), checked for every option combo of the data sets' combos as DHIS2 does, with or
-// without values; also where a category's identifier would repeat one of ADX's own attributes
-// or has a namespace prefix (':'), or a period type has no ADX duration. Database errors are
-// libpqxx's exceptions.
+// without values ("ATTRIBUTE:<uid>" for the ATTRIBUTE scheme, as DHIS2's IdScheme.name()); also
+// where a category's identifier would repeat one of ADX's own attributes or has a namespace
+// prefix (':'), where an option combo has no option of one of its combo's categories ("attribute
+// option combo <uid> has no category options", or "... has no category option of category
+// <name>"; DHIS2 fails there with a NullPointerException), or a period type has no ADX
+// duration. Database errors are libpqxx's exceptions.
 absl::StatusOr<AdxScope> ResolveAdxScope(pqxx::transaction_base& tx, const ExportScope& scope,
                                          const AdxIdSchemes& schemes);
 
@@ -66,8 +72,9 @@ struct AdxRow {
 
 // Reads the values of BuildAdxSelectSql with one COPY and calls "row" for each, in order; "row"
 // returning false stops it (Cancelled). Rows are valid only during the call. Internal for an id
-// outside "scope" or "adx", FailedPrecondition for a category option combo outside the data
-// sets' combos (DHIS2 fails on it too).
+// outside "scope" or "adx", FailedPrecondition naming the UIDs of a category option combo outside
+// the data sets' combos and of its value's data element (DHIS2 fails on it too, with a
+// NullPointerException).
 absl::Status StreamAdxValues(pqxx::transaction_base& tx, const ExportScope& scope,
                              const AdxScope& adx, absl::FunctionRef<bool(const AdxRow&)> row);
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "common/utf8_sequence.h"
 
 namespace dvexport::dhis2 {
@@ -48,6 +49,12 @@ absl::Status CheckAdxRequest(const dvexport::v1::ExportRequest& request) {
     return absl::InvalidArgumentError(
         "data_element_group: an ADX export holds its data sets' elements only; give data_set "
         "instead");
+  }
+  if (!request.attribute_combo().empty() || request.attribute_options_size() > 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(request.attribute_combo().empty() ? "attribute_options" : "attribute_combo",
+                     ": DHIS2's ADX export ignores attribute_combo and attribute_options; give "
+                     "attribute_option_combo instead"));
   }
   if (!request.changes_since().empty()) {
     return absl::InvalidArgumentError(

@@ -15,8 +15,9 @@ namespace dvexport::dhis2 {
 // ADX groups values by data set, so an ADX export names its data sets and nothing else that
 // selects data elements: InvalidArgument naming data_set when there is none, or
 // data_element / data_element_group when given (DHIS2 2.42 ignores them and writes only the
-// data sets' elements); also changes_since, since ADX has no way to mark the deleted values a
-// delta carries.
+// data sets' elements), or attribute_combo / attribute_options (DHIS2 2.42's ADX export ignores
+// them and writes every attribute option combo); also changes_since, since ADX has no way to
+// mark the deleted values a delta carries.
 absl::Status CheckAdxRequest(const dvexport::v1::ExportRequest& request);
 
 // "request" with DHIS2's ADX default output id scheme: CODE when id_scheme is unset

@@ -1,11 +1,13 @@
 #include "service/encode/adx_data_value_encoder.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cstddef>
 #include <cstring>
 #include <string_view>
 
 #include "service/encode/xml_attribute.h"
+#include "service/encode/xml_text.h"
 
 namespace dvexport::encode {
 namespace {
@@ -65,23 +67,6 @@ char* WriteAttributes(char* p, const std::vector<AdxAttribute>* attributes) {
   return p;
 }
 
-// Makes the escaped text at [begin, end) character data: "]]>" may not appear there, so each one's
-// '>' becomes &gt; (Woodstox escapes the same '>'). Returns the new end. The text grows by 3 bytes
-// per "]]>", whose 3 input bytes were reserved 6 bytes each.
-char* EscapeCdataSectionEnds(char* begin, char* end) {
-  static constexpr std::string_view kCdataEnd = "]]>";
-  std::string_view text(begin, static_cast<size_t>(end - begin));
-  for (size_t at = text.find(kCdataEnd); at != std::string_view::npos;
-       at = text.find(kCdataEnd, at + 2)) {
-    char* gt = begin + at + 2;
-    std::memmove(gt + 4, gt + 1, static_cast<size_t>(end - gt - 1));
-    std::memcpy(gt, "&gt;", 4);
-    end += 3;
-    text = std::string_view(begin, static_cast<size_t>(end - begin));
-  }
-  return end;
-}
-
 }  // namespace
 
 void AdxDataValueEncoder::Begin() {
@@ -110,7 +95,9 @@ void AdxDataValueEncoder::Add(const AdxValue& value) {
   const size_t max_size =
       kValueStart.size() + kDataElement.size() + 1 + AttributesBytes(value.categories) +
       kAnnotationStart.size() + kAnnotationEnd.size() + kValue.size() + 1 + kEmptyValueEnd.size() +
-      kMaxXmlEscapedBytesPerInputByte * (TextBytes(value.data_element) + TextBytes(value.value));
+      kMaxXmlEscapedBytesPerInputByte * TextBytes(value.data_element) +
+      std::max(kMaxXmlEscapedBytesPerInputByte, kMaxXmlTextEscapedBytesPerInputByte) *
+          TextBytes(value.value);
   char* const start = out_->Reserve(max_size);
   char* p = WriteLiteral(start, kValueStart);
   p = WriteAttribute(p, kDataElement, value.data_element);
@@ -120,13 +107,7 @@ void AdxDataValueEncoder::Add(const AdxValue& value) {
     p = WriteLiteral(p, kEmptyValueEnd);
   } else {
     p = WriteLiteral(p, kAnnotationStart);
-    if (!value.value.is_null) {
-      char* const text = p;
-      p = WriteXmlAttributeEscaped(p, value.value.bytes);
-      if (std::memchr(text, '>', static_cast<size_t>(p - text)) != nullptr) {
-        p = EscapeCdataSectionEnds(text, p);
-      }
-    }
+    if (!value.value.is_null) p = WriteXmlTextEscaped(p, value.value.bytes);
     p = WriteLiteral(p, kAnnotationEnd);
   }
   assert(static_cast<size_t>(p - start) <= max_size);

@@ -45,9 +45,9 @@ struct AdxValue {
 // Group attributes: dataSet, period, orgUnit, then the attribute option combo's categories in
 // the combo's order. Value attributes: dataElement, the categories, value. A numeric value is
 // the value attribute itself (none when null); any other is value="0" and the text as the
-// element's annotation (empty when null). Attribute values and the annotation are escaped by
-// WriteXmlAttributeEscaped (xml_attribute.h), and in the annotation the '>' of each "]]>" as
-// &gt;, so the output always parses. A document without
+// element's annotation (empty when null, as DHIS2's staxwax writes null). Attribute values are
+// escaped by WriteXmlAttributeEscaped (xml_attribute.h), the annotation by WriteXmlTextEscaped
+// (xml_text.h), both as Woodstox escapes them, so the output always parses. A document without
 // groups is <adx xmlns="urn:ihe:qrph:adx:2015"/>.
 //
 // A start tag is closed by what follows it, as in XmlDataValueEncoder.

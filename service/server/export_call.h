@@ -27,7 +27,7 @@
 #include "service/server/call_log.h"
 #include "service/server/export_slots.h"
 #include "service/server/hand_off_queue.h"
-#include "service/server/request_utf8.h"
+#include "service/server/request_bytes.h"
 
 namespace dvexport::server {
 
@@ -53,6 +53,10 @@ struct ServiceOptions {
   // messages wait) is ended with DEADLINE_EXCEEDED, and its transaction, snapshot, slot and
   // connections are released.
   std::chrono::milliseconds stall_timeout{60000};
+  // The highest zstd compression_level accepted (1 to 19); a higher one is refused with
+  // INVALID_ARGUMENT. Up to 9 zstd is at least as fast as zlib's level 9; levels 16-19 compress
+  // at a few MB/s, so that one cheap request would hold an export slot and a core for minutes.
+  int max_zstd_level = 9;
   // How a large export is read with several connections at once (slices of
   // the table, one snapshot; see db::PlanBlockSlices); extra connections are
   // taken only when the pool can spare them. max_streams 1: one COPY always.
@@ -135,23 +139,20 @@ class CallSession {
 // absl::Status as the gRPC status a client sees.
 grpc::Status ToGrpcStatus(const absl::Status& status);
 
-// The request of a call, parsed from its bytes with gRPC's serialization traits; InvalidArgument
-// naming what is wrong otherwise.
+// The request of a call, parsed from its bytes; InvalidArgument saying what is wrong otherwise
+// (CheckRequestBytes).
 template <typename Request>
-absl::StatusOr<Request> ParseRequest(const grpc::ByteBuffer* bytes) {
+absl::StatusOr<Request> ParseRequest(const grpc::ByteBuffer* buffer) {
+  if (buffer == nullptr) return absl::InvalidArgumentError("the call carried no request");
+  absl::StatusOr<std::string> bytes = RequestBytes(*buffer);
+  if (!bytes.ok()) return bytes.status();
+  // Checked first: protobuf would refuse the whole message, without saying why.
+  absl::Status checked = CheckRequestBytes(Request::descriptor(), *bytes);
+  if (!checked.ok()) return checked;
   Request request;
-  if (bytes == nullptr) return absl::InvalidArgumentError("the call carried no request");
-  // Checked first: protobuf would refuse the whole message, without naming the field.
-  if (std::optional<std::string> field = FindIllFormedUtf8Field(Request::descriptor(), *bytes)) {
+  if (!request.ParseFromString(*bytes)) {
     return absl::InvalidArgumentError(
-        absl::StrCat(*field, ": not valid UTF-8 (every string field must be UTF-8)"));
-  }
-  grpc::ByteBuffer copy(*bytes);
-  grpc::Status status = grpc::SerializationTraits<Request>::Deserialize(&copy, &request);
-  if (!status.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("the request is not a valid ",
-                                                   Request::descriptor()->full_name(),
-                                                   " (every string field must be UTF-8)"));
+        absl::StrCat("the request is not a valid ", Request::descriptor()->full_name()));
   }
   return request;
 }

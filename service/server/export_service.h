@@ -13,7 +13,8 @@
 namespace dvexport::server {
 
 // The generated service with every method taking and sending raw bytes (grpc::ByteBuffer: the
-// service parses requests itself, naming a string field that is not UTF-8, and serializes its
+// service parses requests itself, saying what is wrong with a malformed one (CheckRequestBytes:
+// the field that is not UTF-8, the byte and field of broken wire format), and serializes its
 // messages itself, see file_export.h and stream_export.h; clients see the same methods and
 // bytes), all on gRPC's callback API.
 using DataValueExportCallbackBase = dvexport::v1::DataValueExport::WithRawCallbackMethod_ExportFile<

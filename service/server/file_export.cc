@@ -43,10 +43,10 @@ struct LevelRange {
   const char* name;
 };
 
-LevelRange LevelRangeOf(dvexport::v1::Compression compression) {
+LevelRange LevelRangeOf(dvexport::v1::Compression compression, int max_zstd_level) {
   switch (compression) {
     case dvexport::v1::COMPRESSION_ZSTD:
-      return {19, "zstd"};
+      return {max_zstd_level, "zstd"};
     case dvexport::v1::COMPRESSION_GZIP:
       return {9, "gzip"};
     case dvexport::v1::COMPRESSION_ZIP:
@@ -56,7 +56,11 @@ LevelRange LevelRangeOf(dvexport::v1::Compression compression) {
   }
 }
 
-absl::Status ValidateFileOptions(const dvexport::v1::ExportFileRequest& request) {
+// zstd's highest level (20-22 are refused whatever --max_zstd_level says, encode::ZstdOptions).
+constexpr int kMaxZstdLevel = 19;
+
+absl::Status ValidateFileOptions(const dvexport::v1::ExportFileRequest& request,
+                                 int max_zstd_level) {
   if (!dvexport::v1::Format_IsValid(request.format())) {
     return absl::InvalidArgumentError(absl::StrCat("format: unknown value ", request.format()));
   }
@@ -68,7 +72,13 @@ absl::Status ValidateFileOptions(const dvexport::v1::ExportFileRequest& request)
     absl::Status adx = dhis2::CheckAdxRequest(request.query());
     if (!adx.ok()) return adx;
   }
-  const LevelRange range = LevelRangeOf(request.compression());
+  const LevelRange range = LevelRangeOf(request.compression(), max_zstd_level);
+  if (request.compression() == dvexport::v1::COMPRESSION_ZSTD &&
+      request.compression_level() > range.max && request.compression_level() <= kMaxZstdLevel) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "compression_level: ", request.compression_level(), " is above this server's zstd limit, ",
+        range.max, " (--max_zstd_level; 1 to ", range.max, " accepted, 0: default)"));
+  }
   if (request.compression_level() < 0 || request.compression_level() > range.max) {
     return absl::InvalidArgumentError(
         absl::StrCat("compression_level: ", request.compression_level(), " is not between 1 and ",
@@ -429,7 +439,7 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* StartFileExport(CallEnvironment* env
   absl::StatusOr<dvexport::v1::ExportFileRequest> request =
       ParseRequest<dvexport::v1::ExportFileRequest>(request_bytes);
   absl::Status status = request.status();
-  if (status.ok()) status = ValidateFileOptions(*request);
+  if (status.ok()) status = ValidateFileOptions(*request, env->options.max_zstd_level);
   std::unique_ptr<encode::FileCompressor> compressor;
   if (status.ok()) {
     absl::StatusOr<std::unique_ptr<encode::FileCompressor>> created = CreateCompressor(*request);

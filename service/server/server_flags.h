@@ -33,6 +33,7 @@ struct ServerFlags {
   int health_probe_interval_ms = 2000;
   int max_connection_age_s = 0;
   int stall_timeout_s = 60;
+  int max_zstd_level = 9;
   std::string metrics_listen;
 };
 

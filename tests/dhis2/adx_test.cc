@@ -69,6 +69,23 @@ TEST(AdxTest, RequestNeedsDataSetsAndNothingElseThatSelectsElements) {
   EXPECT_THAT(std::string(CheckAdxRequest(request).message()), HasSubstr("changes_since:"));
 }
 
+// DHIS2's ADX getFromUrl never reads attributeCombo and attributeOptions: refused rather than
+// applied, so that no ADX file differs from DHIS2's.
+TEST(AdxTest, RefusesAttributeComboAndOptions) {
+  dvexport::v1::ExportRequest request;
+  request.add_data_set("DS");
+  request.set_attribute_combo("CC");
+  request.add_attribute_options("CO");
+  EXPECT_EQ(CheckAdxRequest(request).message(),
+            "attribute_combo: DHIS2's ADX export ignores attribute_combo and attribute_options; "
+            "give attribute_option_combo instead");
+  request.clear_attribute_combo();
+  EXPECT_THAT(std::string(CheckAdxRequest(request).message()), HasSubstr("attribute_options: "));
+  request.clear_attribute_options();
+  request.add_attribute_option_combo("AOC");
+  EXPECT_TRUE(CheckAdxRequest(request).ok());
+}
+
 TEST(AdxTest, DefaultOutputSchemeIsCode) {
   dvexport::v1::ExportRequest request;
   EXPECT_EQ(WithAdxDefaults(request).id_scheme(), "CODE");

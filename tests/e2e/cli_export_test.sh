@@ -79,12 +79,18 @@ for ext in json csv; do
   unzip -tq "$work/values.$ext.zip" >/dev/null || fail "unzip -t values.$ext.zip"
   zstd -qdc "$work/values.$ext.zst" | cmp -s - "$work/values.$ext" || fail "values.$ext.zst differs"
 done
-# Levels: zstd 19 and zip 9 give the same content, no larger.
-"$cli_bin" "${args[@]}" -o "$work/best.json.zst" --compression-level 19 2>/dev/null ||
-  fail "zstd level 19"
-zstd -qdc "$work/best.json.zst" | cmp -s - "$work/values.json" || fail "level 19 differs"
+# Levels: zstd 9 (the server's default --max_zstd_level) gives the same content, no larger;
+# zstd 10 is refused by the server, naming the limit.
+"$cli_bin" "${args[@]}" -o "$work/best.json.zst" --compression-level 9 2>/dev/null ||
+  fail "zstd level 9"
+zstd -qdc "$work/best.json.zst" | cmp -s - "$work/values.json" || fail "level 9 differs"
 (( $(stat -c %s "$work/best.json.zst") <= $(stat -c %s "$work/values.json.zst") )) ||
-  fail "zstd level 19 is larger than level 1"
+  fail "zstd level 9 is larger than level 1"
+if "$cli_bin" "${args[@]}" -o "$work/refused.json.zst" --compression-level 10 2>"$work/cli.log"; then
+  fail "zstd level 10 was accepted"
+fi
+grep -q "above this server's zstd limit, 9 (--max_zstd_level" "$work/cli.log" ||
+  fail "zstd level 10: $(cat "$work/cli.log")"
 
 # -o - writes the same bytes to stdout.
 "$cli_bin" "${args[@]}" --format json -o - >"$work/stdout.json" 2>/dev/null

@@ -2,6 +2,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -62,7 +63,7 @@ TEST(AdxDataValueEncoderTest, EscapesAttributesAndAnnotationSoThatTheyParseBack)
   encoder.Add(AdxValue{T("de&"), &category, T(text), false});
   encoder.EndGroup();
   encoder.End();
-  EXPECT_NE(buffer.view().find("x ]]&gt; y ]]]&gt; &lt;&amp;> &#xd;&#xa;&#x9; \xEF\xBF\xBD end"),
+  EXPECT_NE(buffer.view().find("x ]]&gt; y ]]]&gt; &lt;&amp;> &#xd;\n\t \xEF\xBF\xBD end"),
             std::string_view::npos)
       << buffer.view();
   auto parsed = ParseXmlStrictly(buffer.view());
@@ -75,6 +76,41 @@ TEST(AdxDataValueEncoderTest, EscapesAttributesAndAnnotationSoThatTheyParseBack)
   EXPECT_EQ(*value.Attribute("dataElement"), "de&");
   EXPECT_EQ(*value.Attribute("value"), "0");
   EXPECT_EQ(value.children.at(0).text, "x ]]> y ]]]> <&> \r\n\t \xEF\xBF\xBD end");
+}
+
+// The annotation as Woodstox's BufferingXmlWriter.writeCharacters writes it (DHIS2 2.42's
+// writeCharacters(dv.getValue())): CR as &#xd; (P_OUTPUT_ESCAPE_CR, on by default), '>' escaped
+// first in the text and after ']', DEL and U+0080..U+009F as character references, tab, LF and
+// quotes raw.
+TEST(AdxDataValueEncoderTest, EscapesTheAnnotationAsWoodstoxDoes) {
+  const std::pair<std::string, std::string> kCases[] = {
+      {"a\r\nb\rc", "a&#xd;\nb&#xd;c"},
+      {">a>b]>c]]>d", "&gt;a>b]&gt;c]]&gt;d"},
+      {"\"q\" 'a' \t", "\"q\" 'a' \t"},
+      {"del\x7f c1\xc2\x80\xc2\x85\xc2\x9f nbsp\xc2\xa0",
+       "del&#x7f; c1&#x80;&#x85;&#x9f; nbsp\xc2\xa0"},
+      {"\xef\xbf\xbe \x01 \xff \xf0\x9f\x98\x80",
+       "\xEF\xBF\xBD \xEF\xBF\xBD \xEF\xBF\xBD \xf0\x9f\x98\x80"},
+      {"plain text of more than sixteen bytes", "plain text of more than sixteen bytes"},
+  };
+  for (const auto& [text, escaped] : kCases) {
+    ChunkBuffer buffer(16);
+    AdxDataValueEncoder encoder(&buffer);
+    encoder.Begin();
+    encoder.StartGroup(AdxGroup{T("DS"), T("2024-01-01/P1D"), T("OU"), nullptr});
+    encoder.Add(AdxValue{T("DE"), nullptr, T(text), false});
+    encoder.EndGroup();
+    encoder.End();
+    EXPECT_NE(buffer.view().find("<annotation>" + escaped + "</annotation>"),
+              std::string_view::npos)
+        << buffer.view();
+    auto parsed = ParseXmlStrictly(buffer.view());
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    if (text.find('\r') != std::string::npos) {
+      EXPECT_EQ(parsed->root.children.at(0).children.at(0).children.at(0).text, text)
+          << "a CR reads back as a CR";
+    }
+  }
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // libFuzzer target: arbitrary bytes through the XML attribute escaper, alone and as every text
-// field of a data value of the XML encoder. expat must accept each document, and each attribute
-// must give back the input with ill-formed UTF-8 and the characters XML 1.0 cannot carry replaced
-// by U+FFFD (unicode_reference.h), exactly as randomized_encoder_test checks. The escaped bytes
-// must stay within kMaxXmlEscapedBytesPerInputByte per input byte.
+// field of a data value of the XML encoder, and through the XML text escaper (ADX annotations).
+// expat must accept each document, and each attribute and text must give back the input with
+// ill-formed UTF-8 and the characters XML 1.0 cannot carry replaced by U+FFFD
+// (unicode_reference.h), exactly as randomized_encoder_test checks. The escaped bytes must stay
+// within kMaxXmlEscapedBytesPerInputByte (kMaxXmlTextEscapedBytesPerInputByte) per input byte.
 
 #include <fuzzer/FuzzedDataProvider.h>
 
@@ -13,6 +14,7 @@
 #include "service/encode/chunk_buffer.h"
 #include "service/encode/xml_attribute.h"
 #include "service/encode/xml_data_value_encoder.h"
+#include "service/encode/xml_text.h"
 #include "tests/encode/unicode_reference.h"
 #include "tests/support/strict_xml_parser.h"
 
@@ -41,6 +43,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto parsed = dvexport::test_support::ParseXmlStrictly("<a v=\"" + escaped + "\"/>");
   Check(parsed.ok());
   Check(*parsed->root.Attribute("v") == expected);
+
+  // The text escaper alone, likewise.
+  std::string text_escaped(dvexport::encode::kMaxXmlTextEscapedBytesPerInputByte * text.size(),
+                           '\0');
+  end = dvexport::encode::WriteXmlTextEscaped(text_escaped.data(), text);
+  text_escaped.resize(static_cast<size_t>(end - text_escaped.data()));
+  Check(text_escaped.find("]]>") == std::string::npos);
+  auto parsed_text = dvexport::test_support::ParseXmlStrictly("<a>" + text_escaped + "</a>");
+  Check(parsed_text.ok());
+  Check(parsed_text->root.text == expected);
 
   // The encoder: the text in every field (the comment possibly null).
   DataValueRow row;

@@ -910,9 +910,15 @@ TEST_F(ExportFileTest, InvalidFileOptionsAreRejected) {
         << result.status.error_message();
   }
   request.set_compression(v1::COMPRESSION_ZSTD);
-  request.set_compression_level(19);
   request.mutable_query()->set_limit(100);
-  EXPECT_TRUE(Export(request).status.ok()) << "19 is zstd's highest level";
+  request.set_compression_level(9);
+  EXPECT_TRUE(Export(request).status.ok()) << "9 is the default --max_zstd_level";
+  request.set_compression_level(10);
+  result = Export(request);
+  EXPECT_EQ(result.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(result.status.error_message(),
+            "compression_level: 10 is above this server's zstd limit, 9 (--max_zstd_level; 1 to 9 "
+            "accepted, 0: default)");
   request.set_compression(static_cast<v1::Compression>(5));
   request.set_compression_level(0);
   result = Export(request);

@@ -141,7 +141,9 @@ TEST_F(ReliabilityTest, CancelWhileQueryWaitsEndsQueryWithinOneSecond) {
 // keeps busy until the job ends) is gone within a second, because its jobs are small
 // (encode::ZstdCompressor).
 TEST_F(ReliabilityTest, CancelledZstdLevel19ExportEndsWithinOneSecond) {
-  StartServer();
+  server::ServerOptions options;
+  options.service.max_zstd_level = 19;
+  StartServer(options);
   v1::ExportFileRequest request = WholeDatabaseRequest();
   request.set_compression(v1::COMPRESSION_ZSTD);
   request.set_compression_level(19);

@@ -118,7 +118,9 @@ INSTANTIATE_TEST_SUITE_P(
         RangeCase{"max_connection_age_s", 0, 2147483,
                   [](ServerFlags& f, int64_t v) { f.max_connection_age_s = static_cast<int>(v); }},
         RangeCase{"stall_timeout_s", 1, 86400,
-                  [](ServerFlags& f, int64_t v) { f.stall_timeout_s = static_cast<int>(v); }}),
+                  [](ServerFlags& f, int64_t v) { f.stall_timeout_s = static_cast<int>(v); }},
+        RangeCase{"max_zstd_level", 1, 19,
+                  [](ServerFlags& f, int64_t v) { f.max_zstd_level = static_cast<int>(v); }}),
     [](const ::testing::TestParamInfo<RangeCase>& info) { return info.param.flag; });
 
 TEST(ServerOptionsFromFlagsTest, DefaultsAreValid) {
@@ -130,6 +132,7 @@ TEST(ServerOptionsFromFlagsTest, DefaultsAreValid) {
   EXPECT_EQ(options->service.max_queued_exports, 64);
   EXPECT_EQ(options->service.max_queue_wait, std::chrono::milliseconds(30000));
   EXPECT_EQ(options->service.chunk_size, 256u * 1024);
+  EXPECT_EQ(options->service.max_zstd_level, 9);
 }
 
 TEST(ServerOptionsFromFlagsTest, CarriesEveryValueIntoTheOptionsUnchanged) {
@@ -151,6 +154,7 @@ TEST(ServerOptionsFromFlagsTest, CarriesEveryValueIntoTheOptionsUnchanged) {
   flags.health_probe_interval_ms = 100;
   flags.max_connection_age_s = 2147483;
   flags.stall_timeout_s = 1;
+  flags.max_zstd_level = 19;
   flags.metrics_listen = "[::]:9464";
   absl::StatusOr<ServerOptions> options = ServerOptionsFromFlags(flags);
   ASSERT_TRUE(options.ok()) << options.status();
@@ -172,6 +176,7 @@ TEST(ServerOptionsFromFlagsTest, CarriesEveryValueIntoTheOptionsUnchanged) {
   EXPECT_EQ(options->health_probe_interval, std::chrono::milliseconds(100));
   EXPECT_EQ(options->max_connection_age, std::chrono::seconds(2147483));
   EXPECT_EQ(options->service.stall_timeout, std::chrono::seconds(1));
+  EXPECT_EQ(options->service.max_zstd_level, 19);
   EXPECT_EQ(options->metrics_listen, "[::]:9464");
 }
 
