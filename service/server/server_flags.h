@@ -34,6 +34,8 @@ struct ServerFlags {
   int max_connection_age_s = 0;
   int stall_timeout_s = 60;
   std::string metrics_listen;
+  int handshake_timeout_ms = 5000;
+  int listener_probe_interval_ms = 5000;
 };
 
 // Checks every flag in "flags", and how they fit together, and returns the
