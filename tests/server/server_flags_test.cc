@@ -118,7 +118,12 @@ INSTANTIATE_TEST_SUITE_P(
         RangeCase{"max_connection_age_s", 0, 2147483,
                   [](ServerFlags& f, int64_t v) { f.max_connection_age_s = static_cast<int>(v); }},
         RangeCase{"stall_timeout_s", 1, 86400,
-                  [](ServerFlags& f, int64_t v) { f.stall_timeout_s = static_cast<int>(v); }}),
+                  [](ServerFlags& f, int64_t v) { f.stall_timeout_s = static_cast<int>(v); }},
+        RangeCase{"handshake_timeout_ms", 100, 120000,
+                  [](ServerFlags& f, int64_t v) { f.handshake_timeout_ms = static_cast<int>(v); }},
+        RangeCase{
+            "listener_probe_interval_ms", 100, 600000,
+            [](ServerFlags& f, int64_t v) { f.listener_probe_interval_ms = static_cast<int>(v); }}),
     [](const ::testing::TestParamInfo<RangeCase>& info) { return info.param.flag; });
 
 TEST(ServerOptionsFromFlagsTest, DefaultsAreValid) {
@@ -130,6 +135,8 @@ TEST(ServerOptionsFromFlagsTest, DefaultsAreValid) {
   EXPECT_EQ(options->service.max_queued_exports, 64);
   EXPECT_EQ(options->service.max_queue_wait, std::chrono::milliseconds(30000));
   EXPECT_EQ(options->service.chunk_size, 256u * 1024);
+  EXPECT_EQ(options->handshake_timeout, std::chrono::milliseconds(5000));
+  EXPECT_EQ(options->listener_probe_interval, std::chrono::milliseconds(5000));
 }
 
 TEST(ServerOptionsFromFlagsTest, CarriesEveryValueIntoTheOptionsUnchanged) {
@@ -152,6 +159,8 @@ TEST(ServerOptionsFromFlagsTest, CarriesEveryValueIntoTheOptionsUnchanged) {
   flags.max_connection_age_s = 2147483;
   flags.stall_timeout_s = 1;
   flags.metrics_listen = "[::]:9464";
+  flags.handshake_timeout_ms = 120000;
+  flags.listener_probe_interval_ms = 100;
   absl::StatusOr<ServerOptions> options = ServerOptionsFromFlags(flags);
   ASSERT_TRUE(options.ok()) << options.status();
   EXPECT_EQ(options->listen, "127.0.0.1:0");
@@ -173,6 +182,8 @@ TEST(ServerOptionsFromFlagsTest, CarriesEveryValueIntoTheOptionsUnchanged) {
   EXPECT_EQ(options->max_connection_age, std::chrono::seconds(2147483));
   EXPECT_EQ(options->service.stall_timeout, std::chrono::seconds(1));
   EXPECT_EQ(options->metrics_listen, "[::]:9464");
+  EXPECT_EQ(options->handshake_timeout, std::chrono::milliseconds(120000));
+  EXPECT_EQ(options->listener_probe_interval, std::chrono::milliseconds(100));
 }
 
 TEST(ServerOptionsFromFlagsTest, ReportsTheIssueCasesThatOnceBrokeTheServer) {
