@@ -201,6 +201,34 @@ TEST(DescriptorLimitTest, SoftLimitIsRaisedToTheHardLimitAtStartup) {
   EXPECT_TRUE(found);
 }
 
+// A connection that never sends its HTTP/2 preface is closed after the handshake timeout, not
+// after gRPC's default 2 minutes: idle connections cannot hold descriptors for long.
+TEST(DescriptorLimitTest, IdleConnectionIsClosedAfterTheHandshakeTimeout) {
+  server::ServerOptions options;
+  options.listen = "127.0.0.1:0";
+  options.conninfo = PrivatePostgres::reader_conninfo();
+  options.handshake_timeout = milliseconds(500);
+  auto server = server::ExportServer::Start(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  std::vector<int> idle = OpenIdleConnections((*server)->port(), 1);
+  ASSERT_EQ(idle.size(), 1u);
+  const int fd = idle[0];
+  const int blocking = fcntl(fd, F_GETFL) & ~O_NONBLOCK;
+  fcntl(fd, F_SETFL, blocking);
+  timeval wait{.tv_sec = 10, .tv_usec = 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
+  const Clock::time_point start = Clock::now();
+  char buffer[4096];
+  ssize_t n = 0;
+  while ((n = recv(fd, buffer, sizeof(buffer), 0)) > 0) {
+  }
+  const auto ms = std::chrono::duration_cast<milliseconds>(Clock::now() - start).count();
+  EXPECT_TRUE(n == 0 || errno == ECONNRESET) << std::strerror(errno);
+  EXPECT_GE(ms, 400);
+  EXPECT_LT(ms, 3000);
+  close(fd);
+}
+
 // The listening socket of this process bound to "port" (a descriptor of gRPC's), or -1.
 int FindListeningSocket(int port) {
   for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
