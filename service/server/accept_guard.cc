@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -48,6 +49,9 @@ void CountDrop(const char* reason, int limit) {
 // closes that and takes the spare again. False if nothing was accepted (nothing waits, or
 // another thread took the freed descriptor first).
 bool DropThroughSpare(int listen_fd, int limit) {
+  // Linux reports EMFILE before it looks at the backlog: a blocking listener must not wait here.
+  pollfd waiting{listen_fd, POLLIN, 0};
+  if (poll(&waiting, 1, 0) != 1 || (waiting.revents & POLLIN) == 0) return false;
   std::lock_guard<std::mutex> lock(spare_mu);
   if (spare_fd < 0) spare_fd = OpenSpare();
   if (spare_fd < 0) return false;

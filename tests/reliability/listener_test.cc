@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "service/server/accept_guard.h"
 #include "service/server/export_server.h"
 #include "service/server/listener_probe.h"
 #include "tests/reliability/reliability_support.h"
@@ -199,6 +200,47 @@ TEST(DescriptorLimitTest, SoftLimitIsRaisedToTheHardLimitAtStartup) {
     EXPECT_EQ(hard_now, hard) << line;
   }
   EXPECT_TRUE(found);
+}
+
+// Every descriptor taken by something else than connections (here: /dev/null, in this process,
+// which also runs the server): the guard drops the waiting connection through its spare
+// descriptor instead of handing EMFILE to gRPC, and the listener serves once descriptors are free.
+TEST(DescriptorLimitTest, FullDescriptorTableDropsTheConnectionAndKeepsListening) {
+  server::ServerOptions options;
+  options.listen = "127.0.0.1:0";
+  options.conninfo = PrivatePostgres::reader_conninfo();
+  auto server = server::ExportServer::Start(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  ASSERT_TRUE(WaitFor(
+      [&] { return HealthStatus(PlaintextChannel((*server)->port())) == "SERVING"; }, seconds(10)));
+  const int64_t dropped_before = server::ConnectionsDroppedByGuard();
+  const int client = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(client, 0);
+  timeval wait{.tv_sec = 5, .tv_usec = 0};
+  setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
+  std::vector<int> fillers;
+  for (int fd; (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) fillers.push_back(fd);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>((*server)->port()));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const int connected =
+      connect(client, reinterpret_cast<const sockaddr*>(&address), sizeof(address));
+  char byte = 0;
+  const ssize_t received = connected == 0 ? recv(client, &byte, 1, 0) : -2;
+  const int received_errno = errno;
+  for (int fd : fillers) close(fd);
+  close(client);
+  ASSERT_EQ(connected, 0);
+  EXPECT_TRUE(received == 0 || (received < 0 && received_errno == ECONNRESET))
+      << received << " " << std::strerror(received_errno);
+  EXPECT_GT(server::ConnectionsDroppedByGuard(), dropped_before);
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return HealthStatus(PlaintextChannel((*server)->port()), milliseconds(500)) == "SERVING";
+      },
+      seconds(5)));
+  EXPECT_FALSE((*server)->listener_lost());
 }
 
 // A connection that never sends its HTTP/2 preface is closed after the handshake timeout, not
