@@ -5,16 +5,21 @@
 #include <grpcpp/resource_quota.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <climits>
 #include <cstdio>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/json_string.h"
 #include "common/pem_file.h"
 #include "grpc/health/v1/health.pb.h"
 #include "service/db/libpq_gaps.h"
+#include "service/server/accept_guard.h"
 
 namespace dvexport::server {
 namespace {
@@ -64,15 +69,52 @@ constexpr int kMaxRequestHeaderBytes = 16 * 1024;
 // How long Start waits for the first probe's answer, at most.
 constexpr std::chrono::milliseconds kFirstProbeWait{1000};
 
-// How long a health probe may take, at most.
+// How long a health probe (and a listener probe) may take, at most.
 constexpr std::chrono::milliseconds kMaxProbeTimeout{5000};
 
+// The descriptor below which client connections are kept (ExportServer's comment).
+absl::StatusOr<int> DescriptorCeiling(int pool_size) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return absl::InternalError("getrlimit failed");
+  const int64_t soft = limit.rlim_cur == RLIM_INFINITY
+                           ? INT_MAX
+                           : std::min<int64_t>(static_cast<int64_t>(limit.rlim_cur), INT_MAX);
+  const int64_t ceiling = soft - DescriptorReserve(pool_size);
+  if (ceiling < kMinClientDescriptors) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the file descriptor limit (RLIMIT_NOFILE, ulimit -n) is ", soft, ": with ",
+                     DescriptorReserve(pool_size), " kept for --pool_size ", pool_size,
+                     " and the process, fewer than ", kMinClientDescriptors,
+                     " are left for client connections; raise the limit or lower --pool_size"));
+  }
+  return static_cast<int>(ceiling);
+}
+
+// One JSON log line {"event":"<event>",<fields>,"error":"<error>"} on stderr.
+void LogListenerEvent(const char* event, const std::string& fields, absl::string_view error) {
+  std::string line = absl::StrCat("{\"event\":\"", event, "\",", fields, ",\"error\":");
+  common::AppendJsonString(std::string_view(error.data(), error.size()), &line);
+  line += "}\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  std::fflush(stderr);
+}
+
 }  // namespace
+
+int DescriptorReserve(int pool_size) { return 2 * pool_size + 128; }
 
 absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOptions& options) {
   absl::Status conninfo = db::CheckConninfo(options.conninfo);
   if (!conninfo.ok()) return conninfo;
+  absl::StatusOr<int> ceiling = DescriptorCeiling(options.pool_size);
+  if (!ceiling.ok()) return ceiling.status();
+  if (options.handshake_timeout.count() <= 0 || options.handshake_timeout.count() > INT_MAX) {
+    return absl::InvalidArgumentError("handshake_timeout must be between 1 ms and INT_MAX ms");
+  }
   std::unique_ptr<ExportServer> server(new ExportServer());
+  server->descriptor_ceiling_ = *ceiling;
+  // On before the listener accepts its first connection.
+  GuardAcceptedConnections(*ceiling);
   server->pool_ = std::make_unique<db::ConnectionPool>(options.conninfo, options.pool_size);
   if (!options.metrics_listen.empty()) {
     ExportServer* self = server.get();
@@ -119,6 +161,8 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
     // Calls in flight on an aged connection run to their end, however long.
     builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS, INT_MAX);
   }
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
+                             static_cast<int>(options.handshake_timeout.count()));
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveTimeMs);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveTimeoutMs);
   // Keep pinging while no data moves (a stalled stream): 0 is "no limit".
@@ -131,12 +175,19 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
   if (server->server_ == nullptr || server->port_ == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));
   }
+  absl::StatusOr<ListenerAddress> listener =
+      ResolveListenerAddress(options.listen, server->port_, !options.tls_cert_file.empty());
+  if (!listener.ok()) return listener.status();
+  server->listener_ = *std::move(listener);
+  server->on_listener_lost_ = options.on_listener_lost;
   // NOT_SERVING until a probe says otherwise; the prober probes at once, and Start waits for
   // that first answer only briefly: a database that does not answer never holds up startup.
   server->server_->GetHealthCheckService()->SetServingStatus(false);
   server->probe_timeout_ = std::min(options.health_probe_interval, kMaxProbeTimeout);
   server->prober_ =
       std::thread(&ExportServer::RunProber, server.get(), options.health_probe_interval);
+  server->watchdog_ = std::thread(&ExportServer::RunListenerWatchdog, server.get(),
+                                  options.listener_probe_interval);
   std::unique_lock<std::mutex> lock(server->prober_mu_);
   server->prober_wake_.wait_for(lock, kFirstProbeWait, [&server]() { return server->probes_ > 0; });
   return server;
@@ -151,8 +202,9 @@ void ExportServer::ProbeDatabase() {
                                    })
                            .ok();
   std::lock_guard<std::mutex> lock(prober_mu_);
-  // Shutdown sets NOT_SERVING for good: a probe that ends after it must not undo that.
-  if (!prober_stop_) server_->GetHealthCheckService()->SetServingStatus(serving);
+  // Shutdown and a lost listener set NOT_SERVING for good: a probe that ends after must not undo
+  // that.
+  if (!prober_stop_ && !listener_lost_) server_->GetHealthCheckService()->SetServingStatus(serving);
   ++probes_;
   prober_wake_.notify_all();
 }
@@ -167,6 +219,41 @@ void ExportServer::RunProber(std::chrono::milliseconds interval) {
   }
 }
 
+void ExportServer::RunListenerWatchdog(std::chrono::milliseconds interval) {
+  const std::chrono::milliseconds timeout = std::min(interval, kMaxProbeTimeout);
+  int failures = 0;
+  std::unique_lock<std::mutex> lock(prober_mu_);
+  while (!prober_wake_.wait_for(lock, interval, [this] { return prober_stop_; })) {
+    lock.unlock();
+    const int64_t dropped_before = ConnectionsDroppedByGuard();
+    const absl::Status probe = ProbeListener(listener_, timeout);
+    // The guard dropped connections meanwhile (the probe's among them): the listener accepts.
+    const bool full = ConnectionsDroppedByGuard() != dropped_before;
+    if (probe.ok() || full) {
+      failures = 0;
+      lock.lock();
+      continue;
+    }
+    ++failures;
+    LogListenerEvent("listener_probe_failed",
+                     absl::StrCat("\"failures\":", failures, ",\"of\":", kListenerProbeFailures),
+                     probe.message());
+    lock.lock();
+    if (failures < kListenerProbeFailures) continue;
+    listener_lost_ = true;
+    if (!prober_stop_) server_->GetHealthCheckService()->SetServingStatus(false);
+    lock.unlock();
+    LogListenerEvent("listener_lost", absl::StrCat("\"port\":", port_), probe.message());
+    if (on_listener_lost_) on_listener_lost_();
+    return;
+  }
+}
+
+bool ExportServer::listener_lost() const {
+  std::lock_guard<std::mutex> lock(prober_mu_);
+  return listener_lost_;
+}
+
 void ExportServer::StopProber() {
   {
     std::lock_guard<std::mutex> lock(prober_mu_);
@@ -174,6 +261,7 @@ void ExportServer::StopProber() {
   }
   prober_wake_.notify_all();
   if (prober_.joinable()) prober_.join();
+  if (watchdog_.joinable()) watchdog_.join();
 }
 
 ExportServer::~ExportServer() {

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -14,6 +15,7 @@
 #include "service/db/connection_pool.h"
 #include "service/server/call_log.h"
 #include "service/server/export_service.h"
+#include "service/server/listener_probe.h"
 #include "service/server/metrics.h"
 
 namespace dvexport::server {
@@ -45,8 +47,30 @@ struct ServerOptions {
   // new replicas; 0: never. gRPC takes it in int milliseconds: Start refuses
   // more than INT_MAX ms (about 24.8 days).
   std::chrono::seconds max_connection_age{0};
+  // A client connection that has not sent its HTTP/2 preface and SETTINGS this long after it was
+  // accepted (the TLS handshake included) is closed (gRPC's default: 2 minutes).
+  std::chrono::milliseconds handshake_timeout{5000};
+  // How often the gRPC port is probed from inside the process (ProbeListener); after
+  // kListenerProbeFailures probes in a row fail, the listener is taken as lost.
+  std::chrono::milliseconds listener_probe_interval{5000};
+  // Called once, on the watchdog's thread, when the listener is lost, after health has turned
+  // NOT_SERVING for good; it should have the server shut down (dvexport-server then exits 1, so
+  // that its supervisor starts it again), but not call Shutdown itself: Shutdown joins the
+  // watchdog's thread. Null: nothing more happens.
+  std::function<void()> on_listener_lost;
   ServiceOptions service;
 };
+
+// Listener probes that fail in a row before the listener is taken as lost.
+inline constexpr int kListenerProbeFailures = 3;
+
+// Descriptors kept from client connections for everything else (each database connection and
+// its cancel request, and a fixed 128 for the process: standard streams, gRPC's epoll and
+// wake-up descriptors, the metrics server and its connections, probes, files).
+int DescriptorReserve(int pool_size);
+
+// Client connections need at least this many descriptors below the limit after the reserve.
+inline constexpr int kMinClientDescriptors = 16;
 
 // A running dvexport gRPC server: DataValueExport, grpc.health.v1.Health and
 // server reflection, over TLS or plaintext. A background prober keeps the
@@ -54,6 +78,15 @@ struct ServerOptions {
 // does not (each probe a new connection, bounded by min(probe interval, 5 s),
 // also when the database accepts TCP and never answers); the server starts
 // either way: Start waits at most 1 s for the first probe.
+//
+// Client connections take descriptors below a ceiling, RLIMIT_NOFILE's soft limit less
+// DescriptorReserve(pool_size) (accept_guard.h: beyond it a new connection is closed at once, and
+// gRPC's listener never sees EMFILE); Start fails when that leaves fewer than
+// kMinClientDescriptors. A watchdog probes the gRPC port every listener_probe_interval
+// (ProbeListener, plaintext or TLS as served); a probe that fails while the guard is dropping
+// connections means the server is full, not that its listener is gone. After
+// kListenerProbeFailures other failures in a row, health turns NOT_SERVING for good and
+// on_listener_lost is called.
 class ExportServer {
  public:
   static absl::StatusOr<std::unique_ptr<ExportServer>> Start(const ServerOptions& options);
@@ -65,6 +98,12 @@ class ExportServer {
   const DataValueExportService& service() const { return *service_; }
   // The metrics port actually bound; 0 without metrics.
   int metrics_port() const { return metrics_ == nullptr ? 0 : metrics_->port(); }
+
+  // Client connections are kept on descriptors below this one (see above).
+  int descriptor_ceiling() const { return descriptor_ceiling_; }
+
+  // True once the watchdog has taken the listener as lost.
+  bool listener_lost() const;
 
   // Health turns NOT_SERVING, new calls are refused, running calls get until
   // "deadline" to finish and are then cancelled.
@@ -80,6 +119,9 @@ class ExportServer {
   void ProbeDatabase();
   // Probes every "interval" until StopProber().
   void RunProber(std::chrono::milliseconds interval);
+  // Probes the gRPC port every "interval" until StopProber() or the listener is lost.
+  void RunListenerWatchdog(std::chrono::milliseconds interval);
+  // Stops both the database prober and the watchdog.
   void StopProber();
 
   std::unique_ptr<db::ConnectionPool> pool_;
@@ -88,13 +130,18 @@ class ExportServer {
   std::unique_ptr<DataValueExportService> service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
+  int descriptor_ceiling_ = 0;
   std::chrono::milliseconds probe_timeout_{2000};
+  ListenerAddress listener_;
+  std::function<void()> on_listener_lost_;
 
-  std::mutex prober_mu_;
+  mutable std::mutex prober_mu_;
   std::condition_variable prober_wake_;
   bool prober_stop_ = false;
-  int probes_ = 0;  // probes done, guarded by prober_mu_
+  bool listener_lost_ = false;  // guarded by prober_mu_
+  int probes_ = 0;              // probes done, guarded by prober_mu_
   std::thread prober_;
+  std::thread watchdog_;
 };
 
 }  // namespace dvexport::server

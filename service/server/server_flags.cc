@@ -125,6 +125,10 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
        "0: never; gRPC takes the age in milliseconds as an int, so at most about 24.8 days"},
       {"stall_timeout_s", flags.stall_timeout_s, 1, 86400, "at most a day"},
       {"max_zstd_level", flags.max_zstd_level, 1, 19, "zstd's levels; 20-22 are never offered"},
+      {"handshake_timeout_ms", flags.handshake_timeout_ms, 100, 120000,
+       "at most gRPC's own default of 2 minutes"},
+      {"listener_probe_interval_ms", flags.listener_probe_interval_ms, 100, 600000,
+       "at least 100 ms, at most 10 minutes"},
   };
   for (const IntegerFlag& flag : integer_flags) {
     absl::Status status = CheckRange(flag);
@@ -175,6 +179,8 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
   options.health_probe_interval = std::chrono::milliseconds(flags.health_probe_interval_ms);
   options.metrics_listen = flags.metrics_listen;
   options.max_connection_age = std::chrono::seconds(flags.max_connection_age_s);
+  options.handshake_timeout = std::chrono::milliseconds(flags.handshake_timeout_ms);
+  options.listener_probe_interval = std::chrono::milliseconds(flags.listener_probe_interval_ms);
   options.service.max_concurrent_exports = flags.max_concurrent_exports;
   options.service.max_queued_exports = flags.max_queued_exports;
   options.service.max_queue_wait = std::chrono::milliseconds(flags.max_queue_wait_ms);

@@ -35,6 +35,8 @@ struct ServerFlags {
   int stall_timeout_s = 60;
   int max_zstd_level = 9;
   std::string metrics_listen;
+  int handshake_timeout_ms = 5000;
+  int listener_probe_interval_ms = 5000;
 };
 
 // Checks every flag in "flags", and how they fit together, and returns the

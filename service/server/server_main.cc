@@ -3,6 +3,8 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -19,6 +21,7 @@
 #include "absl/flags/usage_config.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "service/server/export_server.h"
 #include "service/server/library_log.h"
@@ -94,6 +97,16 @@ ABSL_FLAG(int, max_zstd_level, dvexport::server::ServerFlags().max_zstd_level,
 ABSL_FLAG(std::string, metrics_listen, dvexport::server::ServerFlags().metrics_listen,
           "host:port serving Prometheus metrics at /metrics (e.g. 0.0.0.0:9464), of the same form "
           "as --listen and not on its port; empty: none");
+ABSL_FLAG(int, handshake_timeout_ms, dvexport::server::ServerFlags().handshake_timeout_ms,
+          "a client connection that has not finished its TLS handshake and sent its HTTP/2 "
+          "preface and SETTINGS this many milliseconds after it was accepted is closed, 100 to "
+          "120000 (gRPC's own default, 2 minutes)");
+ABSL_FLAG(int, listener_probe_interval_ms,
+          dvexport::server::ServerFlags().listener_probe_interval_ms,
+          "how often the server probes its own gRPC port over loopback (a new connection that "
+          "must get the server's first HTTP/2 or TLS bytes), 100 to 600000 (10 minutes); after 3 "
+          "failures in a row (not counting a server that is full) health turns NOT_SERVING and "
+          "the server shuts down as on SIGTERM and exits 1");
 
 namespace {
 
@@ -120,6 +133,8 @@ dvexport::server::ServerFlags FlagValues() {
   flags.stall_timeout_s = absl::GetFlag(FLAGS_stall_timeout_s);
   flags.max_zstd_level = absl::GetFlag(FLAGS_max_zstd_level);
   flags.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  flags.handshake_timeout_ms = absl::GetFlag(FLAGS_handshake_timeout_ms);
+  flags.listener_probe_interval_ms = absl::GetFlag(FLAGS_listener_probe_interval_ms);
   return flags;
 }
 
@@ -154,6 +169,32 @@ void KeepChunksInTheHeap(size_t chunk_size) {
   mallopt(M_ARENA_MAX, static_cast<int>(std::max(2u, std::thread::hardware_concurrency())));
 }
 
+// "limit" as a JSON value: a number, or "unlimited".
+std::string LimitJson(rlim_t limit) {
+  return limit == RLIM_INFINITY ? "\"unlimited\"" : std::to_string(limit);
+}
+
+// Every client connection takes a file descriptor: raises the soft RLIMIT_NOFILE (often 1024) to
+// the hard limit, which an unprivileged process may do, and logs what the limit is now.
+void RaiseDescriptorLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  const rlim_t before = limit.rlim_cur;
+  std::string error;
+  if (limit.rlim_cur != limit.rlim_max) {
+    rlimit raised = limit;
+    raised.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) {
+      limit = raised;
+    } else {
+      error = absl::StrCat(",\"raise_failed\":\"", std::strerror(errno), "\"");
+    }
+  }
+  std::fprintf(stderr, "{\"event\":\"descriptor_limit\",\"soft\":%s,\"hard\":%s,\"was\":%s%s}\n",
+               LimitJson(limit.rlim_cur).c_str(), LimitJson(limit.rlim_max).c_str(),
+               LimitJson(before).c_str(), error.c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -186,6 +227,7 @@ int main(int argc, char** argv) {
   }
 
   KeepChunksInTheHeap(options->service.chunk_size);
+  RaiseDescriptorLimit();
 
   // Signals are taken by a dedicated thread, so block them everywhere else.
   sigset_t signals;
@@ -194,14 +236,19 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  // A lost listener shuts the server down as SIGTERM does (the signal thread below), then main
+  // exits 1.
+  options->on_listener_lost = [] { kill(getpid(), SIGTERM); };
   auto server = dvexport::server::ExportServer::Start(*options);
   if (!server.ok()) {
     std::fprintf(stderr, "dvexport-server: %s\n", server.status().ToString().c_str());
     return 1;
   }
   std::fprintf(stderr,
-               "{\"event\":\"started\",\"listen\":\"%s\",\"port\":%d,\"metrics_port\":%d}\n",
-               options->listen.c_str(), (*server)->port(), (*server)->metrics_port());
+               "{\"event\":\"started\",\"listen\":\"%s\",\"port\":%d,\"metrics_port\":%d,"
+               "\"descriptor_ceiling\":%d}\n",
+               options->listen.c_str(), (*server)->port(), (*server)->metrics_port(),
+               (*server)->descriptor_ceiling());
   if (!flags.port_file.empty() && !WritePortFile(flags.port_file, (*server)->port())) {
     std::fprintf(stderr, "dvexport-server: --port_file: cannot write %s: %s\n",
                  flags.port_file.c_str(), std::strerror(errno));
@@ -211,12 +258,17 @@ int main(int argc, char** argv) {
   std::thread signal_thread([&] {
     int signal = 0;
     sigwait(&signals, &signal);
-    std::fprintf(stderr, "{\"event\":\"shutdown\",\"signal\":%d}\n", signal);
+    if ((*server)->listener_lost()) {
+      std::fprintf(stderr, "{\"event\":\"shutdown\",\"reason\":\"listener_lost\"}\n");
+    } else {
+      std::fprintf(stderr, "{\"event\":\"shutdown\",\"signal\":%d}\n", signal);
+    }
     (*server)->Shutdown(std::chrono::system_clock::now() +
                         std::chrono::seconds(flags.shutdown_grace_s));
   });
   (*server)->Wait();
   signal_thread.join();
-  std::fprintf(stderr, "{\"event\":\"stopped\"}\n");
-  return 0;
+  const int exit_code = (*server)->listener_lost() ? 1 : 0;
+  std::fprintf(stderr, "{\"event\":\"stopped\",\"exit_code\":%d}\n", exit_code);
+  return exit_code;
 }

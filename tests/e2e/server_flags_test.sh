@@ -75,6 +75,8 @@ takes the age in milliseconds as an int, so at most about 24.8 days)" --max_conn
 expect_refused "--stall_timeout_s: 0 is not between 1 and 86400 (at most a day)" --stall_timeout_s 0
 expect_refused "--health_probe_interval_ms: 99 is not between 100 and 600000 (at least 100 ms, \
 at most 10 minutes)" --health_probe_interval_ms 99
+expect_refused "--handshake_timeout_ms: 0 is not between 100 and 120000 (at most gRPC's own \
+default of 2 minutes)" --handshake_timeout_ms 0
 expect_refused "--pool_size 2 is less than --max_concurrent_exports 4: every export (and count) \
 holds one database connection, so the exports beyond 2 would wait --connection_wait_ms for one \
 and then fail with RESOURCE_EXHAUSTED; raise --pool_size or lower --max_concurrent_exports" \

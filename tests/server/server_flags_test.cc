@@ -120,7 +120,12 @@ INSTANTIATE_TEST_SUITE_P(
         RangeCase{"stall_timeout_s", 1, 86400,
                   [](ServerFlags& f, int64_t v) { f.stall_timeout_s = static_cast<int>(v); }},
         RangeCase{"max_zstd_level", 1, 19,
-                  [](ServerFlags& f, int64_t v) { f.max_zstd_level = static_cast<int>(v); }}),
+                  [](ServerFlags& f, int64_t v) { f.max_zstd_level = static_cast<int>(v); }},
+        RangeCase{"handshake_timeout_ms", 100, 120000,
+                  [](ServerFlags& f, int64_t v) { f.handshake_timeout_ms = static_cast<int>(v); }},
+        RangeCase{
+            "listener_probe_interval_ms", 100, 600000,
+            [](ServerFlags& f, int64_t v) { f.listener_probe_interval_ms = static_cast<int>(v); }}),
     [](const ::testing::TestParamInfo<RangeCase>& info) { return info.param.flag; });
 
 TEST(ServerOptionsFromFlagsTest, DefaultsAreValid) {
@@ -133,6 +138,8 @@ TEST(ServerOptionsFromFlagsTest, DefaultsAreValid) {
   EXPECT_EQ(options->service.max_queue_wait, std::chrono::milliseconds(30000));
   EXPECT_EQ(options->service.chunk_size, 256u * 1024);
   EXPECT_EQ(options->service.max_zstd_level, 9);
+  EXPECT_EQ(options->handshake_timeout, std::chrono::milliseconds(5000));
+  EXPECT_EQ(options->listener_probe_interval, std::chrono::milliseconds(5000));
 }
 
 TEST(ServerOptionsFromFlagsTest, CarriesEveryValueIntoTheOptionsUnchanged) {
@@ -156,6 +163,8 @@ TEST(ServerOptionsFromFlagsTest, CarriesEveryValueIntoTheOptionsUnchanged) {
   flags.stall_timeout_s = 1;
   flags.max_zstd_level = 19;
   flags.metrics_listen = "[::]:9464";
+  flags.handshake_timeout_ms = 120000;
+  flags.listener_probe_interval_ms = 100;
   absl::StatusOr<ServerOptions> options = ServerOptionsFromFlags(flags);
   ASSERT_TRUE(options.ok()) << options.status();
   EXPECT_EQ(options->listen, "127.0.0.1:0");
@@ -178,6 +187,8 @@ TEST(ServerOptionsFromFlagsTest, CarriesEveryValueIntoTheOptionsUnchanged) {
   EXPECT_EQ(options->service.stall_timeout, std::chrono::seconds(1));
   EXPECT_EQ(options->service.max_zstd_level, 19);
   EXPECT_EQ(options->metrics_listen, "[::]:9464");
+  EXPECT_EQ(options->handshake_timeout, std::chrono::milliseconds(120000));
+  EXPECT_EQ(options->listener_probe_interval, std::chrono::milliseconds(100));
 }
 
 TEST(ServerOptionsFromFlagsTest, ReportsTheIssueCasesThatOnceBrokeTheServer) {
