@@ -124,6 +124,7 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
       {"max_connection_age_s", flags.max_connection_age_s, 0, 2147483,
        "0: never; gRPC takes the age in milliseconds as an int, so at most about 24.8 days"},
       {"stall_timeout_s", flags.stall_timeout_s, 1, 86400, "at most a day"},
+      {"stall_min_rate_kib_s", flags.stall_min_rate_kib_s, 1, 1048576, "at most 1 GiB/s"},
   };
   for (const IntegerFlag& flag : integer_flags) {
     absl::Status status = CheckRange(flag);
@@ -183,6 +184,7 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
   options.service.read_plan.min_rows = flags.parallel_min_rows;
   options.service.connection_wait = std::chrono::milliseconds(flags.connection_wait_ms);
   options.service.stall_timeout = std::chrono::seconds(flags.stall_timeout_s);
+  options.service.stall_min_rate = int64_t{flags.stall_min_rate_kib_s} * 1024;
   return options;
 }
 

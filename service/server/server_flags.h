@@ -33,6 +33,7 @@ struct ServerFlags {
   int health_probe_interval_ms = 2000;
   int max_connection_age_s = 0;
   int stall_timeout_s = 60;
+  int stall_min_rate_kib_s = 64;
   std::string metrics_listen;
 };
 

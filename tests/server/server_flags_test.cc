@@ -118,7 +118,9 @@ INSTANTIATE_TEST_SUITE_P(
         RangeCase{"max_connection_age_s", 0, 2147483,
                   [](ServerFlags& f, int64_t v) { f.max_connection_age_s = static_cast<int>(v); }},
         RangeCase{"stall_timeout_s", 1, 86400,
-                  [](ServerFlags& f, int64_t v) { f.stall_timeout_s = static_cast<int>(v); }}),
+                  [](ServerFlags& f, int64_t v) { f.stall_timeout_s = static_cast<int>(v); }},
+        RangeCase{"stall_min_rate_kib_s", 1, 1048576,
+                  [](ServerFlags& f, int64_t v) { f.stall_min_rate_kib_s = static_cast<int>(v); }}),
     [](const ::testing::TestParamInfo<RangeCase>& info) { return info.param.flag; });
 
 TEST(ServerOptionsFromFlagsTest, DefaultsAreValid) {
@@ -151,6 +153,7 @@ TEST(ServerOptionsFromFlagsTest, CarriesEveryValueIntoTheOptionsUnchanged) {
   flags.health_probe_interval_ms = 100;
   flags.max_connection_age_s = 2147483;
   flags.stall_timeout_s = 1;
+  flags.stall_min_rate_kib_s = 1048576;
   flags.metrics_listen = "[::]:9464";
   absl::StatusOr<ServerOptions> options = ServerOptionsFromFlags(flags);
   ASSERT_TRUE(options.ok()) << options.status();
@@ -172,6 +175,7 @@ TEST(ServerOptionsFromFlagsTest, CarriesEveryValueIntoTheOptionsUnchanged) {
   EXPECT_EQ(options->health_probe_interval, std::chrono::milliseconds(100));
   EXPECT_EQ(options->max_connection_age, std::chrono::seconds(2147483));
   EXPECT_EQ(options->service.stall_timeout, std::chrono::seconds(1));
+  EXPECT_EQ(options->service.stall_min_rate, int64_t{1} << 30);
   EXPECT_EQ(options->metrics_listen, "[::]:9464");
 }
 
