@@ -10,6 +10,7 @@ DVEXPORT_APT_PACKAGES=(
   libgtest-dev libbenchmark-dev nlohmann-json3-dev libexpat1-dev
   postgresql python3 python3-yaml openssl unzip zstd
   pgbouncer  # tests only: tests/integration/pgbouncer_test (transaction pooling)
+  python3-grpcio  # tests only: tests/reliability/slow_grpc_reader.py, a grpcio client that reads slowly
 )
 
 deps_install() {

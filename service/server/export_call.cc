@@ -15,10 +15,12 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-absl::Status StalledClientError(std::chrono::milliseconds stall_timeout) {
-  return absl::DeadlineExceededError(
-      absl::StrCat("the client read nothing for ", stall_timeout.count() / 1000.0,
-                   " s (the server's --stall_timeout_s); the export was stopped"));
+absl::Status StalledClientError(const ServiceOptions& options) {
+  return absl::DeadlineExceededError(absl::StrCat(
+      "the client read nothing for ", options.stall_timeout.count() / 1000.0,
+      " s after it could have read what it had been sent at ", options.stall_min_rate / 1024.0,
+      " KiB/s (the server's --stall_timeout_s and --stall_min_rate_kib_s); the export was "
+      "stopped"));
 }
 
 absl::Status CallCancelledError() {
@@ -126,7 +128,9 @@ StreamingExportCall::StreamingExportCall(CallEnvironment* env, grpc::CallbackSer
       started_(std::chrono::steady_clock::now()),
       peer_(context->peer()),
       queue_(/*capacity=*/4, /*producers=*/1, [this] { Pump(); }, env->options.stall_timeout,
-             StalledClientError(env->options.stall_timeout)) {
+             StalledClientError(env->options),
+             {.bytes_per_second = static_cast<double>(env->options.stall_min_rate),
+              .max_bytes = static_cast<size_t>(env->options.stall_max_unread)}) {
   record_.rpc = std::move(rpc);
   env_->CallStarted();
 }
@@ -245,11 +249,15 @@ void StreamingExportCall::Pump() {
 }
 
 void StreamingExportCall::OnWriteDone(bool ok) {
+  size_t bytes = 0;
   {
     std::lock_guard<std::mutex> lock(pump_mu_);
     writing_ = false;
+    bytes = in_flight_.bytes.Length();
   }
-  if (ok) queue_.Sent();
+  // The write completed once the transport took the message within the client's flow-control
+  // window (chttp2 calls back when its last byte is framed, not when the client reads it).
+  if (ok) queue_.Sent(bytes);
   if (!ok) StopReaders(ClientGoneError());
   Pump();
 }

@@ -51,12 +51,19 @@ struct ServiceOptions {
   std::chrono::milliseconds statement_timeout{0};
   // A streaming export whose client takes nothing for this long (no write completes while
   // messages wait) is ended with DEADLINE_EXCEEDED, and its transaction, snapshot, slot and
-  // connections are released.
+  // connections are released. The timeout runs from the time a reader at stall_min_rate would
+  // have read every byte the client's transport took (at most stall_max_unread of them counted):
+  // a transport may take nothing more until its client has read what it holds, however large its
+  // receive window.
   std::chrono::milliseconds stall_timeout{60000};
   // The highest zstd compression_level accepted (1 to 19); a higher one is refused with
   // INVALID_ARGUMENT. Up to 9 zstd is at least as fast as zlib's level 9; levels 16-19 compress
   // at a few MB/s, so that one cheap request would hold an export slot and a core for minutes.
   int max_zstd_level = 9;
+  // Bytes per second: a client that reads at least this fast is never ended by stall_timeout.
+  int64_t stall_min_rate = 64 * 1024;
+  // The unread bytes a client is given time for, at most.
+  int64_t stall_max_unread = 16 * 1024 * 1024;
   // How a large export is read with several connections at once (slices of
   // the table, one snapshot; see db::PlanBlockSlices); extra connections are
   // taken only when the pool can spare them. max_streams 1: one COPY always.

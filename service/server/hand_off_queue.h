@@ -1,6 +1,7 @@
 #ifndef DVEXPORT_SERVICE_SERVER_HAND_OFF_QUEUE_H_
 #define DVEXPORT_SERVICE_SERVER_HAND_OFF_QUEUE_H_
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -31,9 +32,15 @@ namespace dvexport::server {
 // - "ready" is called outside the queue's lock: for the first message (or the end, if there is
 //   none), then at most once per TryPop that found nothing.
 // - Stalls: the consumer makes progress when it takes a message (TryPop) and when it reports a
-//   taken message sent (Sent). When it makes none for "stall_timeout" while messages wait (queued,
-//   or taken and not yet sent), a producer waiting in Push or WaitUntilSent stops the queue with
-//   "stall_status" (unless a failure came first) and returns false; stalled() is then true.
+//   taken message sent (Sent). Bytes reported sent also buy it time ("credit"): as long as a
+//   reader at credit.bytes_per_second would need to read them after the consumer's transport took
+//   them (bytes taken earlier and not yet read that way count, up to credit.max_bytes), because
+//   a transport may take nothing more until its client read what it holds. When the consumer
+//   makes no progress for "stall_timeout" after the later of its last progress and the end of its
+//   credit, while messages wait (queued, or taken and not yet sent), a producer waiting in Push or
+//   WaitUntilSent stops the queue with "stall_status" (unless a failure came first) and returns
+//   false; stalled() is then true. Without credit (bytes_per_second 0), the timeout runs from the
+//   last progress.
 //
 // Thread-safe.
 template <typename Item>
@@ -43,12 +50,20 @@ class HandOffQueue {
 
   using Clock = std::chrono::steady_clock;
 
+  // The time bytes reported sent give the consumer (see "Stalls" above).
+  struct StallCredit {
+    double bytes_per_second = 0;  // 0: none
+    size_t max_bytes = 0;
+  };
+
   HandOffQueue(size_t capacity, int producers, std::function<void()> ready,
                Clock::duration stall_timeout = Clock::duration::max(),
-               absl::Status stall_status = absl::DeadlineExceededError("the consumer stalled"))
+               absl::Status stall_status = absl::DeadlineExceededError("the consumer stalled"),
+               StallCredit credit = {})
       : capacity_(capacity < 1 ? 1 : capacity),
         stall_timeout_(stall_timeout),
         stall_status_(std::move(stall_status)),
+        credit_(credit),
         producers_(producers),
         ready_(std::move(ready)) {}
 
@@ -133,11 +148,21 @@ class HandOffQueue {
     return Next::kEmpty;
   }
 
-  // Consumer: a message TryPop gave has been sent (its write completed).
-  void Sent() {
+  // Consumer: a message TryPop gave has been sent (its write completed): its transport took
+  // "bytes".
+  void Sent(size_t bytes) {
     std::lock_guard<std::mutex> lock(mu_);
     if (unsent_ > 0) --unsent_;
-    last_progress_ = Clock::now();
+    const Clock::time_point now = Clock::now();
+    last_progress_ = now;
+    if (credit_.bytes_per_second > 0) {
+      const auto reading = [this](size_t n) {
+        return std::chrono::duration_cast<Clock::duration>(
+            std::chrono::duration<double>(static_cast<double>(n) / credit_.bytes_per_second));
+      };
+      credit_until_ =
+          std::min(std::max(credit_until_, now) + reading(bytes), now + reading(credit_.max_bytes));
+    }
     room_.notify_all();
   }
 
@@ -160,25 +185,25 @@ class HandOffQueue {
 
  private:
   // Waits until "done" holds (true) or the queue is stopped (false). While the consumer makes no
-  // progress for stall_timeout_, the wait ends with the queue stalled and stopped (false).
+  // progress for stall_timeout_ past its credit, the wait ends with the queue stalled and stopped
+  // (false).
   template <typename Done>
   bool WaitLocked(std::unique_lock<std::mutex>& lock, Done done)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     while (!stopped_ && !done()) {
-      const Clock::time_point now = Clock::now();
-      if (now - last_progress_ >= stall_timeout_) {
+      // The default timeout is "never".
+      if (stall_timeout_ == Clock::duration::max()) {
+        room_.wait(lock);
+        continue;
+      }
+      const Clock::time_point deadline = std::max(last_progress_, credit_until_) + stall_timeout_;
+      if (Clock::now() >= deadline) {
         stalled_ = true;
         if (status_.ok()) status_ = stall_status_;
         StopLocked();
         break;
       }
-      // Saturated: the default timeout is "never".
-      const Clock::duration left = stall_timeout_ - (now - last_progress_);
-      if (left > std::chrono::hours(24)) {
-        room_.wait(lock);
-      } else {
-        room_.wait_for(lock, left);
-      }
+      room_.wait_until(lock, deadline);
     }
     return !stopped_;
   }
@@ -192,6 +217,7 @@ class HandOffQueue {
   const size_t capacity_;
   const Clock::duration stall_timeout_;
   const absl::Status stall_status_;
+  const StallCredit credit_;
   // std::mutex rather than absl::Mutex: Debian's Abseil is not built for ThreadSanitizer, which
   // would not see its synchronization.
   mutable std::mutex mu_;
@@ -205,6 +231,8 @@ class HandOffQueue {
   // The consumer's last progress (TryPop that took a message, Sent), or the Push that gave it
   // something to send after it had nothing.
   Clock::time_point last_progress_ ABSL_GUARDED_BY(mu_) = Clock::now();
+  // When a reader at credit_.bytes_per_second would have read every byte reported sent.
+  Clock::time_point credit_until_ ABSL_GUARDED_BY(mu_) = Clock::time_point::min();
   // The consumer starts idle: the first message (or the end) wakes it.
   bool consumer_waiting_ ABSL_GUARDED_BY(mu_) = true;
   absl::Status status_ ABSL_GUARDED_BY(mu_);

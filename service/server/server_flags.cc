@@ -129,6 +129,7 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
        "at most gRPC's own default of 2 minutes"},
       {"listener_probe_interval_ms", flags.listener_probe_interval_ms, 100, 600000,
        "at least 100 ms, at most 10 minutes"},
+      {"stall_min_rate_kib_s", flags.stall_min_rate_kib_s, 1, 1048576, "at most 1 GiB/s"},
   };
   for (const IntegerFlag& flag : integer_flags) {
     absl::Status status = CheckRange(flag);
@@ -191,6 +192,7 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
   options.service.connection_wait = std::chrono::milliseconds(flags.connection_wait_ms);
   options.service.stall_timeout = std::chrono::seconds(flags.stall_timeout_s);
   options.service.max_zstd_level = flags.max_zstd_level;
+  options.service.stall_min_rate = int64_t{flags.stall_min_rate_kib_s} * 1024;
   return options;
 }
 

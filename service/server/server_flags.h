@@ -34,6 +34,7 @@ struct ServerFlags {
   int max_connection_age_s = 0;
   int stall_timeout_s = 60;
   int max_zstd_level = 9;
+  int stall_min_rate_kib_s = 64;
   std::string metrics_listen;
   int handshake_timeout_ms = 5000;
   int listener_probe_interval_ms = 5000;

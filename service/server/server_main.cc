@@ -88,7 +88,14 @@ ABSL_FLAG(int, max_connection_age_s, dvexport::server::ServerFlags().max_connect
 ABSL_FLAG(int, stall_timeout_s, dvexport::server::ServerFlags().stall_timeout_s,
           "an export whose client reads nothing for this many seconds is ended "
           "(DEADLINE_EXCEEDED) and its transaction, snapshot and connections released, 1 to "
-          "86400 (a day)");
+          "86400 (a day). The seconds count from the time the client could have read what its "
+          "transport already took at --stall_min_rate_kib_s (16 MiB of it at most): a client "
+          "that reads that fast is never ended, whatever its receive window; one that reads "
+          "nothing holds its export for at most this timeout plus 16 MiB at that rate");
+ABSL_FLAG(int, stall_min_rate_kib_s, dvexport::server::ServerFlags().stall_min_rate_kib_s,
+          "KiB per second: a client that reads at least this fast is never ended by "
+          "--stall_timeout_s, 1 to 1048576 (1 GiB/s); higher values end clients that stop "
+          "reading sooner (docs/RELIABILITY.md)");
 ABSL_FLAG(int, max_zstd_level, dvexport::server::ServerFlags().max_zstd_level,
           "the highest zstd compression_level a request may ask, 1 to 19; higher levels are "
           "refused (INVALID_ARGUMENT). Up to 9 zstd is at least as fast as gzip level 9; 16-19 "
@@ -132,6 +139,7 @@ dvexport::server::ServerFlags FlagValues() {
   flags.max_connection_age_s = absl::GetFlag(FLAGS_max_connection_age_s);
   flags.stall_timeout_s = absl::GetFlag(FLAGS_stall_timeout_s);
   flags.max_zstd_level = absl::GetFlag(FLAGS_max_zstd_level);
+  flags.stall_min_rate_kib_s = absl::GetFlag(FLAGS_stall_min_rate_kib_s);
   flags.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   flags.handshake_timeout_ms = absl::GetFlag(FLAGS_handshake_timeout_ms);
   flags.listener_probe_interval_ms = absl::GetFlag(FLAGS_listener_probe_interval_ms);

@@ -73,6 +73,8 @@ database's setting; at most a day)" --statement_timeout_s=-1
 expect_refused "--max_connection_age_s: 2592000 is not between 0 and 2147483 (0: never; gRPC \
 takes the age in milliseconds as an int, so at most about 24.8 days)" --max_connection_age_s 2592000
 expect_refused "--stall_timeout_s: 0 is not between 1 and 86400 (at most a day)" --stall_timeout_s 0
+expect_refused "--stall_min_rate_kib_s: 0 is not between 1 and 1048576 (at most 1 GiB/s)" \
+  --stall_min_rate_kib_s 0
 expect_refused "--health_probe_interval_ms: 99 is not between 100 and 600000 (at least 100 ms, \
 at most 10 minutes)" --health_probe_interval_ms 99
 expect_refused "--handshake_timeout_ms: 0 is not between 100 and 120000 (at most gRPC's own \

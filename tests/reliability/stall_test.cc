@@ -73,6 +73,10 @@ TEST(StalledClientTest, FourClientsThatStopReadingReleaseEverythingAfterTheStall
   options.service.max_concurrent_exports = kClients;
   options.service.chunk_size = 16 * 1024;
   options.service.stall_timeout = kStall;
+  // The clients' windows hold megabytes: at the default 64 KiB/s they would be given a minute
+  // to read them before the timeout starts. At 64 MiB/s the credit is 0.25 s at most (16 MiB),
+  // and the timeout is what this test measures (slow_reader_test.cc has the default rate).
+  options.service.stall_min_rate = int64_t{64} << 20;
   auto started = server::ExportServer::Start(options);
   ASSERT_TRUE(started.ok()) << started.status();
   std::unique_ptr<server::ExportServer> server = *std::move(started);

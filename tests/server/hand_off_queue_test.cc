@@ -193,7 +193,7 @@ TEST(HandOffQueueTest, ASlowConsumerThatMakesProgressNeverStalls) {
       std::this_thread::sleep_for(milliseconds(100));
       if (queue.TryPop(&item) == Queue::Next::kItem) {
         std::this_thread::sleep_for(milliseconds(100));  // the write takes a while
-        queue.Sent();
+        queue.Sent(0);
       }
     }
   });
@@ -228,7 +228,7 @@ TEST(HandOffQueueTest, WaitUntilSentWaitsForTheLastWriteAndStallsWithoutIt) {
   ASSERT_EQ(queue.TryPop(&item), Queue::Next::kItem);
   std::thread writer([&] {
     std::this_thread::sleep_for(milliseconds(50));
-    queue.Sent();
+    queue.Sent(0);
   });
   EXPECT_TRUE(queue.WaitUntilSent());
   writer.join();
@@ -238,6 +238,45 @@ TEST(HandOffQueueTest, WaitUntilSentWaitsForTheLastWriteAndStallsWithoutIt) {
   ASSERT_EQ(queue.TryPop(&item), Queue::Next::kItem);
   EXPECT_FALSE(queue.WaitUntilSent());
   EXPECT_TRUE(queue.stalled());
+}
+
+// A transport that took a message holds it until its client has read it, and may take nothing
+// more meanwhile: the bytes sent buy their reading time at the minimum rate, then the timeout.
+TEST(HandOffQueueTest, SentBytesGiveTheConsumerTimeToReadThemAtTheMinimumRate) {
+  // 300 bytes at 1000 bytes/s: 300 ms of credit, then 100 ms of timeout.
+  Queue queue(4, 1, [] {}, milliseconds(100), absl::DeadlineExceededError("stalled"),
+              {.bytes_per_second = 1000, .max_bytes = 1000});
+  EXPECT_TRUE(queue.Push(1));
+  int item = 0;
+  ASSERT_EQ(queue.TryPop(&item), Queue::Next::kItem);
+  const auto sent = std::chrono::steady_clock::now();
+  queue.Sent(300);
+  EXPECT_TRUE(queue.Push(2));
+  ASSERT_EQ(queue.TryPop(&item), Queue::Next::kItem);  // its write never completes
+  EXPECT_FALSE(queue.WaitUntilSent());
+  const auto waited = std::chrono::steady_clock::now() - sent;
+  EXPECT_GE(waited, milliseconds(400));
+  EXPECT_LT(waited, milliseconds(2000));
+  EXPECT_TRUE(queue.stalled());
+}
+
+TEST(HandOffQueueTest, UnreadBytesCountUpToTheCreditLimit) {
+  // 10,000 bytes sent, 200 counted: 200 ms of credit, not 10 s.
+  Queue queue(4, 1, [] {}, milliseconds(100), absl::DeadlineExceededError("stalled"),
+              {.bytes_per_second = 1000, .max_bytes = 200});
+  int item = 0;
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_TRUE(queue.Push(i));
+    ASSERT_EQ(queue.TryPop(&item), Queue::Next::kItem);
+    queue.Sent(1000);
+  }
+  const auto sent = std::chrono::steady_clock::now();
+  EXPECT_TRUE(queue.Push(10));
+  ASSERT_EQ(queue.TryPop(&item), Queue::Next::kItem);
+  EXPECT_FALSE(queue.WaitUntilSent());
+  const auto waited = std::chrono::steady_clock::now() - sent;
+  EXPECT_GE(waited, milliseconds(250));
+  EXPECT_LT(waited, milliseconds(2000));
 }
 
 TEST(HandOffQueueTest, StopEndsWaitUntilSent) {

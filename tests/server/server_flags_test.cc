@@ -125,7 +125,9 @@ INSTANTIATE_TEST_SUITE_P(
                   [](ServerFlags& f, int64_t v) { f.handshake_timeout_ms = static_cast<int>(v); }},
         RangeCase{
             "listener_probe_interval_ms", 100, 600000,
-            [](ServerFlags& f, int64_t v) { f.listener_probe_interval_ms = static_cast<int>(v); }}),
+            [](ServerFlags& f, int64_t v) { f.listener_probe_interval_ms = static_cast<int>(v); }},
+        RangeCase{"stall_min_rate_kib_s", 1, 1048576,
+                  [](ServerFlags& f, int64_t v) { f.stall_min_rate_kib_s = static_cast<int>(v); }}),
     [](const ::testing::TestParamInfo<RangeCase>& info) { return info.param.flag; });
 
 TEST(ServerOptionsFromFlagsTest, DefaultsAreValid) {
@@ -162,6 +164,7 @@ TEST(ServerOptionsFromFlagsTest, CarriesEveryValueIntoTheOptionsUnchanged) {
   flags.max_connection_age_s = 2147483;
   flags.stall_timeout_s = 1;
   flags.max_zstd_level = 19;
+  flags.stall_min_rate_kib_s = 1048576;
   flags.metrics_listen = "[::]:9464";
   flags.handshake_timeout_ms = 120000;
   flags.listener_probe_interval_ms = 100;
@@ -186,6 +189,7 @@ TEST(ServerOptionsFromFlagsTest, CarriesEveryValueIntoTheOptionsUnchanged) {
   EXPECT_EQ(options->max_connection_age, std::chrono::seconds(2147483));
   EXPECT_EQ(options->service.stall_timeout, std::chrono::seconds(1));
   EXPECT_EQ(options->service.max_zstd_level, 19);
+  EXPECT_EQ(options->service.stall_min_rate, int64_t{1} << 30);
   EXPECT_EQ(options->metrics_listen, "[::]:9464");
   EXPECT_EQ(options->handshake_timeout, std::chrono::milliseconds(120000));
   EXPECT_EQ(options->listener_probe_interval, std::chrono::milliseconds(100));
