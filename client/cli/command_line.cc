@@ -77,7 +77,9 @@ const FlagSpec kFlags[] = {
        return absl::OkStatus();
      }},
     {kAllCommands, "Connection", "--timeout", "", "SECONDS",
-     "Fail if the export takes longer. Default: no limit.", Arity::kValue,
+     "Fail if the export takes longer (all attempts and the waits for the output's reader). "
+     "Default: no limit.",
+     Arity::kValue,
      [](absl::string_view value, ExportFlags& flags) {
        double seconds;
        if (!absl::SimpleAtod(value, &seconds) || !std::isfinite(seconds) || seconds <= 0 ||
@@ -414,7 +416,8 @@ const CommandSpec kCommands[] = {
      "(no --limit); use the same filters every time. Apply the output (upsert by\n"
      "data element, period, org unit, category option combo and attribute option\n"
      "combo) before the next sync replaces it. FILE is replaced only after the\n"
-     "output is in place: a sync that fails repeats the delta, never skips one.\n"},
+     "output is in place: a sync that fails repeats the delta, never skips one.\n"
+     "--state and -o must name two files (not one through a link): refused, exit 2.\n"},
     {"count", kCountCommand, CommandLine::Action::kCount, CommandLine::Action::kShowCountHelp,
      "Usage: dvexport count --server HOST:PORT [filters]\n"
      "\n"
