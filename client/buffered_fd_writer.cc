@@ -6,9 +6,12 @@
 #include "client/buffered_fd_writer.h"
 
 #include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -17,15 +20,21 @@
 
 namespace dvexport::client {
 
-BufferedFdWriter::BufferedFdWriter(int fd, std::string name)
-    : fd_(fd), name_(std::move(name)), buffer_(new char[kBufferSize]) {
+BufferedFdWriter::BufferedFdWriter(int fd, std::string name, WriteLimits limits)
+    : fd_(fd), name_(std::move(name)), limits_(limits), buffer_(new char[kBufferSize]) {
+  struct stat st;
+  const int flags = ::fcntl(fd_, F_GETFL);
+  const bool examined = ::fstat(fd_, &st) == 0;
+  if (examined && !S_ISREG(st.st_mode)) {
+    polled_ = true;
+    blocking_ = flags < 0 || (flags & O_NONBLOCK) == 0;
+    return;
+  }
 #ifdef __linux__
   // Pipes, sockets and terminals have no page cache to write back. With
   // O_APPEND the writes go to the end of the file, not to the current offset.
   // A wrong offset would only start the write-back of other pages.
-  struct stat st;
-  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) return;
-  const int flags = ::fcntl(fd_, F_GETFL);
+  if (!examined) return;
   const off_t offset =
       (flags >= 0 && (flags & O_APPEND) != 0) ? st.st_size : ::lseek(fd_, 0, SEEK_CUR);
   if (offset < 0) return;
@@ -59,17 +68,56 @@ absl::Status BufferedFdWriter::Flush() {
 
 absl::Status BufferedFdWriter::WriteFully(const char* data, size_t size) {
   while (size > 0) {
-    const ssize_t written = ::write(fd_, data, size);
+    if (polled_ && blocking_) {
+      status_ = WaitUntilWritable();
+      if (!status_.ok()) return status_;
+    }
+    const ssize_t written =
+        ::write(fd_, data, polled_ && blocking_ ? std::min<size_t>(size, PIPE_BUF) : size);
     if (written < 0) {
       if (errno == EINTR) continue;
+      if (polled_ && !blocking_ && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        status_ = WaitUntilWritable();
+        if (!status_.ok()) return status_;
+        continue;
+      }
       status_ = absl::ErrnoToStatus(errno, absl::StrCat("writing ", name_));
       return status_;
     }
     data += written;
     size -= static_cast<size_t>(written);
+    bytes_written_ += written;
     Written(static_cast<size_t>(written));
   }
   return absl::OkStatus();
+}
+
+absl::Status BufferedFdWriter::WaitUntilWritable() {
+  pollfd fds[2] = {{fd_, POLLOUT, 0}, {limits_.stop_fd, POLLIN, 0}};
+  const nfds_t count = limits_.stop_fd >= 0 ? 2 : 1;
+  for (;;) {
+    int timeout_ms = -1;
+    if (limits_.deadline != std::chrono::steady_clock::time_point::max()) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(
+          limits_.deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        return absl::DeadlineExceededError(absl::StrCat(
+            "writing ", name_, ": the deadline passed while its reader took no more bytes"));
+      }
+      timeout_ms = static_cast<int>(std::min<int64_t>(left.count(), INT_MAX));
+    }
+    const int ready = ::poll(fds, count, timeout_ms);
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      return absl::ErrnoToStatus(errno, absl::StrCat("waiting to write ", name_));
+    }
+    if (count == 2 && fds[1].revents != 0) {
+      return absl::CancelledError(
+          absl::StrCat("writing ", name_, ": stopped while its reader took no more bytes"));
+    }
+    // POLLOUT, or POLLERR/POLLHUP/POLLNVAL, which the next write reports.
+    if (fds[0].revents != 0) return absl::OkStatus();
+  }
 }
 
 void BufferedFdWriter::Written(size_t size) {

@@ -3,6 +3,8 @@
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/support/channel_arguments.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -65,11 +67,21 @@ grpc::ChannelArguments ChannelArguments(const ChannelOptions& options) {
 
 // What an export is made again for, from the start: a read replica
 // cancelled its query (ABORTED), or the server or its database went away
-// (UNAVAILABLE) once the call had begun; before that, gRPC's retry policy has
-// already retried UNAVAILABLE.
-bool WorthAnotherAttempt(grpc::StatusCode code, bool received_any) {
+// (UNAVAILABLE) once the call had begun. Before that, gRPC's retry policy has
+// already retried UNAVAILABLE, and a first attempt ends there (a server that
+// cannot be reached is UNAVAILABLE in a second or so); a later attempt goes on
+// (the server that went away may still be restarting).
+bool WorthAnotherAttempt(grpc::StatusCode code, bool received_any, int attempt) {
   return code == grpc::StatusCode::ABORTED ||
-         (code == grpc::StatusCode::UNAVAILABLE && received_any);
+         (code == grpc::StatusCode::UNAVAILABLE && (received_any || attempt > 1));
+}
+
+WriteLimits LimitsOf(std::chrono::steady_clock::time_point start, std::chrono::milliseconds timeout,
+                     int stop_fd) {
+  WriteLimits limits;
+  if (timeout.count() > 0) limits.deadline = start + timeout;
+  limits.stop_fd = stop_fd;
+  return limits;
 }
 
 constexpr std::chrono::milliseconds kMaxRetryBackoff{30'000};
@@ -119,8 +131,14 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> CreateChannel(const std::string& 
 }
 
 ExportClient::ExportClient(std::shared_ptr<grpc::Channel> channel)
-    : stub_(dvexport::v1::DataValueExport::NewStub(channel)),
-      health_stub_(grpc::health::v1::Health::NewStub(channel)) {}
+    : channel_(channel),
+      stub_(dvexport::v1::DataValueExport::NewStub(channel)),
+      health_stub_(grpc::health::v1::Health::NewStub(channel)),
+      cancelled_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+
+ExportClient::~ExportClient() {
+  if (cancelled_fd_ >= 0) ::close(cancelled_fd_);
+}
 
 absl::StatusOr<int64_t> ExportClient::StreamDataValues(const ExportRequest& request,
                                                        const BatchCallback& on_batch,
@@ -216,11 +234,11 @@ absl::StatusOr<ExportSummary> ExportClient::ExportToFile(const ExportFileRequest
                   });
   if (!status.ok()) return status;
   for (int attempt = 1;; ++attempt) {
-    BufferedFdWriter writer(file.fd(), path);
+    BufferedFdWriter writer(file.fd(), path, LimitsOf(start, options.timeout, cancelled_fd_));
     int64_t bytes_received = 0;
     bool retryable = false;
     absl::StatusOr<ExportSummary> summary =
-        Receive(request, writer, options, deadline, &bytes_received, &retryable);
+        Receive(request, writer, options, deadline, attempt, &bytes_received, &retryable);
     if (summary.ok()) {
       status = writer.Flush();
       if (status.ok()) status = file.Commit();
@@ -235,8 +253,10 @@ absl::StatusOr<ExportSummary> ExportClient::ExportToFile(const ExportFileRequest
       if (!written) return summary.status();
       return absl::Status(summary.status().code(),
                           absl::StrCat(summary.status().message(), "; ", path,
-                                       " is not a regular file and was written in place: the ",
-                                       bytes_received, " bytes received cannot be taken back"));
+                                       " is not a regular file and was written in place: ",
+                                       writer.bytes_written(), " of the ", bytes_received,
+                                       " bytes received reached it and cannot be "
+                                       "taken back"));
     }
     if (!file.in_place()) {
       status = file.Discard();
@@ -250,11 +270,12 @@ absl::StatusOr<ExportSummary> ExportClient::ExportToFd(const ExportFileRequest& 
   const auto start = std::chrono::steady_clock::now();
   const std::optional<std::chrono::system_clock::time_point> deadline = DeadlineOf(options.timeout);
   for (int attempt = 1;; ++attempt) {
-    BufferedFdWriter writer(fd, absl::StrCat("file descriptor ", fd));
+    BufferedFdWriter writer(fd, absl::StrCat("file descriptor ", fd),
+                            LimitsOf(start, options.timeout, cancelled_fd_));
     int64_t bytes_received = 0;
     bool retryable = false;
     absl::StatusOr<ExportSummary> summary =
-        Receive(request, writer, options, deadline, &bytes_received, &retryable);
+        Receive(request, writer, options, deadline, attempt, &bytes_received, &retryable);
     if (summary.ok()) {
       absl::Status status = writer.Flush();
       if (!status.ok()) return status;
@@ -283,8 +304,15 @@ bool ExportClient::WaitToRetry(const absl::Status& failure, int attempt,
   }
   if (deadline.has_value() && std::chrono::system_clock::now() + wait >= *deadline) return false;
   if (options.on_retry) options.on_retry(failure, attempt + 1, wait);
-  std::unique_lock<std::mutex> lock(mutex_);
-  return !cancelled_changed_.wait_for(lock, wait, [this] { return cancelled_; });
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (cancelled_changed_.wait_for(lock, wait, [this] { return cancelled_; })) return false;
+  }
+  // The server went away: the channel's subchannel may be in its reconnect
+  // backoff (1 s, growing 1.6 times to 120 s), in which a call without
+  // wait_for_ready fails at once. The attempt connects now instead.
+  grpc::experimental::ChannelResetConnectionBackoff(channel_.get());
+  return true;
 }
 
 void ExportClient::Cancel() {
@@ -294,6 +322,9 @@ void ExportClient::Cancel() {
     for (grpc::ClientContext* context : in_progress_) context->TryCancel();
   }
   cancelled_changed_.notify_all();
+  const uint64_t one = 1;
+  // Only fails if the counter would overflow, which takes 2^64 - 1 calls.
+  (void)!::write(cancelled_fd_, &one, sizeof one);
 }
 
 bool ExportClient::Register(grpc::ClientContext* context) {
@@ -310,8 +341,8 @@ void ExportClient::Unregister(grpc::ClientContext* context) {
 
 absl::StatusOr<ExportSummary> ExportClient::Receive(
     const ExportFileRequest& request, BufferedFdWriter& writer, const ExportOptions& options,
-    std::optional<std::chrono::system_clock::time_point> deadline, int64_t* bytes_received,
-    bool* retryable) {
+    std::optional<std::chrono::system_clock::time_point> deadline, int attempt,
+    int64_t* bytes_received, bool* retryable) {
   *bytes_received = 0;
   *retryable = false;
   grpc::ClientContext context;
@@ -358,7 +389,7 @@ absl::StatusOr<ExportSummary> ExportClient::Receive(
 
   if (!failure.ok()) return failure;
   if (!rpc_status.ok()) {
-    *retryable = WorthAnotherAttempt(rpc_status.error_code(), received_any);
+    *retryable = WorthAnotherAttempt(rpc_status.error_code(), received_any, attempt);
     return FromGrpcStatus(rpc_status);
   }
   const int64_t file_bytes = progress.file_bytes;

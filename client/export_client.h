@@ -36,7 +36,8 @@ struct ExportOptions {
   // Called on the exporting thread after each message received; may be empty.
   std::function<void(const ExportProgress&)> on_progress;
   // Deadline for the whole export, all attempts, from the call on; zero
-  // means none.
+  // means none. It bounds writes to a FIFO, a pipe or stdout that its reader
+  // does not take too (DEADLINE_EXCEEDED), as Cancel() does (CANCELLED).
   std::chrono::milliseconds timeout{0};
   // Attempts of a whole export, at most: an export that fails ABORTED (a
   // read replica's recovery conflict), or UNAVAILABLE (the server or its
@@ -46,7 +47,12 @@ struct ExportOptions {
   // randomized by +-20%. 1 turns this off. An output that cannot take bytes
   // back (ExportToFd, a character device, a FIFO) is only written again while
   // nothing was written to it. Before the first response, the channel's retry
-  // policy applies (ChannelOptions::max_attempts).
+  // policy applies (ChannelOptions::max_attempts); once an export is made
+  // again (the server went away), UNAVAILABLE before the first response (the
+  // server is not back yet: its reconnect was refused, also after the
+  // channel's retries) is worth the next attempt too, and each further
+  // attempt first resets the channel's reconnect backoff, so that it really
+  // connects again instead of failing at once while gRPC's backoff runs.
   int max_attempts = 4;
   std::chrono::milliseconds retry_backoff{1000};
   // Called on the exporting thread before each wait for another attempt, with
@@ -137,6 +143,7 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> CreateChannel(const std::string& 
 class ExportClient {
  public:
   explicit ExportClient(std::shared_ptr<grpc::Channel> channel);
+  ~ExportClient();
 
   ExportClient(const ExportClient&) = delete;
   ExportClient& operator=(const ExportClient&) = delete;
@@ -189,15 +196,20 @@ class ExportClient {
   // interrupted programs; safe to call from any thread.
   void Cancel();
 
+  // A descriptor that turns readable, for good, when Cancel() is called: for
+  // the caller's own waits (WriteLimits::stop_fd). Owned by the client.
+  int cancelled_fd() const { return cancelled_fd_; }
+
  private:
   // One attempt of an export: receives the stream into "writer" and verifies
   // it. "seconds" and "attempts" are not set. "bytes_received" counts the
   // file's bytes received (and handed to "writer"); "retryable" says whether
-  // the server ended the call with a code worth another attempt.
+  // the server ended the call with a code worth another attempt after
+  // attempt number "attempt".
   absl::StatusOr<ExportSummary> Receive(
       const dvexport::v1::ExportFileRequest& request, BufferedFdWriter& writer,
       const ExportOptions& options, std::optional<std::chrono::system_clock::time_point> deadline,
-      int64_t* bytes_received, bool* retryable);
+      int attempt, int64_t* bytes_received, bool* retryable);
 
   // Decides on another attempt after "failure" of attempt "attempt": if the
   // options allow one and the deadline leaves time, calls on_retry and waits
@@ -210,9 +222,11 @@ class ExportClient {
   bool Register(grpc::ClientContext* context);
   void Unregister(grpc::ClientContext* context);
 
+  const std::shared_ptr<grpc::Channel> channel_;
   const std::unique_ptr<dvexport::v1::DataValueExport::Stub> stub_;
   const std::unique_ptr<grpc::health::v1::Health::Stub> health_stub_;
 
+  const int cancelled_fd_;  // An eventfd, written once by Cancel().
   std::mutex mutex_;
   std::condition_variable cancelled_changed_;        // Wakes WaitToRetry on Cancel().
   bool cancelled_ = false;                           // Guarded by mutex_.

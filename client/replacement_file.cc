@@ -61,6 +61,11 @@ absl::string_view TemporaryNamePrefix(absl::string_view name, size_t limit) {
 
 ReplacementFile::ReplacementFile(std::string target) : target_(std::move(target)) {}
 
+bool ReplacementFile::IsWrittenInPlace(const std::string& target) {
+  struct stat st;
+  return ::lstat(target.c_str(), &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode));
+}
+
 ReplacementFile::~ReplacementFile() {
   if (fd_ >= 0) ::close(fd_);
   if (!temporary_.empty()) ::unlink(temporary_.c_str());
@@ -140,10 +145,9 @@ absl::Status ReplacementFile::OpenInPlace(std::chrono::steady_clock::time_point 
     return absl::FailedPreconditionError(
         absl::StrCat(target_, " was replaced by something else while it was opened"));
   }
-  const int status_flags = ::fcntl(fd_, F_GETFL);
-  if (status_flags < 0 || ::fcntl(fd_, F_SETFL, status_flags & ~O_NONBLOCK) != 0) {
-    return absl::ErrnoToStatus(errno, absl::StrCat("making writes to ", target_, " blocking"));
-  }
+  // O_NONBLOCK stays: the open file description is this one's own, and a
+  // reader that stops reading must not block a write beyond its deadline
+  // (BufferedFdWriter polls).
   in_place_ = true;
   return absl::OkStatus();
 }

@@ -18,13 +18,19 @@ namespace dvexport::client {
 //
 // A character device (/dev/null, a terminal) or a FIFO at "target" is never
 // replaced: it is opened and written in place (in_place()), and bytes written
-// to it cannot be taken back.
+// to it cannot be taken back. Its descriptor is O_NONBLOCK (on an open file
+// description of its own), so that a reader that stops reading cannot block a
+// writer that polls (BufferedFdWriter does) beyond its deadline.
 class ReplacementFile {
  public:
   // How long Create() waits for a process to open a FIFO for reading, at most.
   static constexpr std::chrono::seconds kFifoReaderWait{60};
 
   explicit ReplacementFile(std::string target);
+
+  // Whether Create() would write "target" in place: a character device or a
+  // FIFO is there now.
+  static bool IsWrittenInPlace(const std::string& target);
   ~ReplacementFile();
 
   ReplacementFile(const ReplacementFile&) = delete;

@@ -6,6 +6,7 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -51,10 +52,33 @@ std::string OpenSslReason() {
 // PEM certificate bundles and keys are kilobytes; a larger file is something else.
 constexpr size_t kMaxPemFileBytes = 1 << 20;
 
-// The whole file, or why it cannot be read.
+// What a file that is not a regular one is, for a message.
+absl::string_view KindOf(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "of another kind";
+}
+
+// The whole file, or why it cannot be read. O_NONBLOCK: opening a FIFO would
+// otherwise wait for a writer forever; what is not a regular file (a FIFO,
+// /dev/stdin, a terminal) is refused, by fstat of what was opened.
 absl::StatusOr<std::string> ReadWhole(const std::string& path, absl::string_view what) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return Problem(what, path, absl::StrCat("cannot read it: ", std::strerror(errno)));
+  struct stat st;
+  const bool examined = ::fstat(fd, &st) == 0;
+  const int error = errno;
+  if (!examined || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    if (!examined) {
+      return Problem(what, path, absl::StrCat("cannot examine it: ", std::strerror(error)));
+    }
+    return Problem(what, path,
+                   absl::StrCat("not a regular file (", KindOf(st.st_mode), "): give a PEM file"));
+  }
   std::string contents;
   char buffer[16384];
   ssize_t got;

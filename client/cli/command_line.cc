@@ -77,7 +77,9 @@ const FlagSpec kFlags[] = {
        return absl::OkStatus();
      }},
     {kAllCommands, "Connection", "--timeout", "", "SECONDS",
-     "Fail if the export takes longer. Default: no limit.", Arity::kValue,
+     "Fail if the export takes longer (all attempts and the waits for the output's reader). "
+     "Default: no limit.",
+     Arity::kValue,
      [](absl::string_view value, ExportFlags& flags) {
        double seconds;
        if (!absl::SimpleAtod(value, &seconds) || !std::isfinite(seconds) || seconds <= 0 ||
@@ -417,7 +419,8 @@ const CommandSpec kCommands[] = {
      "output is in place: a sync that fails repeats the delta, never skips one.\n"
      "A token the server cannot judge (from another database, or written by a\n"
      "dvexport before tokens named their database) fails the sync: remove FILE,\n"
-     "and the next sync exports everything.\n"},
+     "and the next sync exports everything.\n"
+     "--state and -o must name two files (not one through a link): refused, exit 2.\n"},
     {"count", kCountCommand, CommandLine::Action::kCount, CommandLine::Action::kShowCountHelp,
      "Usage: dvexport count --server HOST:PORT [filters]\n"
      "\n"

@@ -1,7 +1,9 @@
 #include "client/cli/export_command.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -9,7 +11,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <optional>
 #include <string>
 #include <thread>
@@ -25,20 +26,37 @@
 namespace dvexport::cli {
 namespace {
 
-// The token kept in a sync state file: its first line; empty if there is no file.
+// The token kept in a sync state file: its first line; empty if there is no file. Opened
+// without blocking and refused unless a regular file: a FIFO would wait for a writer forever.
 absl::StatusOr<std::string> ReadSyncState(const std::string& path) {
-  std::ifstream in(path);
-  if (!in.is_open()) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
     if (errno == ENOENT) return std::string();
     return absl::FailedPreconditionError(
         absl::StrCat("--state ", path, ": cannot be read: ", std::strerror(errno)));
   }
-  std::string token;
-  std::getline(in, token);
-  if (in.bad()) {
-    return absl::FailedPreconditionError(absl::StrCat("--state ", path, ": cannot be read"));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return absl::FailedPreconditionError(absl::StrCat("--state ", path, ": not a regular file"));
   }
-  return token;
+  std::string contents;
+  char buffer[4096];
+  ssize_t got;
+  // A token is one short line; what follows its line is not read.
+  while (contents.find('\n') == std::string::npos && contents.size() < (1 << 20) &&
+         (got = ::read(fd, buffer, sizeof buffer)) != 0) {
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      const int error = errno;
+      ::close(fd);
+      return absl::FailedPreconditionError(
+          absl::StrCat("--state ", path, ": cannot be read: ", std::strerror(error)));
+    }
+    contents.append(buffer, static_cast<size_t>(got));
+  }
+  ::close(fd);
+  return contents.substr(0, contents.find('\n'));
 }
 
 // Replaces the state file with "token" atomically (a synced temporary file renamed over it).
@@ -101,6 +119,7 @@ int RunExport(const CommandLine& input) {
   }
 
   const bool to_stdout = command.output == kStandardOutput;
+  const bool in_place = !to_stdout && client::ReplacementFile::IsWrittenInPlace(command.output);
   absl::StatusOr<client::ExportSummary> summary =
       to_stdout ? client.ExportToFd(command.request, STDOUT_FILENO, options)
                 : client.ExportToFile(command.request, command.output, options);
@@ -109,8 +128,11 @@ int RunExport(const CommandLine& input) {
   if (progress_line.has_value()) progress_line->Clear();
 
   if (!summary.ok()) {
-    interrupts.DieIfInterrupted(to_stdout ? "the output is incomplete"
-                                          : "the file is left as it was");
+    // A FIFO or device: the message says what reached it.
+    const std::string in_place_left(summary.status().message());
+    interrupts.DieIfInterrupted(to_stdout  ? "the output is incomplete"
+                                : in_place ? in_place_left.c_str()
+                                           : "the file is left as it was");
     const int exit_code = PrintError(summary.status());
     if (sync && summary.status().code() == absl::StatusCode::kFailedPrecondition &&
         absl::StartsWith(summary.status().message(), "changes_since:")) {

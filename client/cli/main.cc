@@ -1,17 +1,41 @@
 // dvexport: the command-line client of the dvexport server.
 
+#include <grpc/support/log.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "client/cli/command_line.h"
 #include "client/cli/count_command.h"
 #include "client/cli/export_command.h"
+#include "client/cli/file_paths.h"
 #include "client/cli/stream_command.h"
+
+namespace {
+
+// gRPC's own log lines (such as "E1201 ... Handshake failed" before the CLI's
+// own "UNAVAILABLE" message) are not the CLI's messages: they are dropped,
+// unless gRPC's GRPC_VERBOSITY is set (gRPC then passes lines of that
+// severity and above), and then printed as "dvexport: grpc: ...".
+void PrintGrpcLog(gpr_log_func_args* args) {
+  const char* severity = args->severity == GPR_LOG_SEVERITY_ERROR  ? "error"
+                         : args->severity == GPR_LOG_SEVERITY_INFO ? "info"
+                                                                   : "debug";
+  std::fprintf(stderr, "dvexport: grpc: %s: %s (%s:%d)\n", severity, args->message, args->file,
+               args->line);
+}
+
+void DropGrpcLog(gpr_log_func_args*) {}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using dvexport::cli::CommandLine;
+  const char* verbosity = std::getenv("GRPC_VERBOSITY");
+  gpr_set_log_function(verbosity != nullptr && *verbosity != '\0' ? PrintGrpcLog : DropGrpcLog);
   const std::vector<std::string> args(argv + 1, argv + argc);
   absl::StatusOr<CommandLine> command = dvexport::cli::ParseCommandLine(args);
   if (!command.ok()) {
@@ -23,6 +47,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "dvexport: %s\nRun 'dvexport %s--help' for %s.\n",
                  std::string(command.status().message()).c_str(), help.c_str(),
                  in_command ? "its flags" : "the commands and flags");
+    return dvexport::cli::kExitUsage;
+  }
+  const absl::Status paths = dvexport::cli::CheckFilePaths(*command);
+  if (!paths.ok()) {
+    std::fprintf(stderr, "dvexport: %s\n", std::string(paths.message()).c_str());
     return dvexport::cli::kExitUsage;
   }
   switch (command->action) {

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "client/buffered_fd_writer.h"
 #include "client/cli/connection.h"
@@ -134,8 +135,12 @@ int RunStream(const CommandLine& command) {
       return kExitExportFailed;
     }
   }
+  client::WriteLimits limits;
+  if (command.timeout.count() > 0)
+    limits.deadline = std::chrono::steady_clock::now() + command.timeout;
+  limits.stop_fd = client.cancelled_fd();
   client::BufferedFdWriter writer(to_stdout ? STDOUT_FILENO : file->fd(),
-                                  to_stdout ? "stdout" : command.output);
+                                  to_stdout ? "stdout" : command.output, limits);
 
   std::optional<ProgressLine> progress_line;
   std::thread counter;
@@ -173,9 +178,14 @@ int RunStream(const CommandLine& command) {
   if (progress_line.has_value()) progress_line->Clear();
 
   if (!status.ok()) {
+    const bool in_place = file.has_value() && file->in_place();
+    const std::string in_place_left =
+        absl::StrCat(status.message(), "; ", command.output,
+                     " is not a regular file: ", writer.bytes_written(), " bytes reached it");
     if (interrupts.received() != 0) file.reset();  // removes the temporary file before dying
-    interrupts.DieIfInterrupted(to_stdout ? "the output is incomplete"
-                                          : "the file is left as it was");
+    interrupts.DieIfInterrupted(to_stdout  ? "the output is incomplete"
+                                : in_place ? in_place_left.c_str()
+                                           : "the file is left as it was");
     return PrintError(status);
   }
   const double seconds =

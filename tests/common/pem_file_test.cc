@@ -1,7 +1,9 @@
 #include "common/pem_file.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -88,7 +90,26 @@ TEST_F(PemFileTest, NamesAFileThatCannotBeRead) {
   EXPECT_EQ(status.message(),
             "--tls-ca " + missing + ": cannot read it: No such file or directory");
   EXPECT_EQ(ReadPemCertificates(*dir_, "--tls-ca").status().message(),
-            "--tls-ca " + *dir_ + ": cannot read it: Is a directory");
+            "--tls-ca " + *dir_ + ": not a regular file (a directory): give a PEM file");
+}
+
+// A FIFO nobody writes would block open(2) forever (and a server with it would not even take
+// SIGTERM): refused at once, as is a character device (/dev/stdin is one on a terminal).
+TEST_F(PemFileTest, RefusesAFifoAndACharacterDeviceAtOnce) {
+  const std::string fifo = File("fifo.pem");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto start = std::chrono::steady_clock::now();
+  absl::Status status = ReadPemCertificates(fifo, "--tls-ca").status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(),
+            "--tls-ca " + fifo + ": not a regular file (a FIFO): give a PEM file");
+  status = ReadPemKeyPair(File("server.pem"), "--tls_cert", fifo, "--tls_key").status();
+  EXPECT_EQ(status.message(),
+            "--tls_key " + fifo + ": not a regular file (a FIFO): give a PEM file");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  EXPECT_EQ(ReadPemCertificates("/dev/zero", "--tls_client_ca").status().message(),
+            "--tls_client_ca /dev/zero: not a regular file (a character device): give a PEM file");
+  ::unlink(fifo.c_str());
 }
 
 TEST_F(PemFileTest, NamesAnEmptyFile) {

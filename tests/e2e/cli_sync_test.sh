@@ -94,6 +94,15 @@ set +e
 [[ $? == 2 ]] || fail "sync with --limit was not a usage error"
 "$cli_bin" sync "${filters[@]}" -o "$work/x.json" 2>/dev/null
 [[ $? == 2 ]] || fail "sync without --state was not a usage error"
+# The state file as the output (once: the export, then only the token, exit 0), also through a
+# hard or symbolic link: refused before any call, the state file left as it was.
+ln "$work/state" "$work/state-hard"
+ln -s "$work/state" "$work/state-soft"
+for output in "$work/state" "$work/state-hard" "$work/state-soft"; do
+  "$cli_bin" sync "${filters[@]}" --state "$work/state" --format json -o "$output" 2>"$work/same.log"
+  [[ $? == 2 ]] || fail "sync with -o $output as its state was not a usage error"
+  grep -q "name the same file" "$work/same.log" || fail "no same-file message: $(cat "$work/same.log")"
+done
 set -e
 [[ $(cat "$work/state") == "$token2" ]] || fail "a refused sync changed the state file"
 echo "cli_sync: OK (full $full values, second sync $delta_lines)"

@@ -75,4 +75,21 @@ expect_refusal "--tls_key missing.key: cannot read it: No such file or directory
 expect_refusal "--tls_client_ca server.key: holds no CERTIFICATE block" \
   "$server_bin" --listen 127.0.0.1:0 --pg "$DVEXPORT_TEST_PG" --tls_cert server.pem --tls_key server.key \
   --tls_client_ca server.key
+# A FIFO given as a TLS file once blocked both binaries in open(2) forever (the server then
+# ignored SIGTERM too): refused at once, naming the flag and the file ("timeout" turns a hang
+# into a failure).
+mkfifo fifo.pem
+expect_refusal "the TLS CA file fifo.pem: not a regular file (a FIFO)" \
+  timeout 10 "$cli_bin" health --server "$server" --tls-ca fifo.pem --timeout 5
+expect_refusal "the TLS certificate file fifo.pem: not a regular file (a FIFO)" \
+  timeout 10 "$cli_bin" health --server "$server" --tls-ca ca.pem --tls-cert fifo.pem --tls-key client.key
+expect_refusal "the TLS key file fifo.pem: not a regular file (a FIFO)" \
+  timeout 10 "$cli_bin" health --server "$server" --tls-ca ca.pem --tls-cert client.pem --tls-key fifo.pem
+expect_refusal "--tls_cert fifo.pem: not a regular file (a FIFO)" \
+  timeout 10 "$server_bin" --listen 127.0.0.1:0 --pg "$DVEXPORT_TEST_PG" --tls_cert fifo.pem --tls_key server.key
+expect_refusal "--tls_key fifo.pem: not a regular file (a FIFO)" \
+  timeout 10 "$server_bin" --listen 127.0.0.1:0 --pg "$DVEXPORT_TEST_PG" --tls_cert server.pem --tls_key fifo.pem
+expect_refusal "--tls_client_ca fifo.pem: not a regular file (a FIFO)" \
+  timeout 10 "$server_bin" --listen 127.0.0.1:0 --pg "$DVEXPORT_TEST_PG" --tls_cert server.pem --tls_key server.key \
+  --tls_client_ca fifo.pem
 echo "cli_tls_test: $count values over mutual TLS; plaintext and certificate-less clients refused; bad TLS files named"

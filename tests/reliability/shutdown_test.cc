@@ -3,6 +3,7 @@
 // --shutdown_grace_s (or is cancelled when it does not), then exit 0.
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
@@ -34,12 +35,12 @@ using Clock = std::chrono::steady_clock;
 
 class ServerProcess {
  public:
-  // Starts dvexport-server on a free port; fails the test if it does not come up.
-  void Start(int grace_s) {
+  // Starts dvexport-server on "port" (0: a free one); fails the test if it does not come up.
+  void Start(int grace_s, int port = 0) {
     port_file_ = absl::StrCat(::testing::TempDir(), "dvexport-shutdown-port-", getpid());
     std::remove(port_file_.c_str());
     std::vector<std::string> args = {DVEXPORT_SERVER_BINARY,
-                                     "--listen=127.0.0.1:0",
+                                     absl::StrCat("--listen=127.0.0.1:", port),
                                      "--port_file=" + port_file_,
                                      "--pg=" + PrivatePostgres::reader_conninfo(),
                                      "--chunk_kib=16",
@@ -177,6 +178,8 @@ TEST(KilledServerTest, ClientLeavesTheTargetAsItWas) {
   std::optional<client::ExportClient> client(std::in_place, channel);
   for (const std::string& target : {fresh, existing}) {
     client::ExportOptions options;
+    // The attempts that follow find no server; short waits between them keep the test fast.
+    options.retry_backoff = milliseconds(10);
     bool killed = false;
     options.on_progress = [&](const client::ExportProgress&) {
       if (killed) return;
@@ -209,6 +212,111 @@ TEST(KilledServerTest, ClientLeavesTheTargetAsItWas) {
   }
   EXPECT_EQ(entries, 1) << "files left in " << dir;
   std::remove(existing.c_str());
+  rmdir(dir.c_str());
+}
+
+// The server is killed (SIGKILL) mid-export and started again on the same port 3 s later, as
+// a supervisor restarts it. The CLI's retries once stopped at "attempt 2 of 4": the reconnect
+// was refused (UNAVAILABLE before any response, gRPC's own retries failing at once in the
+// channel's reconnect backoff). Now attempts 3 and 4 run, and the export completes.
+TEST(KilledServerTest, CliExportCompletesAcrossAServerRestart) {
+  ServerProcess server;
+  ASSERT_NO_FATAL_FAILURE(server.Start(60));
+  const int port = server.port();
+  ASSERT_TRUE(
+      WaitFor([&] { return HealthStatus(PlaintextChannel(port)) == "SERVING"; }, seconds(30)));
+
+  const std::string dir = absl::StrCat(::testing::TempDir(), "dvexport-restart-", getpid());
+  ASSERT_EQ(mkdir(dir.c_str(), 0700), 0);
+  const std::string target = dir + "/values.json";
+  const std::string errors = dir + "/cli.err";
+  const v1::ExportFileRequest request = WholeDatabaseRequest();
+  const v1::ExportRequest& query = request.query();
+  std::vector<std::string> args = {DVEXPORT_CLI_BINARY,
+                                   "export",
+                                   "--server",
+                                   absl::StrCat("127.0.0.1:", port),
+                                   "--children",
+                                   "--start-date",
+                                   query.start_date(),
+                                   "--end-date",
+                                   query.end_date(),
+                                   "-o",
+                                   target};
+  for (const std::string& uid : query.data_set()) args.insert(args.end(), {"--data-set", uid});
+  for (const std::string& uid : query.org_unit()) args.insert(args.end(), {"--org-unit", uid});
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, errors.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t cli = 0;
+  ASSERT_EQ(posix_spawn(&cli, argv[0], &actions, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+
+  // Mid-export: the CLI wrote its first MiB to its temporary file. It is stopped while the
+  // server dies, so that the export cannot end first.
+  auto temporary_file_grew = [&] {
+    bool grew = false;
+    if (DIR* d = opendir(dir.c_str())) {
+      while (dirent* e = readdir(d)) {
+        struct stat st;
+        if (std::string(e->d_name).rfind(".values.json.dvexport-", 0) == 0 &&
+            stat((dir + "/" + e->d_name).c_str(), &st) == 0 && st.st_size > 0) {
+          grew = true;
+        }
+      }
+      closedir(d);
+    }
+    return grew;
+  };
+  bool mid_export = false;
+  for (auto give_up = Clock::now() + seconds(30); !mid_export && Clock::now() < give_up;) {
+    mid_export = temporary_file_grew();
+    if (!mid_export) std::this_thread::sleep_for(milliseconds(1));
+  }
+  kill(cli, SIGSTOP);
+  ASSERT_EQ(kill(server.pid(), SIGKILL), 0);
+  server.WaitExit(seconds(30));
+  kill(cli, SIGCONT);
+  EXPECT_TRUE(mid_export) << "the CLI wrote nothing within 30 s";
+  std::this_thread::sleep_for(seconds(3));
+  ASSERT_NO_FATAL_FAILURE(server.Start(60, port));
+
+  int wstatus = -1;
+  const bool exited = WaitFor([&] { return waitpid(cli, &wstatus, WNOHANG) == cli; }, seconds(60));
+  if (!exited) {
+    kill(cli, SIGKILL);
+    waitpid(cli, &wstatus, 0);
+  }
+  std::ifstream err_in(errors);
+  const std::string stderr_text((std::istreambuf_iterator<char>(err_in)),
+                                std::istreambuf_iterator<char>());
+  ASSERT_TRUE(exited) << "the CLI did not end within 60 s of the restart: " << stderr_text;
+  EXPECT_TRUE(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) << wstatus << ": " << stderr_text;
+  EXPECT_NE(stderr_text.find("(attempt 2 of 4)"), std::string::npos) << stderr_text;
+  // The CLI checked the file against the trailer (values, length, CRC-32) before renaming it;
+  // the values it reports are those the database holds.
+  client::ExportClient counter(PlaintextChannel(port));
+  absl::StatusOr<int64_t> count = counter.CountDataValues(query);
+  ASSERT_TRUE(count.ok()) << count.status();
+  std::ifstream file_in(target);
+  const std::string file((std::istreambuf_iterator<char>(file_in)),
+                         std::istreambuf_iterator<char>());
+  EXPECT_NE(stderr_text.find(absl::StrCat("dvexport: wrote ", *count, " values, ", file.size(),
+                                          " bytes to ", target)),
+            std::string::npos)
+      << stderr_text;
+  int64_t values = 0;
+  for (size_t at = file.find("\"dataElement\":"); at != std::string::npos;
+       at = file.find("\"dataElement\":", at + 1)) {
+    ++values;
+  }
+  EXPECT_EQ(values, *count);
+  std::remove(target.c_str());
+  std::remove(errors.c_str());
   rmdir(dir.c_str());
 }
 
