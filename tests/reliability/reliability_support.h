@@ -113,6 +113,11 @@ std::string HealthStatus(const std::shared_ptr<grpc::Channel>& channel,
 // Resident set size of this process in bytes.
 int64_t ResidentBytes();
 
+// Makes, with openssl, in the new directory "dir": a CA (ca.pem, ca.key), a server certificate
+// for 127.0.0.1 and localhost signed by it (server.pem, server.key) and a client certificate
+// (client.pem, client.key). Fails the calling test if openssl fails.
+void MakeTestCertificates(const std::string& dir);
+
 }  // namespace dvexport::reliability
 
 #endif  // DVEXPORT_TESTS_RELIABILITY_RELIABILITY_SUPPORT_H_

@@ -22,22 +22,7 @@ class TlsTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new std::string(absl::StrCat(::testing::TempDir(), "dvexport-tls-", getpid()));
-    std::string script = absl::StrCat(
-        "set -e; mkdir -p ", *dir_, "; cd ", *dir_, "\n",
-        "key() { openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
-        "-keyout $1.key -subj /CN=$2 \"${@:3}\" 2>/dev/null; }\n",
-        "key ca dvexport-test-ca -x509 -days 2 -out ca.pem\n",
-        "key server localhost -out server.csr\n",
-        "printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n' > server.ext\n",
-        "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "
-        "-extfile server.ext -out server.pem 2>/dev/null\n",
-        "key client dvexport-test-client -out client.csr\n",
-        "openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "
-        "-out client.pem 2>/dev/null\n");
-    std::string script_file = *dir_ + ".sh";
-    std::ofstream(script_file) << script;
-    ASSERT_EQ(std::system(("bash " + script_file).c_str()), 0);
-    std::remove(script_file.c_str());
+    MakeTestCertificates(*dir_);
   }
 
   static void TearDownTestSuite() {
