@@ -27,6 +27,7 @@
 #include <functional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -377,6 +378,29 @@ TEST_F(NginxFrontTest, ExportsAndLargeAuthorizationHeadersPassThroughTheProxy) {
   EXPECT_TRUE(outcome.status.ok()) << outcome.status.error_message();
   EXPECT_TRUE(CompleteAndConsistent(outcome));
   EXPECT_GT(outcome.data_bytes, 0);
+}
+
+// A whole-database export (~60 MB) through nginx to a client that stops reading for 2 s after
+// its first chunk: nginx passes the stream on as the client takes it (grpc_buffer_size, HTTP/2
+// windows), so its RSS grows by far less than the export, and the export completes.
+TEST_F(NginxFrontTest, SlowClientExportStreamsThroughTheProxyWithBoundedMemory) {
+  const int64_t before = ResidentBytesWithChildren(nginx_pid);
+  int64_t peak = before;
+  auto stub = v1::DataValueExport::NewStub(PlaintextChannel(nginx_port));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + seconds(120));
+  const ExportOutcome outcome =
+      ReadExport(stub.get(), &context, WholeDatabaseRequest(), [&](int chunk) {
+        if (chunk == 1) std::this_thread::sleep_for(seconds(2));
+        peak = std::max(peak, ResidentBytesWithChildren(nginx_pid));
+      });
+  EXPECT_TRUE(outcome.status.ok()) << outcome.status.error_message();
+  EXPECT_TRUE(CompleteAndConsistent(outcome));
+  EXPECT_GT(outcome.data_bytes, int64_t{32} << 20);
+  EXPECT_LT(peak - before, int64_t{16} << 20);
+  std::printf("export through nginx: %lld KiB; nginx RSS %lld -> %lld KiB\n",
+              static_cast<long long>(outcome.data_bytes >> 10),
+              static_cast<long long>(before >> 10), static_cast<long long>(peak >> 10));
 }
 
 // The flood sent to nginx: nginx closes the connection, neither its memory nor the server's
