@@ -366,11 +366,15 @@ class NginxFrontTest : public ::testing::Test {
   std::string dir;
 };
 
-// Through nginx: health, a 12 KiB authorization header, and a small export arrive whole.
+// Through nginx: health, a 12 KiB authorization header, and a small export arrive whole; a
+// 20 KiB header does not.
 TEST_F(NginxFrontTest, ExportsAndLargeAuthorizationHeadersPassThroughTheProxy) {
   EXPECT_EQ(HealthStatus(PlaintextChannel(nginx_port), seconds(5)), "SERVING");
   EXPECT_EQ(CheckWithHeaderOn(nginx_port, "authorization", "Bearer " + std::string(12 * 1024, 'a')),
             grpc::StatusCode::OK);
+  // A field past large_client_header_buffers' 16 KiB is refused by nginx itself: UNAVAILABLE.
+  EXPECT_EQ(CheckWithHeaderOn(nginx_port, "authorization", std::string(20 * 1024, 'a')),
+            grpc::StatusCode::UNAVAILABLE);
   auto stub = v1::DataValueExport::NewStub(PlaintextChannel(nginx_port));
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + seconds(30));
