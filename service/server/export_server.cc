@@ -71,6 +71,10 @@ constexpr std::chrono::milliseconds kFirstProbeWait{1000};
 
 // How long a health probe (and a listener probe) may take, at most.
 constexpr std::chrono::milliseconds kMaxProbeTimeout{5000};
+// A listener probe waits at least this long for the server's first bytes, however short its
+// interval: a busy server (or one under a sanitizer) may take longer than 100 ms to answer a TLS
+// ClientHello, and three slow answers in a row would stop it.
+constexpr std::chrono::milliseconds kMinListenerProbeTimeout{1000};
 
 // The descriptor below which client connections are kept (ExportServer's comment).
 absl::StatusOr<int> DescriptorCeiling(int pool_size) {
@@ -220,7 +224,8 @@ void ExportServer::RunProber(std::chrono::milliseconds interval) {
 }
 
 void ExportServer::RunListenerWatchdog(std::chrono::milliseconds interval) {
-  const std::chrono::milliseconds timeout = std::min(interval, kMaxProbeTimeout);
+  const std::chrono::milliseconds timeout =
+      std::clamp(interval, kMinListenerProbeTimeout, kMaxProbeTimeout);
   int failures = 0;
   std::unique_lock<std::mutex> lock(prober_mu_);
   while (!prober_wake_.wait_for(lock, interval, [this] { return prober_stop_; })) {

