@@ -11,7 +11,7 @@ DVEXPORT_APT_PACKAGES=(
   postgresql python3 python3-yaml openssl unzip zstd
   pgbouncer  # tests only: tests/integration/pgbouncer_test (transaction pooling)
   python3-grpcio  # tests only: tests/reliability/slow_grpc_reader.py, a grpcio client that reads slowly
-  nginx-light  # tests: the front proxy of the header-flood test (docs/SECURITY.md)
+  nginx  # tests: the front proxy of the header-flood test (docs/SECURITY.md)
 )
 
 deps_install() {

@@ -313,7 +313,7 @@ class LazyPostgresEnvironment : public ::testing::Environment {
 class NginxFrontTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (access(kNginx, X_OK) != 0) GTEST_SKIP() << kNginx << " is not installed (nginx-light)";
+    if (access(kNginx, X_OK) != 0) GTEST_SKIP() << kNginx << " is not installed (nginx)";
     ASSERT_TRUE(LazyPostgresEnvironment::Start());
     StartServer(PrivatePostgres::reader_conninfo(), &server_pid, &server_port);
     ASSERT_GT(server_port, 0);
