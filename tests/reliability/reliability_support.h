@@ -118,6 +118,9 @@ int64_t ResidentBytes();
 // (client.pem, client.key). Fails the calling test if openssl fails.
 void MakeTestCertificates(const std::string& dir);
 
+// The whole of the file at "path"; empty if it cannot be read.
+std::string ReadFile(const std::string& path);
+
 }  // namespace dvexport::reliability
 
 #endif  // DVEXPORT_TESTS_RELIABILITY_RELIABILITY_SUPPORT_H_

@@ -47,11 +47,6 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using Clock = std::chrono::steady_clock;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
 std::string ThroughProxy(const SilenceableProxy& proxy) {
   return absl::StrCat("host=127.0.0.1 port=", proxy.port(), " dbname=dhis2 user=dvexport_reader");
 }
