@@ -32,7 +32,9 @@ if [[ -n "$marker" ]]; then
   fi
   "${psql_cmd[@]}" -1 <<'SQL'
 SET client_min_messages = warning;
-DROP TABLE IF EXISTS datavalue, completedatasetregistration, dataelementgroupmembers,
+DROP TABLE IF EXISTS api_token, systemsetting, userdatavieworgunits, usermembership,
+  userrolerestrictions, userroleauthorities, userrolemembers, userrole, usergroupmembers, usergroup,
+  userinfo, datavalue, completedatasetregistration, dataelementgroupmembers,
   dataelementgroup, orgunitgroupmembers, orgunitgroup, datasetelement, dataset, dataelement,
   categories_categoryoptions, categorycombos_categories, category,
   categoryoptioncombos_categoryoptions, categoryoption, categorycombos_optioncombos,

@@ -21,7 +21,8 @@
 -- (fk_<table>_<column>) are ours, because the dump names most of them with
 -- Hibernate hashes we did not copy. Columns the export never reads and that
 -- need extensions (organisationunit.geometry: PostGIS) or other tables
--- (userinfo, optionset, ...) are left out; FKs to those tables are left out.
+-- (optionset, ...) are left out; FKs to those tables are left out. The user
+-- tables at the end are what authentication and DHIS2's read rules need.
 --
 -- The comment on datavalue marks the database as a dvexport demo; load.sh
 -- only ever drops tables in a database carrying that mark.
@@ -472,3 +473,166 @@ INSERT INTO periodtype (periodtypeid, name) VALUES
     (18, 'FinancialSep'),
     (19, 'FinancialOct'),
     (20, 'FinancialNov');
+
+-- Users, groups, roles, org unit assignments, personal access tokens and system
+-- settings: what DHIS2 2.42 reads to authenticate a caller and decide what it
+-- may read (docs/SECURITY.md). Column names, types and NOT NULLs are DHIS2
+-- 2.42's (User.hbm.xml, UserGroup.hbm.xml, UserRole.hbm.xml, ApiToken.hbm.xml;
+-- migrations 2.37 V2_37_22, 2.38 V2_38_34, 2.40 V2_40_8, 2.41 V2_41_49,
+-- 2.42 V2_42_29, V2_42_32, V2_42_38); profile columns the service never reads
+-- are left out. As in DHIS2, usergroupmembers.userid and userrolemembers.userid
+-- hold userinfo.userinfoid.
+CREATE TABLE userinfo (
+    userinfoid bigint NOT NULL,
+    uid character varying(11) NOT NULL,
+    code character varying(50),
+    created timestamp without time zone,
+    lastupdated timestamp without time zone NOT NULL,
+    lastupdatedby bigint,
+    creatoruserid bigint,
+    username character varying(255) NOT NULL,
+    password character varying(60),
+    secret text,
+    twofactortype character varying(50) DEFAULT 'NOT_ENABLED'::character varying NOT NULL,
+    externalauth boolean,
+    openid text,
+    ldapid text,
+    passwordlastupdated timestamp without time zone,
+    lastlogin timestamp without time zone,
+    disabled boolean,
+    accountexpiry timestamp without time zone,
+    surname character varying(160) NOT NULL,
+    firstname character varying(160) NOT NULL,
+    name character varying(321) GENERATED ALWAYS AS (((firstname)::text || ' '::text) || (surname)::text) STORED NOT NULL,
+    email character varying(160),
+    dataviewmaxorgunitlevel integer,
+    attributevalues jsonb DEFAULT '{}'::jsonb
+);
+ALTER TABLE ONLY userinfo ADD CONSTRAINT userinfo_pkey PRIMARY KEY (userinfoid);
+ALTER TABLE ONLY userinfo ADD CONSTRAINT uk_userinfo_uid UNIQUE (uid);
+ALTER TABLE ONLY userinfo ADD CONSTRAINT uk_userinfo_code UNIQUE (code);
+ALTER TABLE ONLY userinfo ADD CONSTRAINT uk_userinfo_username UNIQUE (username);
+ALTER TABLE ONLY userinfo ADD CONSTRAINT uk_userinfo_ldapid UNIQUE (ldapid);
+
+CREATE TABLE usergroup (
+    usergroupid bigint NOT NULL,
+    uid character varying(11) NOT NULL,
+    code character varying(50),
+    created timestamp without time zone NOT NULL,
+    lastupdated timestamp without time zone NOT NULL,
+    lastupdatedby bigint,
+    name character varying(230) NOT NULL,
+    userid bigint,
+    translations jsonb DEFAULT '[]'::jsonb,
+    attributevalues jsonb DEFAULT '{}'::jsonb,
+    sharing jsonb DEFAULT '{}'::jsonb
+);
+ALTER TABLE ONLY usergroup ADD CONSTRAINT usergroup_pkey PRIMARY KEY (usergroupid);
+ALTER TABLE ONLY usergroup ADD CONSTRAINT uk_usergroup_uid UNIQUE (uid);
+ALTER TABLE ONLY usergroup ADD CONSTRAINT uk_usergroup_name UNIQUE (name);
+
+CREATE TABLE usergroupmembers (
+    userid bigint NOT NULL,
+    usergroupid bigint NOT NULL
+);
+ALTER TABLE ONLY usergroupmembers ADD CONSTRAINT usergroupmembers_pkey PRIMARY KEY (usergroupid, userid);
+ALTER TABLE ONLY usergroupmembers
+    ADD CONSTRAINT fk_usergroupmembers_userid FOREIGN KEY (userid) REFERENCES userinfo(userinfoid);
+ALTER TABLE ONLY usergroupmembers
+    ADD CONSTRAINT fk_usergroupmembers_usergroupid FOREIGN KEY (usergroupid) REFERENCES usergroup(usergroupid);
+
+CREATE TABLE userrole (
+    userroleid bigint NOT NULL,
+    uid character varying(11) NOT NULL,
+    code character varying(50),
+    created timestamp without time zone NOT NULL,
+    lastupdated timestamp without time zone NOT NULL,
+    lastupdatedby bigint,
+    name character varying(230) NOT NULL,
+    description text,
+    userid bigint,
+    translations jsonb DEFAULT '[]'::jsonb,
+    sharing jsonb DEFAULT '{}'::jsonb
+);
+ALTER TABLE ONLY userrole ADD CONSTRAINT userrole_pkey PRIMARY KEY (userroleid);
+ALTER TABLE ONLY userrole ADD CONSTRAINT uk_userrole_uid UNIQUE (uid);
+ALTER TABLE ONLY userrole ADD CONSTRAINT uk_userrole_name UNIQUE (name);
+
+CREATE TABLE userrolemembers (
+    userroleid bigint NOT NULL,
+    userid bigint NOT NULL
+);
+ALTER TABLE ONLY userrolemembers ADD CONSTRAINT userrolemembers_pkey PRIMARY KEY (userid, userroleid);
+ALTER TABLE ONLY userrolemembers
+    ADD CONSTRAINT fk_userrolemembers_userid FOREIGN KEY (userid) REFERENCES userinfo(userinfoid);
+ALTER TABLE ONLY userrolemembers
+    ADD CONSTRAINT fk_userrolemembers_userroleid FOREIGN KEY (userroleid) REFERENCES userrole(userroleid);
+
+CREATE TABLE userroleauthorities (
+    userroleid bigint NOT NULL,
+    authority character varying(255)
+);
+ALTER TABLE ONLY userroleauthorities
+    ADD CONSTRAINT userroleauthorities_unique_authority UNIQUE (userroleid, authority);
+ALTER TABLE ONLY userroleauthorities
+    ADD CONSTRAINT fk_userroleauthorities_userroleid FOREIGN KEY (userroleid) REFERENCES userrole(userroleid);
+
+CREATE TABLE userrolerestrictions (
+    userroleid integer NOT NULL,
+    restriction character varying(255)
+);
+
+-- Data capture org units (usermembership) and data view org units.
+CREATE TABLE usermembership (
+    organisationunitid bigint NOT NULL,
+    userinfoid bigint NOT NULL
+);
+ALTER TABLE ONLY usermembership ADD CONSTRAINT usermembership_pkey PRIMARY KEY (userinfoid, organisationunitid);
+ALTER TABLE ONLY usermembership
+    ADD CONSTRAINT fk_usermembership_userinfoid FOREIGN KEY (userinfoid) REFERENCES userinfo(userinfoid);
+ALTER TABLE ONLY usermembership
+    ADD CONSTRAINT fk_usermembership_organisationunitid FOREIGN KEY (organisationunitid) REFERENCES organisationunit(organisationunitid);
+
+CREATE TABLE userdatavieworgunits (
+    userinfoid bigint NOT NULL,
+    organisationunitid bigint NOT NULL
+);
+ALTER TABLE ONLY userdatavieworgunits ADD CONSTRAINT userdatavieworgunits_pkey PRIMARY KEY (userinfoid, organisationunitid);
+ALTER TABLE ONLY userdatavieworgunits
+    ADD CONSTRAINT fk_userdatavieworgunits_userinfoid FOREIGN KEY (userinfoid) REFERENCES userinfo(userinfoid);
+ALTER TABLE ONLY userdatavieworgunits
+    ADD CONSTRAINT fk_userdatavieworgunits_organisationunitid FOREIGN KEY (organisationunitid) REFERENCES organisationunit(organisationunitid);
+
+-- Personal access tokens: key is the lowercase hex SHA-256 of the whole token,
+-- createdby its owner (userinfo.userinfoid), expire milliseconds since 1970,
+-- attributes the JSON array of its IP, method and referrer lists.
+CREATE TABLE api_token (
+    apitokenid bigint NOT NULL,
+    uid character varying(11) NOT NULL,
+    code character varying(50),
+    created timestamp without time zone NOT NULL,
+    lastupdated timestamp without time zone NOT NULL,
+    lastupdatedby bigint NOT NULL,
+    createdby bigint NOT NULL,
+    version integer,
+    type character varying(50),
+    expire bigint,
+    key character varying(128) NOT NULL,
+    attributes jsonb DEFAULT '{}'::jsonb,
+    translations jsonb DEFAULT '[]'::jsonb,
+    sharing jsonb DEFAULT '{}'::jsonb
+);
+ALTER TABLE ONLY api_token ADD CONSTRAINT api_token_pkey PRIMARY KEY (apitokenid);
+ALTER TABLE ONLY api_token ADD CONSTRAINT uk_api_token_uid UNIQUE (uid);
+ALTER TABLE ONLY api_token ADD CONSTRAINT uk_api_token_code UNIQUE (code);
+ALTER TABLE ONLY api_token ADD CONSTRAINT uk_api_token_key UNIQUE (key);
+
+-- System settings (plain text values since 2.42 V2_42_18): credentialsExpires
+-- (months; 0 or absent: passwords never expire) is read by authentication.
+CREATE TABLE systemsetting (
+    systemsettingid bigint NOT NULL,
+    name character varying(255) NOT NULL,
+    value text
+);
+ALTER TABLE ONLY systemsetting ADD CONSTRAINT systemsetting_pkey PRIMARY KEY (systemsettingid);
+ALTER TABLE ONLY systemsetting ADD CONSTRAINT uk_systemsetting_name UNIQUE (name);
