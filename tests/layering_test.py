@@ -8,7 +8,8 @@ include any header; this test is what keeps the layers apart:
   service/dhis2   -> common, proto (the requests it validates)
   service/encode  -> common, proto (wire_format.h: the generated field numbers)
   service/db      -> service/dhis2, service/encode, common
-  service/server  -> service/db, service/dhis2, service/encode, common, proto
+  service/auth    -> service/db, service/dhis2, common
+  service/server  -> service/auth, service/db, service/dhis2, service/encode, common, proto
   client          -> common, proto
   tools           -> client, common, proto
 
@@ -28,6 +29,7 @@ LAYERS = {
     "service/dhis2": ("service/dhis2/",),
     "service/encode": ("service/encode/",),
     "service/db": ("service/db/",),
+    "service/auth": ("service/auth/",),
     "service/server": ("service/server/",),
     "client": ("client/",),
     "tools": ("tools/",),
@@ -39,7 +41,9 @@ ALLOWED = {
     "service/dhis2": {"common", "proto"},
     "service/encode": {"common", "proto"},
     "service/db": {"service/dhis2", "service/encode", "common"},
-    "service/server": {"service/db", "service/dhis2", "service/encode", "common", "proto"},
+    "service/auth": {"service/db", "service/dhis2", "common"},
+    "service/server": {"service/auth", "service/db", "service/dhis2", "service/encode", "common",
+                       "proto"},
     "client": {"common", "proto"},
     "tools": {"client", "common", "proto"},
 }

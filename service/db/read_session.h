@@ -89,6 +89,14 @@ class ReadSession {
   // the scope is then the changes since the token.
   absl::Status Begin(const dhis2::ExportParams& params);
 
+  // Instead of Begin, once per session (for authentication's lookups): borrows a connection,
+  // runs "body" in a READ ONLY transaction and ends it; every wait bounded like the session's
+  // statements (deadline, Cancel()). "what" names the statements in an error ("looking up the
+  // API token"); libpqxx's exceptions in "body" become a Status as RunStatements maps them, and
+  // a non-OK Status from "body" is returned as it is (the transaction rolled back).
+  absl::Status Lookup(absl::string_view what,
+                      absl::FunctionRef<absl::Status(pqxx::transaction_base&)> body);
+
   // After Begin.
   const ExportScope& scope() const;
 

@@ -1,0 +1,1 @@
+#include "service/auth/verify.h"

@@ -1,0 +1,71 @@
+#ifndef DVEXPORT_SERVICE_AUTH_VERIFY_H_
+#define DVEXPORT_SERVICE_AUTH_VERIFY_H_
+
+// The synchronous core of authentication: a call's credentials parsed (no I/O) and verified
+// against DHIS2 2.42's tables, with DHIS2's checks in DHIS2's order and DHIS2's messages.
+// docs/SECURITY.md, "Authentication", lists each rule, its test and every difference from DHIS2.
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "service/db/read_session.h"
+#include "service/dhis2/api_token.h"
+#include "service/dhis2/principal.h"
+
+namespace dvexport::auth {
+
+// What one call presents.
+struct Credentials {
+  // Every `authorization` metadata value, in order.
+  std::vector<std::string> authorization;
+  // The username a verified client certificate maps to (--client_identities).
+  std::optional<std::string> certificate_user;
+};
+
+enum class CredentialKind { kApiToken, kBasic, kCertificate };
+
+// A call's credential, parsed, no I/O.
+struct PresentedCredential {
+  CredentialKind kind = CredentialKind::kApiToken;
+  std::string username;  // Basic and certificate; empty for a token
+  std::string secret;    // the token, or the password (never logged)
+  // Lowercase hex SHA-256 over the kind, the username and the secret (length-prefixed, so that
+  // no two credentials share it): the identity cache's key.
+  std::string cache_key;
+};
+
+// Parses without I/O. Unauthenticated with DHIS2's message: no credentials ("Unauthorized",
+// with a sentence saying what to send), several authorization values, "Api token is malformed",
+// "Checksum validation failed", a malformed Basic value. A certificate user counts only when no
+// authorization value is present: an explicit credential wins.
+absl::StatusOr<PresentedCredential> Present(const Credentials& credentials);
+
+struct Identity {
+  dhis2::Principal principal;
+  std::optional<int64_t> token_expires_ms;  // api_token.expire; nullopt: never
+  dhis2::TokenRules token_rules;            // IP / method / referrer lists (empty: none)
+};
+
+// Verifies against DHIS2's tables in one read-only transaction of "session"
+// (ReadSession::Lookup), DHIS2's checks in DHIS2's order, Unauthenticated with DHIS2's
+// messages; database failures as ReadSession reports them (Unavailable, DeadlineExceeded,
+// Cancelled, ...). CPU-heavy for passwords (bcrypt, also for an unknown user): the caller runs
+// it on a worker thread. "now" for the expiry checks.
+absl::StatusOr<Identity> Verify(db::ReadSession& session, const PresentedCredential& credential,
+                                std::chrono::system_clock::time_point now);
+
+// What DHIS2 checks again on every request, cached identity or not: the token's expiry, and its
+// request rules for an export (method GET, no Referer over gRPC, "peer_ip" the socket address).
+// OK for a password or certificate identity.
+absl::Status CheckPerCall(const Identity& identity, std::string_view peer_ip,
+                          std::chrono::system_clock::time_point now);
+
+}  // namespace dvexport::auth
+
+#endif  // DVEXPORT_SERVICE_AUTH_VERIFY_H_
