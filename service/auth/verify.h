@@ -35,8 +35,10 @@ struct PresentedCredential {
   CredentialKind kind = CredentialKind::kApiToken;
   std::string username;  // Basic and certificate; empty for a token
   std::string secret;    // the token, or the password (never logged)
-  // Lowercase hex SHA-256 over the kind, the username and the secret (length-prefixed, so that
-  // no two credentials share it): the identity cache's key.
+  // The identity cache's key: lowercase hex HMAC-SHA-256 over the kind, the username and the
+  // secret (length-prefixed, so that no two credentials share it), under a random key drawn once
+  // per process: equal for equal credentials within a process, and useless for testing guessed
+  // passwords offline.
   std::string cache_key;
 };
 
