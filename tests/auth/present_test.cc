@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/strings/escaping.h"
 #include "service/auth/verify.h"
@@ -105,6 +107,29 @@ TEST(PresentTest, BasicAsSpringReadsIt) {
     keys.insert(presented->cache_key);
   }
   EXPECT_EQ(keys.size(), 8u);  // bob:x twice, bob:xy twice, bob:xyz twice
+}
+
+TEST(PresentTest, BasicRoundTripsRandomUtf8Pairs) {
+  // Random UTF-8 usernames without ':' and passwords with anything: Present gives them back
+  // whatever the base64 padding.
+  const std::vector<std::string> pieces = {
+      "a", "Z", "0", ":",   " ", "\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80",
+      "=", "+", "/", "\x01"};
+  std::mt19937 random(7);
+  for (int i = 0; i < 2000; ++i) {
+    std::string username, password;
+    for (int n = random() % 12; n > 0; --n) {
+      const std::string& piece = pieces[random() % pieces.size()];
+      if (piece != ":") username += piece;
+    }
+    for (int n = random() % 12; n > 0; --n) password += pieces[random() % pieces.size()];
+    std::string encoded = absl::Base64Escape(username + ":" + password);
+    if (i % 2 == 1) encoded = encoded.substr(0, encoded.find('='));  // unpadded
+    absl::StatusOr<PresentedCredential> presented = Present(Authorization("Basic " + encoded));
+    ASSERT_TRUE(presented.ok()) << encoded << ": " << presented.status();
+    EXPECT_EQ(presented->username, username);
+    EXPECT_EQ(presented->secret, password);
+  }
 }
 
 TEST(PresentTest, MalformedBasic) {

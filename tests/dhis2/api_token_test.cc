@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <set>
 #include <string>
 
@@ -96,6 +97,29 @@ TEST(ApiTokenTest, RandomCodesMakeValidDistinctTokens) {
       EXPECT_EQ(*checked, type);
       EXPECT_TRUE(seen.insert(code).second);
     }
+  }
+}
+
+TEST(ApiTokenTest, EveryChangedCodeCharacterFailsTheChecksum) {
+  // CRC32 detects every error burst of up to 32 bits: one character of the code replaced by
+  // another always fails, whatever the token.
+  constexpr absl::string_view kAlphabet =
+      "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+  std::mt19937 random(20);
+  for (int i = 0; i < 2000; ++i) {
+    const ApiTokenType type = i % 2 == 0 ? ApiTokenType::kV1 : ApiTokenType::kV2;
+    absl::StatusOr<std::string> token = GenerateApiToken(RandomApiTokenCode(type), type);
+    ASSERT_TRUE(token.ok());
+    ASSERT_TRUE(CheckApiTokenChecksum(*token).ok()) << *token;
+    const size_t start = type == ApiTokenType::kV1 ? 6 : 4;
+    const size_t at = start + random() % ApiTokenCodeLength(type);
+    char replacement;
+    do {
+      replacement = kAlphabet[random() % kAlphabet.size()];
+    } while (replacement == (*token)[at]);
+    std::string changed = *token;
+    changed[at] = replacement;
+    ExpectChecksumFails(changed);
   }
 }
 
