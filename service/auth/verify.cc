@@ -243,7 +243,7 @@ absl::StatusOr<Identity> VerifyBasic(db::ReadSession& session,
     return Refused(kAccountDisabled, "account_disabled");
   }
   if (refusal != dhis2::AccountRefusal::kNone) {
-    return Refused(kUnauthorized, absl::StrCat("account_", dhis2::AccountRefusalName(refusal)));
+    return Refused(kUnauthorized, dhis2::AccountRefusalName(refusal));
   }
   Identity identity;
   identity.principal = MakePrincipal(*user, dhis2::AuthMethod::kPassword);

@@ -446,17 +446,17 @@ TEST_F(VerifyTest, RefusedAccountsWithTheRightPassword) {
     bool two_factor_role = false;
   };
   std::vector<Case> cases(6);
-  cases[0].reason = "account_account_expired";
+  cases[0].reason = "account_expired";
   cases[0].options.account_expiry = "(now() AT TIME ZONE 'UTC') - interval '1 second'";
-  cases[1].reason = "account_credentials_expired";
+  cases[1].reason = "credentials_expired";
   cases[1].options.password_last_updated = "(now() AT TIME ZONE 'UTC') - interval '3 months'";
-  cases[2].reason = "account_external_auth";
+  cases[2].reason = "external_auth";
   cases[2].options.external_auth = "true";
-  cases[3].reason = "account_two_factor_enabled";
+  cases[3].reason = "two_factor_enabled";
   cases[3].options.two_factor_type = "TOTP_ENABLED";
-  cases[4].reason = "account_two_factor_enabled";
+  cases[4].reason = "two_factor_enabled";
   cases[4].options.two_factor_type = "EMAIL_ENABLED";
-  cases[5].reason = "account_two_factor_enrolment";
+  cases[5].reason = "two_factor_enrolment";
   cases[5].two_factor_role = true;
   for (size_t i = 0; i < cases.size(); ++i) {
     cases[i].options.password_hash = (*hashes_)[i % hashes_->size()];
