@@ -74,8 +74,8 @@ absl::Status CheckPerCall(const Identity& identity, std::string_view peer_ip,
 // "malformed_token", "bad_checksum", "unknown_token", "token_expired", "token_without_owner",
 // "token_owner_missing", "token_owner_" + dhis2::AccountRefusalName ("token_owner_disabled",
 // ...), "wrong_password" (an unknown user too: the two are never told apart),
-// "account_disabled", then for a right password AccountRefusalName ("account_expired",
-// "credentials_expired", "external_auth", ...), "unknown_certificate_user",
+// "account_disabled" and the other refusals of a right password by their AccountRefusalName
+// ("account_expired", "credentials_expired", "external_auth", ...), "unknown_certificate_user",
 // "certificate_user_" + AccountRefusalName, "ip_not_allowed", "method_not_allowed",
 // "referrer_required". Empty for a Status without it (a database failure, say).
 std::string RefusalReason(const absl::Status& status);
