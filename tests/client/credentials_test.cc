@@ -11,6 +11,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
@@ -233,6 +234,37 @@ TEST_F(CallCredentialsTest, InvalidCredentialsFailBeforeAnyCallOrFile) {
   EXPECT_EQ(client_.CountDataValues(request_.query(), call_options).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(server_.authorizations(), IsEmpty());
+}
+
+// The same credentials over TLS: a server certificate for 127.0.0.1 made by
+// openssl now, trusted as the channel's CA.
+TEST(CallCredentialsTlsTest, TheTokenIsSentOverTlsToo) {
+  testutil::TemporaryDirectory dir;
+  const std::string cert = dir.Join("server.pem");
+  const std::string key = dir.Join("server.key");
+  ASSERT_EQ(std::system(absl::StrCat("openssl req -x509 -newkey ec -pkeyopt "
+                                     "ec_paramgen_curve:prime256v1 -nodes -keyout ",
+                                     key, " -out ", cert,
+                                     " -subj /CN=localhost -addext subjectAltName=IP:127.0.0.1 "
+                                     "-days 2 2>/dev/null")
+                            .c_str()),
+            0);
+  testutil::ScriptedExportServer server(testutil::ReadFile(cert), testutil::ReadFile(key));
+  ASSERT_NE(server.address(), "127.0.0.1:0");
+  server.SetCountResult(5);
+  ChannelOptions tls;
+  tls.tls_ca_file = cert;
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = CreateChannel(server.address(), tls);
+  ASSERT_TRUE(channel.ok()) << channel.status();
+  ExportClient client(*channel);
+  CallOptions options;
+  options.timeout = std::chrono::seconds(20);
+  options.credentials = CallCredentialsSpec::Token(kToken);
+  absl::StatusOr<int64_t> count = client.CountDataValues(dvexport::v1::ExportRequest(), options);
+  ASSERT_TRUE(count.ok()) << count.status();
+  EXPECT_EQ(*count, 5);
+  EXPECT_THAT(server.authorizations(), ElementsAre(ReceivedAuthorization{
+                                           "CountDataValues", absl::StrCat("ApiToken ", kToken)}));
 }
 
 // Why MakeCallCredentials asks for GRPC_SECURITY_NONE: gRPC 1.51's plain

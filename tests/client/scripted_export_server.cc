@@ -195,12 +195,21 @@ std::string MakeFileContent(size_t size) {
   return content;
 }
 
-ScriptedExportServer::ScriptedExportServer()
+ScriptedExportServer::ScriptedExportServer() : ScriptedExportServer("", "") {}
+
+ScriptedExportServer::ScriptedExportServer(const std::string& tls_cert_pem,
+                                           const std::string& tls_key_pem)
     : service_(std::make_unique<Service>()),
       health_service_(std::make_unique<HealthService>(service_.get())) {
+  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
+  if (!tls_cert_pem.empty()) {
+    grpc::SslServerCredentialsOptions options;
+    options.pem_key_cert_pairs.push_back({tls_key_pem, tls_cert_pem});
+    credentials = grpc::SslServerCredentials(options);
+  }
   int port = 0;
   grpc::ServerBuilder builder;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort("127.0.0.1:0", credentials, &port);
   builder.RegisterService(service_.get());
   builder.RegisterService(health_service_.get());
   server_ = builder.BuildAndStart();

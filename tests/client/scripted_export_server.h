@@ -62,6 +62,8 @@ std::string MakeFileContent(size_t size);
 class ScriptedExportServer {
  public:
   ScriptedExportServer();
+  // Over TLS with this PEM certificate chain and key (their contents).
+  ScriptedExportServer(const std::string& tls_cert_pem, const std::string& tls_key_pem);
   ~ScriptedExportServer();
 
   ScriptedExportServer(const ScriptedExportServer&) = delete;
