@@ -135,9 +135,10 @@ int main(int argc, char** argv) {
   }
   std::signal(SIGPIPE, SIG_IGN);
 
-  std::printf("%s to %s: %d calls, concurrency %d, %d connection(s)\n\n",
+  std::printf("%s to %s: %d calls, concurrency %d, %d connection(s), identity: %s\n\n",
               std::string(dvexport::load::LoadCallName(options.call)).c_str(),
-              options.server.c_str(), options.total, options.concurrency, options.connections);
+              options.server.c_str(), options.total, options.concurrency, options.connections,
+              options.credentials.Describe().c_str());
   dvexport::load::LoadReport report = dvexport::load::RunLoad(options);
   std::fputs(dvexport::load::FormatReport(report).c_str(), stdout);
   return report.all_ok() && report.count == options.total ? 0 : 1;
