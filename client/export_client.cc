@@ -40,6 +40,12 @@ void SetDeadline(std::chrono::milliseconds timeout, grpc::ClientContext* context
   if (timeout.count() > 0) context->set_deadline(std::chrono::system_clock::now() + timeout);
 }
 
+// OK for no credentials or valid ones: an export checks them before it
+// creates its temporary file or calls the server.
+absl::Status CheckCredentials(const CallCredentialsSpec& spec) {
+  return spec.empty() ? absl::OkStatus() : AuthorizationValue(spec).status();
+}
+
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -146,6 +152,8 @@ absl::StatusOr<int64_t> ExportClient::StreamDataValues(const ExportRequest& requ
                                                        std::string* change_token) {
   grpc::ClientContext context;
   SetDeadline(options.timeout, &context);
+  absl::Status credentials = ApplyCallCredentials(options.credentials, &context);
+  if (!credentials.ok()) return credentials;
   if (!Register(&context)) return absl::CancelledError("the client was cancelled");
   std::unique_ptr<grpc::ClientReaderInterface<DataValueBatch>> reader =
       stub_->StreamDataValues(&context, request);
@@ -197,6 +205,8 @@ absl::StatusOr<int64_t> ExportClient::CountDataValues(const ExportRequest& reque
                                                       const CallOptions& options) {
   grpc::ClientContext context;
   SetDeadline(options.timeout, &context);
+  absl::Status credentials = ApplyCallCredentials(options.credentials, &context);
+  if (!credentials.ok()) return credentials;
   if (!Register(&context)) return absl::CancelledError("the client was cancelled");
   dvexport::v1::CountResponse response;
   const grpc::Status status = stub_->CountDataValues(&context, request, &response);
@@ -222,6 +232,8 @@ absl::StatusOr<ServingStatus> ExportClient::Health(const std::string& service,
 absl::StatusOr<ExportSummary> ExportClient::ExportToFile(const ExportFileRequest& request,
                                                          const std::string& path,
                                                          const ExportOptions& options) {
+  absl::Status credentials = CheckCredentials(options.credentials);
+  if (!credentials.ok()) return credentials;
   const auto start = std::chrono::steady_clock::now();
   const std::optional<std::chrono::system_clock::time_point> deadline = DeadlineOf(options.timeout);
   ReplacementFile file(path);
@@ -267,6 +279,8 @@ absl::StatusOr<ExportSummary> ExportClient::ExportToFile(const ExportFileRequest
 
 absl::StatusOr<ExportSummary> ExportClient::ExportToFd(const ExportFileRequest& request, int fd,
                                                        const ExportOptions& options) {
+  absl::Status credentials = CheckCredentials(options.credentials);
+  if (!credentials.ok()) return credentials;
   const auto start = std::chrono::steady_clock::now();
   const std::optional<std::chrono::system_clock::time_point> deadline = DeadlineOf(options.timeout);
   for (int attempt = 1;; ++attempt) {
@@ -347,6 +361,8 @@ absl::StatusOr<ExportSummary> ExportClient::Receive(
   *retryable = false;
   grpc::ClientContext context;
   if (deadline.has_value()) context.set_deadline(*deadline);
+  absl::Status credentials = ApplyCallCredentials(options.credentials, &context);
+  if (!credentials.ok()) return credentials;
   if (!Register(&context)) return absl::CancelledError("the export was cancelled");
   std::unique_ptr<grpc::ClientReaderInterface<FileChunk>> reader =
       stub_->ExportFile(&context, request);

@@ -17,6 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "client/credentials.h"
 #include "dvexport/v1/export.grpc.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 
@@ -59,12 +60,20 @@ struct ExportOptions {
   // the failure, the number of the attempt to come and the wait; may be empty.
   std::function<void(const absl::Status& failure, int next_attempt, std::chrono::milliseconds wait)>
       on_retry;
+  // The DHIS2 identity every attempt carries as call credentials (see
+  // CallCredentialsSpec); empty: none. Invalid credentials fail the export
+  // with INVALID_ARGUMENT before any call.
+  CallCredentialsSpec credentials;
 };
 
 // Options of StreamDataValues, CountDataValues and Health.
 struct CallOptions {
   // Deadline for the whole call, from the call on; zero means none.
   std::chrono::milliseconds timeout{0};
+  // The DHIS2 identity of StreamDataValues and CountDataValues, as in
+  // ExportOptions. Health never sends it: the server answers health checks
+  // without an identity, and a secret is not sent where it is not needed.
+  CallCredentialsSpec credentials;
 };
 
 // Called with each batch of StreamDataValues, in order, on the calling

@@ -65,6 +65,27 @@ struct FlagSpec {
 
 absl::Status UsageError(absl::string_view message) { return absl::InvalidArgumentError(message); }
 
+// Flags that would put a secret on the command line, where every user of the
+// host sees it (ps, /proc/PID/cmdline) and the shell keeps it in its history:
+// refused with what to use instead. The message never repeats the value.
+struct RefusedFlag {
+  absl::string_view name;
+  absl::string_view instead;
+};
+constexpr RefusedFlag kSecretFlags[] = {
+    {"--token", "--token-file FILE or DVEXPORT_TOKEN"},
+    {"--api-token", "--token-file FILE or DVEXPORT_TOKEN"},
+    {"--password", "--user NAME with DVEXPORT_PASSWORD, or the prompt on a terminal"},
+    {"--pass", "--user NAME with DVEXPORT_PASSWORD, or the prompt on a terminal"},
+};
+
+const RefusedFlag* FindSecretFlag(absl::string_view name) {
+  for (const RefusedFlag& flag : kSecretFlags) {
+    if (flag.name == name) return &flag;
+  }
+  return nullptr;
+}
+
 dvexport::v1::ExportRequest& Query(ExportFlags& flags) {
   return *flags.command.request.mutable_query();
 }
@@ -128,6 +149,22 @@ const FlagSpec kFlags[] = {
      Arity::kValue,
      [](absl::string_view value, ExportFlags& flags) {
        flags.command.channel.tls_key_file = std::string(value);
+       return absl::OkStatus();
+     }},
+    {kQueryCommands, "Identity", "--token-file", "", "FILE",
+     "Call as the DHIS2 user of the personal access token (d2p_... or d2pat_...) on the first "
+     "line of FILE, which only its owner may read (chmod 600). Default: $DVEXPORT_TOKEN.",
+     Arity::kValue,
+     [](absl::string_view value, ExportFlags& flags) {
+       flags.command.token_file = std::string(value);
+       return absl::OkStatus();
+     }},
+    {kQueryCommands, "Identity", "--user", "", "NAME",
+     "Call as DHIS2 user NAME with the password in $DVEXPORT_PASSWORD, else asked for on the "
+     "terminal (without echo). Overrides $DVEXPORT_TOKEN; excludes --token-file.",
+     Arity::kValue,
+     [](absl::string_view value, ExportFlags& flags) {
+       flags.command.user = std::string(value);
        return absl::OkStatus();
      }},
     {kQueryCommands, "Filters", "--data-set", "", "UID",
@@ -498,6 +535,14 @@ int MaxLevel(Compression compression) {
   }
 }
 
+// --token-file and --user name two identities: the call can carry one.
+absl::Status CheckIdentityFlags(const CommandLine& command) {
+  if (!command.token_file.empty() && !command.user.empty()) {
+    return UsageError("--token-file and --user exclude each other: give one identity");
+  }
+  return absl::OkStatus();
+}
+
 // Settles the number of attempts of --attempts and --no-retry.
 absl::Status ApplyRetryFlags(ExportFlags& flags) {
   if (flags.no_retry && flags.attempts.has_value() && *flags.attempts != 1) {
@@ -516,6 +561,8 @@ absl::StatusOr<CommandLine> Complete(ExportFlags flags) {
   if (command.server.empty()) return UsageError("--server HOST:PORT is required");
   absl::Status retries = ApplyRetryFlags(flags);
   if (!retries.ok()) return retries;
+  absl::Status identity = CheckIdentityFlags(command);
+  if (!identity.ok()) return identity;
   if (command.output.empty()) return UsageError("-o FILE is required (-o - for stdout)");
 
   std::optional<client::FileFormat> named;
@@ -573,6 +620,8 @@ absl::StatusOr<CommandLine> CompleteOther(ExportFlags flags) {
   if (command.server.empty()) return UsageError("--server HOST:PORT is required");
   absl::Status retries = ApplyRetryFlags(flags);
   if (!retries.ok()) return retries;
+  absl::Status identity = CheckIdentityFlags(command);
+  if (!identity.ok()) return identity;
   if (command.action == CommandLine::Action::kStream && command.output.empty()) {
     command.output = std::string(kStandardOutput);
   }
@@ -598,6 +647,13 @@ absl::StatusOr<CommandLine> ParseCommand(const CommandSpec& command,
         name = arg.substr(0, equals);
         attached = arg.substr(equals + 1);
       }
+    }
+    if (const RefusedFlag* secret = FindSecretFlag(name); secret != nullptr) {
+      return UsageError(
+          absl::StrCat(secret->name,
+                       ": a secret is never given on the command line (other users of the host "
+                       "can read it, the shell's history keeps it); use ",
+                       secret->instead));
     }
     const FlagSpec* flag = FindFlag(name, command);
     if (flag == nullptr) {
@@ -704,26 +760,42 @@ void AppendFlagHelp(const CommandSpec& command, std::string& text) {
 
 constexpr absl::string_view kExportExitStatus =
     "\n"
-    "Exit status: 0 written and verified, 1 export failed, 2 usage error. Interrupted\n"
-    "(SIGINT, SIGTERM, SIGHUP), it leaves FILE as it was and dies of the signal.\n";
+    "Exit status: 0 written and verified, 1 export failed, 2 usage error, 3 and 4\n"
+    "see below. Interrupted (SIGINT, SIGTERM, SIGHUP), it leaves FILE as it was and\n"
+    "dies of the signal.\n";
 
 constexpr absl::string_view kStreamExitStatus =
     "\n"
     "Exit status: 0 every value written, 1 the stream failed (FILE is left as it\n"
-    "was; stdout may hold part of the values), 2 usage error.\n";
+    "was; stdout may hold part of the values), 2 usage error, 3 and 4 see below.\n";
 
 constexpr absl::string_view kCountExitStatus =
     "\n"
-    "Exit status: 0 counted, 1 the call failed, 2 usage error.\n";
+    "Exit status: 0 counted, 1 the call failed, 2 usage error, 3 and 4 see below.\n";
 
 constexpr absl::string_view kSyncExitStatus =
     "\n"
     "Exit status: 0 the output and the state file are in place, 1 the sync failed\n"
-    "(the state file is left as it was), 2 usage error.\n";
+    "(the state file is left as it was), 2 usage error, 3 and 4 see below.\n";
 
 constexpr absl::string_view kHealthExitStatus =
     "\n"
     "Exit status: 0 SERVING, 1 anything else or the call failed, 2 usage error.\n";
+
+// The identity of the commands that read data, after their exit status.
+constexpr absl::string_view kIdentityHelp =
+    "\n"
+    "Identity: the server asks every call but health for a DHIS2 user. The first\n"
+    "of these is sent: --token-file FILE (a personal access token), --user NAME\n"
+    "(its password from DVEXPORT_PASSWORD, else typed at a prompt on the terminal,\n"
+    "without echo; no terminal and no DVEXPORT_PASSWORD: exit 2), DVEXPORT_TOKEN.\n"
+    "None: the call carries no identity (for a server run with --auth none).\n"
+    "Secrets are never flags: --token and --password are refused (exit 2).\n"
+    "Exit 3: the server did not accept the identity (UNAUTHENTICATED: an unknown,\n"
+    "expired or revoked token, a wrong password, a disabled account).\n"
+    "Exit 4: the user may not read what was asked for (PERMISSION_DENIED: DHIS2's\n"
+    "E2010 data set, E2011 attribute option combo, E2012 org unit outside the\n"
+    "user's data view).\n";
 
 std::string UsageOf(const CommandSpec& command) {
   std::string text(command.synopsis);
@@ -745,6 +817,7 @@ std::string UsageOf(const CommandSpec& command) {
       absl::StrAppend(&text, kHealthExitStatus);
       break;
   }
+  if ((command.mask & kQueryCommands) != 0) absl::StrAppend(&text, kIdentityHelp);
   return text;
 }
 

@@ -50,6 +50,13 @@ struct CommandLine {
   // max_attempts (--attempts, --no-retry), which kExport also applies to
   // whole exports (ExportOptions::max_attempts).
   client::ChannelOptions channel;
+  // The DHIS2 identity as the command line names it (--token-file FILE,
+  // --user NAME; at most one). The secrets themselves are never on the command
+  // line: ResolveIdentity (identity.h) reads them into "credentials", from the
+  // file, DVEXPORT_PASSWORD or a prompt, or DVEXPORT_TOKEN.
+  std::string token_file;
+  std::string user;
+  client::CallCredentialsSpec credentials;
 };
 
 // The commands, as typed: "export", "sync", "stream", "count", "health".

@@ -15,7 +15,22 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> OpenChannel(const CommandLine& co
 int PrintError(const absl::Status& status) {
   std::fprintf(stderr, "dvexport: error: %s: %s\n", absl::StatusCodeToString(status.code()).c_str(),
                std::string(status.message()).c_str());
-  return kExitExportFailed;
+  switch (status.code()) {
+    case absl::StatusCode::kUnauthenticated:
+      std::fputs(
+          "dvexport: the server did not accept the DHIS2 identity: give a valid personal access "
+          "token (--token-file FILE or DVEXPORT_TOKEN) or --user NAME and its password\n",
+          stderr);
+      return kExitUnauthenticated;
+    case absl::StatusCode::kPermissionDenied:
+      std::fputs(
+          "dvexport: the DHIS2 user may not read what was asked for; the server's message names "
+          "it\n",
+          stderr);
+      return kExitPermissionDenied;
+    default:
+      return kExitExportFailed;
+  }
 }
 
 }  // namespace dvexport::cli

@@ -16,7 +16,9 @@ namespace dvexport::cli {
 absl::StatusOr<std::shared_ptr<grpc::Channel>> OpenChannel(const CommandLine& command);
 
 // Prints "dvexport: error: CODE: message" on stderr and returns the exit code
-// of a failed command.
+// of a failed command: kExitUnauthenticated for UNAUTHENTICATED and
+// kExitPermissionDenied for PERMISSION_DENIED, each with a line on what to
+// do, else kExitExportFailed.
 int PrintError(const absl::Status& status);
 
 }  // namespace dvexport::cli

@@ -15,6 +15,7 @@ int RunCount(const CommandLine& command) {
   client::ExportClient client(*channel);
   client::CallOptions options;
   options.timeout = command.timeout;
+  options.credentials = command.credentials;
   absl::StatusOr<int64_t> count = client.CountDataValues(command.request.query(), options);
   if (!count.ok()) return PrintError(count.status());
   std::printf("%lld\n", static_cast<long long>(*count));

@@ -104,6 +104,7 @@ int RunExport(const CommandLine& input) {
   client::ExportOptions options;
   options.timeout = command.timeout;
   options.max_attempts = command.channel.max_attempts;
+  options.credentials = command.credentials;
   options.on_retry = [&progress_line, &options](const absl::Status& failure, int next_attempt,
                                                 std::chrono::milliseconds wait) {
     if (progress_line.has_value()) progress_line->Clear();

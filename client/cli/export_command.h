@@ -9,6 +9,10 @@ namespace dvexport::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitExportFailed = 1;
 inline constexpr int kExitUsage = 2;
+// The server refused the call's identity (UNAUTHENTICATED) or its rights
+// (PERMISSION_DENIED); see PrintError.
+inline constexpr int kExitUnauthenticated = 3;
+inline constexpr int kExitPermissionDenied = 4;
 
 // Runs "dvexport export": writes the export, reports progress on a terminal
 // stderr and the summary or the error on stderr, and returns the exit status.

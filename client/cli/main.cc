@@ -12,6 +12,7 @@
 #include "client/cli/count_command.h"
 #include "client/cli/export_command.h"
 #include "client/cli/file_paths.h"
+#include "client/cli/identity.h"
 #include "client/cli/stream_command.h"
 
 namespace {
@@ -53,6 +54,24 @@ int main(int argc, char** argv) {
   if (!paths.ok()) {
     std::fprintf(stderr, "dvexport: %s\n", std::string(paths.message()).c_str());
     return dvexport::cli::kExitUsage;
+  }
+  switch (command->action) {
+    case CommandLine::Action::kExport:
+    case CommandLine::Action::kSync:
+    case CommandLine::Action::kStream:
+    case CommandLine::Action::kCount: {
+      // Before any thread starts: a password prompt must get the terminal's signals.
+      absl::StatusOr<dvexport::client::CallCredentialsSpec> identity =
+          dvexport::cli::ResolveIdentity(*command, dvexport::cli::ProcessIdentitySources());
+      if (!identity.ok()) {
+        std::fprintf(stderr, "dvexport: %s\n", std::string(identity.status().message()).c_str());
+        return dvexport::cli::kExitUsage;
+      }
+      command->credentials = *std::move(identity);
+      break;
+    }
+    default:
+      break;
   }
   switch (command->action) {
     case CommandLine::Action::kShowHelp:

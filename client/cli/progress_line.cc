@@ -71,6 +71,7 @@ std::thread StartCounting(client::ExportClient& client, const CommandLine& comma
   return std::thread([&client, &command, progress_line] {
     client::CallOptions options;
     options.timeout = command.timeout;
+    options.credentials = command.credentials;
     absl::StatusOr<int64_t> count = client.CountDataValues(command.request.query(), options);
     if (count.ok()) progress_line->SetTotal(*count);
   });

@@ -155,6 +155,7 @@ int RunStream(const CommandLine& command) {
   std::string lines;  // one batch's
   client::CallOptions options;
   options.timeout = command.timeout;
+  options.credentials = command.credentials;
   absl::StatusOr<int64_t> values = client.StreamDataValues(
       command.request.query(),
       [&](const dvexport::v1::DataValueBatch& batch) {

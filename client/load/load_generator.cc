@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "absl/status/status.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -44,6 +45,7 @@ CallResult ExportFile(client::ExportClient& client, int null_fd, const LoadOptio
   CallResult result;
   client::ExportOptions export_options;
   export_options.timeout = options.timeout;
+  export_options.credentials = options.credentials;
   absl::StatusOr<client::ExportSummary> summary =
       client.ExportToFd(options.file_request, null_fd, export_options);
   result.status = summary.status();
@@ -58,6 +60,8 @@ CallResult StreamDataValues(dvexport::v1::DataValueExport::Stub& stub, const Loa
   CallResult result;
   grpc::ClientContext context;
   context.set_deadline(Deadline(options.timeout));
+  result.status = client::ApplyCallCredentials(options.credentials, &context);
+  if (!result.status.ok()) return result;
   std::unique_ptr<grpc::ClientReader<dvexport::v1::DataValueBatch>> reader =
       stub.StreamDataValues(&context, options.request);
   dvexport::v1::DataValueBatch batch;
@@ -78,6 +82,8 @@ CallResult CountDataValues(dvexport::v1::DataValueExport::Stub& stub, const Load
   CallResult result;
   grpc::ClientContext context;
   context.set_deadline(Deadline(options.timeout));
+  result.status = client::ApplyCallCredentials(options.credentials, &context);
+  if (!result.status.ok()) return result;
   dvexport::v1::CountResponse response;
   result.status = FromGrpc(stub.CountDataValues(&context, options.request, &response));
   if (result.status.ok()) result.values = response.count();
@@ -102,6 +108,35 @@ absl::StatusOr<std::chrono::milliseconds> ParseGhzDuration(std::string_view text
   }
   return absl::InvalidArgumentError(
       absl::StrCat("timeout: \"", std::string(text), "\" is not a duration such as 30s or 500ms"));
+}
+
+// The identity of a ghz config's metadata.authorization, "ApiToken <token>" or
+// "Basic <base64(username:password)>"; the messages never hold the value.
+absl::StatusOr<client::CallCredentialsSpec> ParseAuthorization(const std::string& value) {
+  constexpr std::string_view kToken = "ApiToken ";
+  constexpr std::string_view kBasic = "Basic ";
+  if (value.rfind(kToken, 0) == 0) {
+    absl::StatusOr<std::string> token =
+        client::TokenFromVariable("metadata.authorization", value.substr(kToken.size()));
+    if (!token.ok()) return token.status();
+    return client::CallCredentialsSpec::Token(*std::move(token));
+  }
+  if (value.rfind(kBasic, 0) == 0) {
+    std::string decoded;
+    if (!absl::Base64Unescape(value.substr(kBasic.size()), &decoded) ||
+        decoded.find(':') == std::string::npos) {
+      return absl::InvalidArgumentError(
+          "metadata.authorization: Basic needs base64 of username:password");
+    }
+    const size_t colon = decoded.find(':');
+    client::CallCredentialsSpec spec =
+        client::CallCredentialsSpec::Password(decoded.substr(0, colon), decoded.substr(colon + 1));
+    absl::Status valid = client::AuthorizationValue(spec).status();
+    if (!valid.ok()) return valid;
+    return spec;
+  }
+  return absl::InvalidArgumentError(
+      "metadata.authorization: neither \"ApiToken <token>\" nor \"Basic <base64>\"");
 }
 
 }  // namespace
@@ -163,6 +198,26 @@ absl::Status ApplyGhzConfig(std::string_view json, LoadOptions* options) {
           ParseGhzDuration(config["timeout"].get<std::string>());
       if (!timeout.ok()) return timeout.status();
       options->timeout = *timeout;
+    }
+    if (config.contains("metadata")) {
+      const nlohmann::json& metadata = config["metadata"];
+      if (!metadata.is_object()) {
+        return absl::InvalidArgumentError("metadata: not a JSON object");
+      }
+      for (const auto& [key, value] : metadata.items()) {
+        // Anything else would be dropped without a word: refused instead.
+        if (key != "authorization") {
+          return absl::InvalidArgumentError(
+              absl::StrCat("metadata: \"", key, "\" is not sent; only \"authorization\" is"));
+        }
+        if (!value.is_string()) {
+          return absl::InvalidArgumentError("metadata.authorization: not a string");
+        }
+        absl::StatusOr<client::CallCredentialsSpec> credentials =
+            ParseAuthorization(value.get<std::string>());
+        if (!credentials.ok()) return credentials.status();
+        options->credentials = *std::move(credentials);
+      }
     }
   } catch (const nlohmann::json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("the ghz config: ", e.what()));

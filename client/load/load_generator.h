@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "client/credentials.h"
 #include "dvexport/v1/export.pb.h"
 
 namespace dvexport::load {
@@ -40,11 +41,16 @@ struct LoadOptions {
   // The request: file_request for kExportFile, request for the other calls.
   dvexport::v1::ExportFileRequest file_request;
   dvexport::v1::ExportRequest request;
+  // The DHIS2 identity of every call (call credentials); empty: none.
+  client::CallCredentialsSpec credentials;
 };
 
 // Reads a ghz JSON config (deploy/ghz/*.json) into "options": call, host,
-// total, concurrency, connections, timeout and data (the request in protobuf
-// JSON). Absent keys leave "options" as it was.
+// total, concurrency, connections, timeout, data (the request in protobuf
+// JSON) and metadata, of which only "authorization" is allowed, as
+// "ApiToken <token>" or "Basic <base64(username:password)>" (into
+// options->credentials). Absent keys leave "options" as it was. Errors never
+// hold the authorization's value.
 absl::Status ApplyGhzConfig(std::string_view json, LoadOptions* options);
 
 // Parses "json" (protobuf JSON, lowerCamelCase field names) as the request of

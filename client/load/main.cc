@@ -3,6 +3,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "client/credentials.h"
 #include "client/load/load_generator.h"
 
 namespace {
@@ -30,7 +32,12 @@ constexpr char kUsage[] =
     "  --concurrency N      calls in flight at once (20)\n"
     "  --connections N      separate channels (HTTP/2 connections) (1)\n"
     "  --timeout-s N        deadline of each call, its whole stream included (60)\n"
-    "  --lb-policy NAME     pick_first | round_robin, for multi-address targets (pick_first)\n";
+    "  --lb-policy NAME     pick_first | round_robin, for multi-address targets (pick_first)\n"
+    "  --token-file FILE    call as the DHIS2 user of the personal access token on the\n"
+    "                       first line of FILE (private to its owner: chmod 600)\n"
+    "\n"
+    "Identity: --token-file, else $DVEXPORT_TOKEN, else the config's\n"
+    "metadata.authorization (\"ApiToken <token>\" or \"Basic <base64>\"), else none.\n";
 
 int Usage(const std::string& message) {
   std::fprintf(stderr, "dvexport-load: %s\n%s", message.c_str(), kUsage);
@@ -78,6 +85,7 @@ int main(int argc, char** argv) {
     if (!status.ok()) return Usage(absl::StrCat(value, ": ", status.message()));
   }
   std::string request_json;
+  std::string token_file;
   for (const auto& [name, value] : flags) {
     int number = 0;
     const bool numeric = absl::SimpleAtoi(value, &number) && number > 0;
@@ -91,6 +99,12 @@ int main(int argc, char** argv) {
       absl::StatusOr<dvexport::load::LoadCall> call = dvexport::load::ParseLoadCall(value);
       if (!call.ok()) return Usage(std::string(call.status().message()));
       options.call = *call;
+    } else if (name == "token-file") {
+      token_file = value;
+    } else if (name == "token" || name == "password") {
+      return Usage(absl::StrCat("--", name,
+                                ": a secret is never given on the command line (other users of "
+                                "the host can read it); use --token-file FILE or DVEXPORT_TOKEN"));
     } else if (name == "request-json") {
       request_json = value;
     } else if (name == "total" || name == "concurrency" || name == "connections" ||
@@ -109,11 +123,22 @@ int main(int argc, char** argv) {
     absl::Status status = dvexport::load::ApplyRequestJson(text, &options);
     if (!status.ok()) return Usage(absl::StrCat(request_json, ": ", status.message()));
   }
+  if (!token_file.empty()) {
+    absl::StatusOr<std::string> token = dvexport::client::ReadTokenFile(token_file);
+    if (!token.ok()) return Usage(std::string(token.status().message()));
+    options.credentials = dvexport::client::CallCredentialsSpec::Token(*std::move(token));
+  } else if (const char* variable = std::getenv("DVEXPORT_TOKEN"); variable != nullptr) {
+    absl::StatusOr<std::string> token =
+        dvexport::client::TokenFromVariable("DVEXPORT_TOKEN", variable);
+    if (!token.ok()) return Usage(std::string(token.status().message()));
+    options.credentials = dvexport::client::CallCredentialsSpec::Token(*std::move(token));
+  }
   std::signal(SIGPIPE, SIG_IGN);
 
-  std::printf("%s to %s: %d calls, concurrency %d, %d connection(s)\n\n",
+  std::printf("%s to %s: %d calls, concurrency %d, %d connection(s), identity: %s\n\n",
               std::string(dvexport::load::LoadCallName(options.call)).c_str(),
-              options.server.c_str(), options.total, options.concurrency, options.connections);
+              options.server.c_str(), options.total, options.concurrency, options.connections,
+              options.credentials.Describe().c_str());
   dvexport::load::LoadReport report = dvexport::load::RunLoad(options);
   std::fputs(dvexport::load::FormatReport(report).c_str(), stdout);
   return report.all_ok() && report.count == options.total ? 0 : 1;

@@ -6,20 +6,43 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 
 namespace dvexport::client::testutil {
 
 using dvexport::v1::ExportFileRequest;
 using dvexport::v1::FileChunk;
 
+namespace {
+
+// Keeps what "context" carried as authorization for "method" in "log".
+grpc::Status RecordAuthorization(const grpc::ServerContext& context, const char* method,
+                                 std::mutex& mutex, std::vector<ReceivedAuthorization>& log) {
+  const auto [begin, end] = context.client_metadata().equal_range("authorization");
+  ReceivedAuthorization received{method, std::nullopt};
+  if (begin != end) received.value = std::string(begin->second.data(), begin->second.size());
+  const bool more_than_one = begin != end && std::next(begin) != end;
+  std::lock_guard<std::mutex> lock(mutex);
+  log.push_back(std::move(received));
+  if (more_than_one) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "more than one authorization");
+  }
+  return grpc::Status::OK;
+}
+
+}  // namespace
+
 class ScriptedExportServer::Service final : public dvexport::v1::DataValueExport::Service {
  public:
   grpc::Status ExportFile(grpc::ServerContext* context, const ExportFileRequest* request,
                           grpc::ServerWriter<FileChunk>* writer) override {
+    grpc::Status authorization = RecordAuthorization(*context, "ExportFile", mutex_, log_);
+    if (!authorization.ok()) return authorization;
     ExportScript script;
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -37,8 +60,10 @@ class ScriptedExportServer::Service final : public dvexport::v1::DataValueExport
     return script.status;
   }
 
-  grpc::Status StreamDataValues(grpc::ServerContext*, const dvexport::v1::ExportRequest*,
+  grpc::Status StreamDataValues(grpc::ServerContext* context, const dvexport::v1::ExportRequest*,
                                 grpc::ServerWriter<dvexport::v1::DataValueBatch>* writer) override {
+    grpc::Status authorization = RecordAuthorization(*context, "StreamDataValues", mutex_, log_);
+    if (!authorization.ok()) return authorization;
     StreamScript script;
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -49,6 +74,30 @@ class ScriptedExportServer::Service final : public dvexport::v1::DataValueExport
     }
     return script.status;
   }
+
+  grpc::Status CountDataValues(grpc::ServerContext* context, const dvexport::v1::ExportRequest*,
+                               dvexport::v1::CountResponse* response) override {
+    grpc::Status authorization = RecordAuthorization(*context, "CountDataValues", mutex_, log_);
+    if (!authorization.ok()) return authorization;
+    std::lock_guard<std::mutex> lock(mutex_);
+    response->set_count(count_);
+    return count_status_;
+  }
+
+  void SetCountResult(int64_t count, grpc::Status status) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    count_ = count;
+    count_status_ = std::move(status);
+  }
+
+  std::vector<ReceivedAuthorization> authorizations() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return log_;
+  }
+
+  // Shared with HealthService, which records its calls here too.
+  std::mutex& mutex() { return mutex_; }
+  std::vector<ReceivedAuthorization>& log() { return log_; }
 
   void SetStreamScript(StreamScript script) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -72,6 +121,26 @@ class ScriptedExportServer::Service final : public dvexport::v1::DataValueExport
   size_t calls_ = 0;  // ExportFile calls since SetScripts.
   StreamScript stream_script_;
   std::vector<ExportFileRequest> requests_;
+  int64_t count_ = 0;
+  grpc::Status count_status_;
+  std::vector<ReceivedAuthorization> log_;
+};
+
+class ScriptedExportServer::HealthService final : public grpc::health::v1::Health::Service {
+ public:
+  explicit HealthService(ScriptedExportServer::Service* service) : service_(service) {}
+
+  grpc::Status Check(grpc::ServerContext* context, const grpc::health::v1::HealthCheckRequest*,
+                     grpc::health::v1::HealthCheckResponse* response) override {
+    grpc::Status authorization =
+        RecordAuthorization(*context, "Check", service_->mutex(), service_->log());
+    if (!authorization.ok()) return authorization;
+    response->set_status(grpc::health::v1::HealthCheckResponse::SERVING);
+    return grpc::Status::OK;
+  }
+
+ private:
+  ScriptedExportServer::Service* const service_;
 };
 
 dvexport::v1::DataValueBatch ValueBatch(int values, int64_t before, bool last) {
@@ -126,11 +195,23 @@ std::string MakeFileContent(size_t size) {
   return content;
 }
 
-ScriptedExportServer::ScriptedExportServer() : service_(std::make_unique<Service>()) {
+ScriptedExportServer::ScriptedExportServer() : ScriptedExportServer("", "") {}
+
+ScriptedExportServer::ScriptedExportServer(const std::string& tls_cert_pem,
+                                           const std::string& tls_key_pem)
+    : service_(std::make_unique<Service>()),
+      health_service_(std::make_unique<HealthService>(service_.get())) {
+  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
+  if (!tls_cert_pem.empty()) {
+    grpc::SslServerCredentialsOptions options;
+    options.pem_key_cert_pairs.push_back({tls_key_pem, tls_cert_pem});
+    credentials = grpc::SslServerCredentials(options);
+  }
   int port = 0;
   grpc::ServerBuilder builder;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort("127.0.0.1:0", credentials, &port);
   builder.RegisterService(service_.get());
+  builder.RegisterService(health_service_.get());
   server_ = builder.BuildAndStart();
   address_ = absl::StrCat("127.0.0.1:", port);
 }
@@ -154,6 +235,14 @@ void ScriptedExportServer::SetStreamScript(StreamScript script) {
 
 std::vector<ExportFileRequest> ScriptedExportServer::requests() const {
   return service_->requests();
+}
+
+void ScriptedExportServer::SetCountResult(int64_t count, grpc::Status status) {
+  service_->SetCountResult(count, std::move(status));
+}
+
+std::vector<ReceivedAuthorization> ScriptedExportServer::authorizations() const {
+  return service_->authorizations();
 }
 
 }  // namespace dvexport::client::testutil

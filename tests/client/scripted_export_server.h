@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,16 @@ struct StreamScript {
   grpc::Status status = grpc::Status::OK;
 };
 
+// The "authorization" metadata one call carried: "method" is ExportFile,
+// StreamDataValues, CountDataValues or Check (grpc.health.v1.Health); "value"
+// is nullopt if the call carried none. A call with more than one value fails.
+struct ReceivedAuthorization {
+  std::string method;
+  std::optional<std::string> value;
+
+  bool operator==(const ReceivedAuthorization&) const = default;
+};
+
 // A batch of "values" minimal values after "before" earlier ones.
 dvexport::v1::DataValueBatch ValueBatch(int values, int64_t before, bool last);
 
@@ -45,10 +56,14 @@ ExportScript GoodScript(const std::string& file, int64_t values, size_t chunk_si
 std::string MakeFileContent(size_t size);
 
 // An in-process DataValueExport server on 127.0.0.1 and a port of the
-// kernel's choice, running for the lifetime of the object.
+// kernel's choice, running for the lifetime of the object, with a
+// grpc.health.v1.Health that answers SERVING. It records the authorization
+// metadata of every call (it checks none: the tests assert what was sent).
 class ScriptedExportServer {
  public:
   ScriptedExportServer();
+  // Over TLS with this PEM certificate chain and key (their contents).
+  ScriptedExportServer(const std::string& tls_cert_pem, const std::string& tls_key_pem);
   ~ScriptedExportServer();
 
   ScriptedExportServer(const ScriptedExportServer&) = delete;
@@ -70,10 +85,18 @@ class ScriptedExportServer {
   // The requests of all calls so far, oldest first.
   std::vector<dvexport::v1::ExportFileRequest> requests() const;
 
+  // What CountDataValues answers from now on (default 0, OK).
+  void SetCountResult(int64_t count, grpc::Status status = grpc::Status::OK);
+
+  // The authorization metadata of every call so far, oldest first.
+  std::vector<ReceivedAuthorization> authorizations() const;
+
  private:
   class Service;
+  class HealthService;
 
   std::unique_ptr<Service> service_;
+  std::unique_ptr<HealthService> health_service_;
   std::unique_ptr<grpc::Server> server_;
   std::string address_;
 };

@@ -91,10 +91,13 @@ TEST_F(StreamClientTest, CancelledClientFailsAtOnce) {
 }
 
 TEST_F(StreamClientTest, UnimplementedCountIsReportedAsSuch) {
-  // The scripted server has no CountDataValues: the client reports the code.
+  // A server without CountDataValues: the client reports the code.
+  server_.SetCountResult(0, grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "no count here"));
   ExportClient client(CreateChannel(server_.address()));
   EXPECT_EQ(client.CountDataValues(dvexport::v1::ExportRequest()).status().code(),
             absl::StatusCode::kUnimplemented);
+  server_.SetCountResult(123);
+  EXPECT_EQ(*client.CountDataValues(dvexport::v1::ExportRequest()), 123);
 }
 
 }  // namespace

@@ -27,8 +27,8 @@ grep -q '^  99 % in ' "$work/load.txt" || fail "no p99"
 ok_lines=$(grep -c '"event":"export","rpc":"ExportFile".*"status":"OK"' "$work/server.log" || true)
 ((ok_lines == 200)) || fail "the server logged $ok_lines successful exports, not 200"
 
-# A call that fails makes dvexport-load fail.
-if timeout 60 "$load_bin" --server "$server" --total 3 --concurrency 1 \
+# A call that fails makes dvexport-load fail (the config only for its identity, metadata).
+if timeout 60 "$load_bin" --config "$config" --server "$server" --total 3 --concurrency 1 \
   --request-json <(echo '{"query":{"dataSet":["aaaaaaaaaaa"],"orgUnit":["JhqLZoNBxt6"],"period":["202401"]}}') \
   >"$work/fail.txt"; then
   fail "dvexport-load succeeded although every call failed"

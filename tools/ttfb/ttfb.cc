@@ -2,8 +2,11 @@
 //
 //   ttfb --server HOST:PORT [--format json|csv|json_pretty] [--gzip LEVEL] [--zstd LEVEL]
 //        [--stream] [--data-set UID]... [--org-unit UID]... [--children]
-//        [--start-date yyyy-MM-dd --end-date yyyy-MM-dd]
+//        [--start-date yyyy-MM-dd --end-date yyyy-MM-dd] [--token-file FILE]
 //
+// The call carries the DHIS2 personal access token on the first line of --token-file FILE,
+// else the one in $DVEXPORT_TOKEN, else none (a server run with --auth none); the call
+// credentials are made before the clock starts.
 // Calls ExportFile (or StreamDataValues with --stream, parsing every value), discards what
 // arrives and prints one line: first_byte_ms=... total_ms=... bytes=... values=... (bytes: of
 // the file; 0 for the stream). The first byte is the first message with data, timed from just
@@ -20,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "client/credentials.h"
 #include "dvexport/v1/export.grpc.pb.h"
 
 namespace {
@@ -35,7 +39,8 @@ int Usage() {
                "usage: ttfb --server HOST:PORT [--format json|csv|json_pretty] [--gzip LEVEL]\n"
                "            [--zstd LEVEL]\n"
                "            [--stream] [--data-set UID]... [--org-unit UID]... [--children]\n"
-               "            [--start-date DATE --end-date DATE]\n");
+               "            [--start-date DATE --end-date DATE] [--token-file FILE]\n"
+               "The token: --token-file FILE, else $DVEXPORT_TOKEN, else none.\n");
   return 2;
 }
 
@@ -46,6 +51,7 @@ int main(int argc, char** argv) {
   bool stream = false;
   dvexport::v1::ExportFileRequest request;
   dvexport::v1::ExportRequest* query = request.mutable_query();
+  std::string token_file;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
@@ -77,17 +83,37 @@ int main(int argc, char** argv) {
       query->set_start_date(v);
     } else if (flag == "--end-date") {
       query->set_end_date(v);
+    } else if (flag == "--token-file") {
+      token_file = v;
     } else {
       return Usage();
     }
   }
   if (server.empty()) return Usage();
+  absl::StatusOr<std::string> token = std::string();
+  if (!token_file.empty()) {
+    token = dvexport::client::ReadTokenFile(token_file);
+  } else if (const char* variable = std::getenv("DVEXPORT_TOKEN"); variable != nullptr) {
+    token = dvexport::client::TokenFromVariable("DVEXPORT_TOKEN", variable);
+  }
+  if (!token.ok()) {
+    std::fprintf(stderr, "ttfb: %s\n", std::string(token.status().message()).c_str());
+    return 2;
+  }
 
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
   auto channel = grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(), args);
   auto stub = dvexport::v1::DataValueExport::NewStub(channel);
   grpc::ClientContext context;
+  if (!token->empty()) {
+    const absl::Status applied = dvexport::client::ApplyCallCredentials(
+        dvexport::client::CallCredentialsSpec::Token(*token), &context);
+    if (!applied.ok()) {
+      std::fprintf(stderr, "ttfb: %s\n", std::string(applied.message()).c_str());
+      return 2;
+    }
+  }
   const Clock::time_point start = Clock::now();
   Clock::time_point first = start;
   bool got_first = false;
