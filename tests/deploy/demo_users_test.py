@@ -8,9 +8,12 @@ SHA-256 is api_token.key, owned by the documented user, expired or not as docume
 documented password matches userinfo.password (bcrypt $2a$ cost 10, checked with libxcrypt's
 crypt); and what each user may read, decided with DHIS2's rules written here in SQL (the
 metadata-read lookup, E2010, E2011, E2012 and the category option filter of the export query),
-is what docs/DEMO.md says. docs/DEMO.md and scripts/demo must name the same tokens.
+is what docs/DEMO.md says. docs/DEMO.md and scripts/demo must name the same tokens. And
+docs/DEPLOYMENT.md's least grants, given to a new role (DVEXPORT_TEST_PG_ADMIN, rolled back),
+let it run DHIS2's queries for a caller and read the export's tables, but not userinfo.secret.
 
-Usage: demo_users_test.py REPO_ROOT   (DVEXPORT_TEST_PG set; PG_BINDIR or psql on PATH)
+Usage: demo_users_test.py REPO_ROOT   (DVEXPORT_TEST_PG and DVEXPORT_TEST_PG_ADMIN set;
+PG_BINDIR or psql on PATH)
 """
 
 import ctypes
@@ -305,6 +308,55 @@ counts = dict(query("""SELECT co.name, count(*) FROM datavalue dv
       AND NOT dv.deleted GROUP BY 1"""))
 check(set(counts) == PARTNERS | {"default"} and all(int(n) > 0 for n in counts.values()),
       f"Partner Support: values by attribute option combo {counts}")
+
+# ---------------------------------------------------------------- the least grants
+
+# docs/DEPLOYMENT.md's grants, on a new role in a transaction that is rolled back: DHIS2's
+# queries for a caller and the export's tables work as that role, and userinfo's secrets stay
+# out of its reach.
+deployment = (ROOT / "docs" / "DEPLOYMENT.md").read_text()
+blocks = [b for b in re.findall(r"```sql\n(.*?)```", deployment, re.S) if "ON userinfo" in b]
+ADMIN = os.environ.get("DVEXPORT_TEST_PG_ADMIN")
+if check(len(blocks) == 1, "docs/DEPLOYMENT.md: no single sql block granting on userinfo") and \
+        check(ADMIN, "DVEXPORT_TEST_PG_ADMIN is not set"):
+    role = f"dvexport_grants_check_{os.getpid()}"
+    grants = "\n".join(line for line in blocks[0].replace("dvexport_reader", role).splitlines()
+                       if "ON DATABASE" not in line)
+    token_key = hashlib.sha256(TOKENS[0][0].encode()).hexdigest()
+    as_role = f"""BEGIN;
+CREATE ROLE {role} NOLOGIN;
+{grants}
+SET ROLE {role};
+SELECT userinfoid, uid, username, password, disabled, accountexpiry, externalauth, twofactortype,
+       passwordlastupdated FROM userinfo WHERE username = 'partner';
+SELECT ug.uid FROM usergroupmembers m JOIN usergroup ug USING (usergroupid) WHERE m.userid = 91004;
+SELECT exists(SELECT 1 FROM userrolemembers m JOIN userroleauthorities a USING (userroleid)
+              JOIN userrole r USING (userroleid) WHERE m.userid = 91004 AND a.authority = 'ALL');
+SELECT restriction FROM userrolerestrictions x JOIN userrolemembers m USING (userroleid)
+ WHERE m.userid = 91004;
+SELECT apitokenid, uid, createdby, expire, type, attributes FROM api_token
+ WHERE key = '{token_key}';
+SELECT value FROM systemsetting WHERE name = 'credentialsExpires';
+SELECT exists(SELECT 1 FROM (SELECT organisationunitid FROM userdatavieworgunits WHERE userinfoid = 91004
+              UNION ALL SELECT organisationunitid FROM usermembership WHERE userinfoid = 91004) s
+              JOIN organisationunit a USING (organisationunitid)
+              JOIN organisationunit o ON o.uid = 'ImspTQPwCqd' WHERE strpos(o.path, a.uid) > 0);
+""" + "".join(f"SELECT * FROM {t} LIMIT 0;\n" for t in (
+        "datavalue", "period", "periodtype", "organisationunit", "dataelement", "dataset",
+        "datasetelement", "dataelementgroup", "dataelementgroupmembers", "orgunitgroup",
+        "orgunitgroupmembers", "categorycombo", "categoryoptioncombo",
+        "categorycombos_optioncombos", "categoryoption", "categoryoptioncombos_categoryoptions",
+        "category", "categorycombos_categories", "categories_categoryoptions",
+        "completedatasetregistration")) + "ROLLBACK;\n"
+    run = subprocess.run([PSQL, ADMIN, "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1"],
+                         input=as_role, capture_output=True, text=True)
+    check(run.returncode == 0, f"docs/DEPLOYMENT.md's grants: {run.stderr.strip()}")
+    secret = subprocess.run([PSQL, ADMIN, "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1"],
+                            input=f"BEGIN;\nCREATE ROLE {role} NOLOGIN;\n{grants}\nSET ROLE {role};\n"
+                                  "SELECT secret FROM userinfo;\nROLLBACK;\n",
+                            capture_output=True, text=True)
+    check(secret.returncode != 0 and "permission denied" in secret.stderr,
+          f"docs/DEPLOYMENT.md's grants let the role read userinfo.secret: {secret.stderr.strip()}")
 
 if failures:
     for failure in failures:
