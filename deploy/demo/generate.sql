@@ -18,6 +18,10 @@
 --               "Funding Partner" (non-default attribute option combos)
 --   periods     24 monthly 2023-01..2024-12 (the bulk), 8 quarterly, and one or
 --               a few of every other period type with a little data each
+--   users       admin (superuser), district, programme, partner, disabled; their
+--               groups, roles, org units, the sharing of data sets, category
+--               options and the other metadata, and 7 personal access tokens
+--               (docs/DEMO.md: who may read what, the passwords and tokens)
 -- Awkward text (quotes, backslashes, commas, CR/LF/tab, padding, '#', control
 -- characters, non-ASCII, non-BMP) sits in data element 1 "Awkward text sample"
 -- at facility 1, monthly periods 2023-01..2024-12, default option combos.
@@ -87,6 +91,10 @@ DECLARE
                                          'Private sector', 'School', 'Catch-up', 'Emergency',
                                          'Urban'];
   n_values bigint;
+  admin_uid text;
+  g_hmis text;
+  g_child text;
+  g_partner text;
 BEGIN
   IF size = 'small' THEN
     n_districts := 3; n_chiefdoms := 6; n_facilities := 30; n_des := 40;
@@ -578,6 +586,151 @@ BEGIN
   WHERE r.k > 0
     AND NOT (r.k = 2 AND r.fi = 1 AND r.startdate = date '2024-01-01')
   ORDER BY r.startdate, r.ou, r.k;
+
+  -- DHIS2 users, groups, roles, sharing and personal access tokens, set as a DHIS2 admin would
+  -- (docs/DEMO.md: who may read what, and why). The same in every size. Ids 91001.. (users),
+  -- 92001.. (groups), 93001.. (roles), 94001.. (tokens): apart from the other ids here, and from
+  -- the small ids tests give the users they make. Every shared object has an owner (admin):
+  -- DHIS2's SQL filter and its metadata lookups let everyone read an object without one.
+  -- Passwords (demo only): bcrypt $2a$, cost 10, as DHIS2 writes them; precomputed with Python's
+  -- crypt module (libxcrypt), each with its own salt.
+  admin_uid := dvexport_demo_uid('user:admin');
+  g_hmis := dvexport_demo_uid('usergroup:hmis-officers');
+  g_child := dvexport_demo_uid('usergroup:child-health-programme');
+  g_partner := dvexport_demo_uid('usergroup:partner-a-staff');
+
+  INSERT INTO userinfo (userinfoid, uid, code, created, lastupdated, lastupdatedby, creatoruserid,
+                        username, password, twofactortype, externalauth, passwordlastupdated,
+                        disabled, accountexpiry, surname, firstname, email)
+  SELECT 91000 + u.k, dvexport_demo_uid('user:' || u.username), NULL, meta_ts, meta_ts, 91001,
+         91001, u.username, u.password, 'NOT_ENABLED', false, meta_ts, u.disabled, NULL,
+         u.surname, u.firstname, u.username || '@demo.dvexport.example'
+  FROM (VALUES
+    (1, 'admin', '$2a$10$uraJxPBOO2rz5CS2oPJTz.37gl4.9fXNOlou3xUYAdg4FVeA7WCk2', false,
+        'Traore', 'John'),
+    (2, 'district', '$2a$10$0JWmTcPTSjMezf5CuXegiensCH429pwsYPo2X.VcCJRqBhTjRoKXa', false,
+        'Kamara', 'Fatmata'),
+    (3, 'programme', '$2a$10$Xnt3KhPuQ/gKbb7DDbbbSuh8ayb5FmNNOp1dM2CyyWoX543j8Iqki', false,
+        'Sesay', 'Mohamed'),
+    (4, 'partner', '$2a$10$S/SfHLQ.nLQleRLOFTPb9.OKXja/bcW87uE.H1odjjhT6juYzi6EK', false,
+        'Conteh', 'Aminata'),
+    (5, 'disabled', '$2a$10$HxO3NRPNzw.yntdff11i1.NluQ9uyHMrdnP6rUqrlfBPq5/5.YiHu', true,
+        'Bangura', 'Ibrahim')
+  ) AS u(k, username, password, disabled, surname, firstname)
+  ORDER BY u.k;
+
+  -- Roles: only "ALL" makes a superuser; the viewers' authorities play no part in reading.
+  INSERT INTO userrole (userroleid, uid, created, lastupdated, lastupdatedby, name, description,
+                        userid, sharing)
+  VALUES (93001, dvexport_demo_uid('userrole:superuser'), meta_ts, meta_ts, 91001, 'Superuser',
+          'Every authority (ALL)', 91001, '{}'),
+         (93002, dvexport_demo_uid('userrole:data-viewer'), meta_ts, meta_ts, 91001,
+          'Data viewer', 'Dashboards and data visualizer', 91001, '{}');
+  INSERT INTO userroleauthorities (userroleid, authority)
+  VALUES (93001, 'ALL'), (93002, 'M_dhis-web-dashboard'), (93002, 'M_dhis-web-data-visualizer');
+  INSERT INTO userrolemembers (userroleid, userid)
+  VALUES (93001, 91001), (93002, 91002), (93002, 91003), (93002, 91004), (93002, 91005);
+
+  INSERT INTO usergroup (usergroupid, uid, created, lastupdated, lastupdatedby, name, userid)
+  VALUES (92001, g_hmis, meta_ts, meta_ts, 91001, 'HMIS officers', 91001),
+         (92002, g_child, meta_ts, meta_ts, 91001, 'Child Health programme', 91001),
+         (92003, g_partner, meta_ts, meta_ts, 91001, 'Partner A staff', 91001);
+  INSERT INTO usergroupmembers (userid, usergroupid)
+  VALUES (91002, 92001), (91003, 92002), (91004, 92003), (91005, 92001);
+
+  -- Org units. admin: both roots, so that E2012 passes for every org unit. district: Bo (data
+  -- capture and data view). programme: data view Sierra Leone. partner: data capture Sierra
+  -- Leone only, which DHIS2 takes for data view when a user has none.
+  INSERT INTO usermembership (organisationunitid, userinfoid)
+  VALUES (100001, 91001), (190001, 91001), (100002, 91002), (100001, 91004), (100001, 91005);
+  INSERT INTO userdatavieworgunits (userinfoid, organisationunitid)
+  VALUES (91001, 100001), (91001, 190001), (91002, 100002), (91003, 100001);
+
+  -- Sharing (access strings: metadata read/write, data read/write, then ----). Data sets:
+  -- everyone may see them (public rw------), reading their data takes a group: HMIS officers
+  -- every data set, the Child Health programme its data set, Partner A staff Partner Support.
+  UPDATE dataset SET sharing = jsonb_build_object(
+    'owner', admin_uid, 'public', 'rw------', 'external', false, 'users', '{}'::jsonb,
+    'userGroups', jsonb_build_object(g_hmis, jsonb_build_object('id', g_hmis, 'access', 'r-r-----'))
+                  || CASE datasetid
+                       WHEN 5001 THEN jsonb_build_object(g_child,
+                                        jsonb_build_object('id', g_child, 'access', 'r-r-----'))
+                       WHEN 5004 THEN jsonb_build_object(g_partner,
+                                        jsonb_build_object('id', g_partner, 'access', 'r-r-----'))
+                       ELSE '{}'::jsonb END);
+  -- Category options: data readable by everyone (public rwrw----, DHIS2's default option too),
+  -- except the Funding Partner options: metadata only (rw------), data for HMIS officers, and
+  -- Partner A's for Partner A staff. A partner's values are thus dropped for whoever may not
+  -- read its option.
+  UPDATE categoryoption SET sharing = jsonb_build_object(
+    'owner', admin_uid, 'public', CASE WHEN categoryoptionid IN (3008, 3009, 3010) THEN 'rw------'
+                                       ELSE 'rwrw----' END,
+    'external', false, 'users', '{}'::jsonb,
+    'userGroups', CASE WHEN categoryoptionid IN (3008, 3009, 3010)
+                    THEN jsonb_build_object(g_hmis, jsonb_build_object('id', g_hmis, 'access', 'r-r-----'))
+                         || CASE WHEN categoryoptionid = 3008
+                              THEN jsonb_build_object(g_partner,
+                                     jsonb_build_object('id', g_partner, 'access', 'r-r-----'))
+                              ELSE '{}'::jsonb END
+                    ELSE '{}'::jsonb END);
+  -- Metadata everyone may read (rw------, DHIS2's default for new objects), except the data
+  -- element group Malaria: only HMIS officers may see it (r-------), for anyone else it does not
+  -- exist.
+  UPDATE dataelement SET sharing = jsonb_build_object(
+    'owner', admin_uid, 'public', 'rw------', 'external', false, 'users', '{}'::jsonb,
+    'userGroups', '{}'::jsonb);
+  UPDATE dataelementgroup SET sharing = jsonb_build_object(
+    'owner', admin_uid, 'public', CASE WHEN dataelementgroupid = 8003 THEN '--------' ELSE 'rw------' END,
+    'external', false, 'users', '{}'::jsonb,
+    'userGroups', CASE WHEN dataelementgroupid = 8003
+                    THEN jsonb_build_object(g_hmis, jsonb_build_object('id', g_hmis, 'access', 'r-------'))
+                    ELSE '{}'::jsonb END);
+  UPDATE orgunitgroup SET sharing = jsonb_build_object(
+    'owner', admin_uid, 'public', 'rw------', 'external', false, 'users', '{}'::jsonb,
+    'userGroups', '{}'::jsonb);
+  UPDATE category SET sharing = jsonb_build_object(
+    'owner', admin_uid, 'public', 'rw------', 'external', false, 'users', '{}'::jsonb,
+    'userGroups', '{}'::jsonb);
+  UPDATE usergroup SET sharing = jsonb_build_object(
+    'owner', admin_uid, 'public', 'rw------', 'external', false, 'users', '{}'::jsonb,
+    'userGroups', '{}'::jsonb);
+  UPDATE userrole SET sharing = jsonb_build_object(
+    'owner', admin_uid, 'public', 'rw------', 'external', false, 'users', '{}'::jsonb,
+    'userGroups', '{}'::jsonb);
+
+  -- Personal access tokens in DHIS2's format (prefix, code, CRC-32 checksum over the code and
+  -- DHIS2's trailing zero bytes); key is the lowercase hex SHA-256 of the whole token, expire
+  -- milliseconds since 1970 (4102444800000: 2100-01-01, 1704067200000: 2024-01-01). Demo
+  -- tokens, published in docs/DEMO.md: never load this into a reachable database.
+  INSERT INTO api_token (apitokenid, uid, code, created, lastupdated, lastupdatedby, createdby,
+                         version, type, expire, key, attributes, sharing)
+  SELECT 94000 + t.k, dvexport_demo_uid('api_token:' || t.k), NULL, meta_ts, meta_ts, t.owner,
+         t.owner, 1, t.type, t.expire, encode(sha256(convert_to(t.token, 'UTF8')), 'hex'),
+         t.attributes::jsonb,
+         jsonb_build_object('owner', dvexport_demo_uid('user:' || o.username), 'public', '--------',
+                            'external', false, 'users', '{}'::jsonb, 'userGroups', '{}'::jsonb)
+  FROM (VALUES
+    (1, 91001, 'PERSONAL_ACCESS_TOKEN_V2', 4102444800000,
+        'd2p_EMi4vUP6lQIv4P9Dib3LY1l1BU5tWXppEMi4vUP6lQIv0GuVIb', '[]'),
+    (2, 91001, 'PERSONAL_ACCESS_TOKEN_V1', 4102444800000,
+        'd2pat_R4Ua1P1CD8w0rEBctX3aAk73uHHmPDxb1113515116', '[]'),
+    (3, 91002, 'PERSONAL_ACCESS_TOKEN_V2', 4102444800000,
+        'd2p_gZGPOgx7oXSYJjAcLX7vEosfR3CTh7cVgZGPOgx7oXSY2u4HxU', '[]'),
+    -- The programme's token may only GET; an export counts as a GET.
+    (4, 91003, 'PERSONAL_ACCESS_TOKEN_V2', 4102444800000,
+        'd2p_E5emSnrGkGewbFjsjFXns7r8Z2AuO2qLE5emSnrGkGew0Aft8Z',
+        '[{"type": "MethodAllowedList", "allowedMethods": ["GET"]}]'),
+    (5, 91004, 'PERSONAL_ACCESS_TOKEN_V2', 4102444800000,
+        'd2p_5Bnr5f6IYo3IFTjB7nsgk9e2zYL6ySSp5Bnr5f6IYo3I4R4fWQ', '[]'),
+    -- Refused: its owner is disabled.
+    (6, 91005, 'PERSONAL_ACCESS_TOKEN_V2', 4102444800000,
+        'd2p_LgrgK2qD9Df8EutLYPDphal4ugZsEWCrgxk8N3hVqX4a1ot4MP', '[]'),
+    -- Refused: expired (the district user's old token).
+    (7, 91002, 'PERSONAL_ACCESS_TOKEN_V2', 1704067200000,
+        'd2p_aV5JpuQPofsMO7Ndvtvji19xqyPeOFMFqQrfqzyfFkZH14IWVK', '[]')
+  ) AS t(k, owner, type, expire, token, attributes)
+  JOIN userinfo o ON o.userinfoid = t.owner
+  ORDER BY t.k;
 
   ANALYZE;
   SELECT count(*) INTO n_values FROM datavalue;

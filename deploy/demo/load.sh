@@ -49,7 +49,9 @@ rows="$("${psql_cmd[@]}" -At -1 \
   -f "$here/generate.sql" \
   -c "SELECT dvexport_demo_generate('$size')")"
 
-# The read-only service role (scripts/lib/pg.sh) may read every table.
+# The read-only service role (scripts/lib/pg.sh) may read every table, DHIS2's user tables
+# (userinfo, api_token, ...) included: authentication reads them. docs/DEPLOYMENT.md lists
+# the least a real deployment needs.
 "${psql_cmd[@]}" <<'SQL'
 DO $$
 BEGIN
