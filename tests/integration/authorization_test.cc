@@ -425,6 +425,15 @@ TEST_F(AuthorizationTest, UnreadableMetadataIsNotFoundLikeUnknown) {
   ASSERT_TRUE(district.status.ok()) << district.status;
   // The group's members are exported whatever their own sharing (deDelta0004's is closed).
   EXPECT_EQ(district.values, (Values{"9"}));
+  // The same group by its attribute value (the attribute's UID is a bind parameter before the
+  // user's).
+  request.set_data_element_group(0, "EXT-DEG");
+  request.set_input_data_element_group_id_scheme("ATTRIBUTE:AttrExtId01");
+  district = Run(request, "district");
+  ASSERT_TRUE(district.status.ok()) << district.status;
+  EXPECT_EQ(district.values, (Values{"9"}));
+  ExpectStatus(Run(request, "partner"), absl::StatusCode::kNotFound,
+               not_found("data_element_group", "EXT-DEG", "ATTRIBUTE:AttrExtId01"));
 
   request = Everything();
   request.clear_org_unit();
@@ -926,26 +935,39 @@ TEST_F(RandomizedAuthorizationTest, ExportsKeepWhatDhis2sSqlKeeps) {
       if (readable && std::string(object.table) == "dataelement") {
         readable_elements.push_back(object.uid);
       }
+      // In a random input id scheme: UID, CODE (when the object has one) or NAME.
+      const std::vector<std::string> names =
+          Column(admin, absl::StrCat("SELECT coalesce(code, '') || '|' || name FROM ", object.table,
+                                     " WHERE ", object.id_column, " = ", object.id));
+      const std::string code = names.front().substr(0, names.front().find('|'));
+      const std::string name = names.front().substr(names.front().find('|') + 1);
+      std::string scheme = Pick(rng, std::vector<std::string>{"UID", "CODE", "NAME"});
+      if (scheme == "CODE" && code.empty()) scheme = "UID";
+      const std::string id = scheme == "UID" ? object.uid : scheme == "CODE" ? code : name;
       v1::ExportRequest request = Everything({});
       const std::string table = object.table;
-      if (table == "dataset") request.add_data_set(object.uid);
-      if (table == "dataelement") request.add_data_element(object.uid);
-      if (table == "dataelementgroup") request.add_data_element_group(object.uid);
+      if (table == "dataset") request.add_data_set(id);
+      if (table == "dataelement") request.add_data_element(id);
+      if (table == "dataelementgroup") request.add_data_element_group(id);
       if (table == "orgunitgroup") {
         // Any readable data set works: only whether the group is found counts.
         request.add_data_set("dsSharing03");
+        request.set_input_data_set_id_scheme("UID");
         request.clear_org_unit();
         request.set_children(false);
-        request.add_org_unit_group(object.uid);
+        request.add_org_unit_group(id);
       }
+      // Org unit groups take input_id_scheme; the others their own, which wins over it.
+      request.set_input_id_scheme(scheme);
       const Outcome outcome = Export(pool_, request, &principal, Read::kCount);
-      const bool not_found = outcome.status.code() == absl::StatusCode::kNotFound &&
-                             outcome.status.message().find(object.uid) != absl::string_view::npos;
+      const bool not_found =
+          outcome.status.code() == absl::StatusCode::kNotFound &&
+          outcome.status.message().find(absl::StrCat("\"", id, "\"")) != absl::string_view::npos;
       if (table == "orgunitgroup" && outcome.status.code() == absl::StatusCode::kNotFound &&
           !not_found) {
         continue;  // dsSharing03 itself was not readable
       }
-      EXPECT_EQ(!not_found, readable) << object.uid << ": " << outcome.status;
+      EXPECT_EQ(!not_found, readable) << object.uid << " as " << id << ": " << outcome.status;
       (readable ? found : hidden)++;
     }
     if (readable_elements.empty()) continue;
