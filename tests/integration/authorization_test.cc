@@ -527,6 +527,12 @@ TEST_F(AuthorizationTest, AttributeOptionCombosAsDhis2sJavaChecksThem) {
   request.clear_attribute_option_combo();
   request.add_attribute_option_combo("aocOwned026");
   ExpectStatus(Run(request, "partner"), absl::StatusCode::kPermissionDenied, e2011("aocOwned026"));
+  // The same combo named by attribute_combo and attribute_options goes through E2011 too.
+  v1::ExportRequest by_options = Everything();
+  by_options.set_attribute_combo("ccSharing02");
+  by_options.add_attribute_options("coOwned0016");
+  ExpectStatus(Run(by_options, "partner"), absl::StatusCode::kPermissionDenied,
+               e2011("aocOwned026"));
   // Nine characters grant nothing.
   request.set_attribute_option_combo(0, "aocNineC028");
   ExpectStatus(Run(request, "partner"), absl::StatusCode::kPermissionDenied, e2011("aocNineC028"));
