@@ -94,7 +94,8 @@ CREATE TABLE categorycombo (
     datadimensiontype character varying(255) NOT NULL,
     skiptotal boolean NOT NULL,
     userid bigint,
-    translations jsonb DEFAULT '[]'::jsonb
+    translations jsonb DEFAULT '[]'::jsonb,
+    sharing jsonb DEFAULT '{}'::jsonb
 );
 ALTER TABLE ONLY categorycombo ADD CONSTRAINT categorycombo_pkey PRIMARY KEY (categorycomboid);
 ALTER TABLE ONLY categorycombo ADD CONSTRAINT uk_dlhi39gmt2e0dun73f04w7w7u UNIQUE (uid);

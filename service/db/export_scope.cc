@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "service/db/access_rules.h"
 #include "service/dhis2/dates.h"
 #include "service/dhis2/period.h"
 #include "service/dhis2/quote.h"
@@ -23,18 +24,24 @@ struct ObjectTable {
   const char* table;
   const char* id_column;
   const char* noun;  // for messages: "data set"
+  // DHIS2 looks it up with the metadata-read sharing predicate for non-superusers (its schema
+  // has a persisted "sharing"; org units and option combos have none).
+  bool shareable;
 };
 
-constexpr ObjectTable kDataSets{"dataset", "datasetid", "data set"};
+constexpr ObjectTable kDataSets{"dataset", "datasetid", "data set", true};
 constexpr ObjectTable kDataElementGroups{"dataelementgroup", "dataelementgroupid",
-                                         "data element group"};
-constexpr ObjectTable kDataElements{"dataelement", "dataelementid", "data element"};
-constexpr ObjectTable kOrgUnits{"organisationunit", "organisationunitid", "organisation unit"};
-constexpr ObjectTable kOrgUnitGroups{"orgunitgroup", "orgunitgroupid", "organisation unit group"};
+                                         "data element group", true};
+constexpr ObjectTable kDataElements{"dataelement", "dataelementid", "data element", true};
+constexpr ObjectTable kOrgUnits{"organisationunit", "organisationunitid", "organisation unit",
+                                false};
+constexpr ObjectTable kOrgUnitGroups{"orgunitgroup", "orgunitgroupid", "organisation unit group",
+                                     true};
 constexpr ObjectTable kCategoryOptionCombos{"categoryoptioncombo", "categoryoptioncomboid",
-                                            "category option combo"};
-constexpr ObjectTable kCategoryCombos{"categorycombo", "categorycomboid", "category combo"};
-constexpr ObjectTable kCategoryOptions{"categoryoption", "categoryoptionid", "category option"};
+                                            "category option combo", false};
+constexpr ObjectTable kCategoryCombos{"categorycombo", "categorycomboid", "category combo", true};
+constexpr ObjectTable kCategoryOptions{"categoryoption", "categoryoptionid", "category option",
+                                       true};
 
 // 0001-01-01T00:00:00 in microseconds since 1970: the earliest last-updated
 // bound written into SQL.
@@ -73,21 +80,6 @@ std::string ToArrayLiteral(const std::vector<int64_t>& values) {
   return out;
 }
 
-std::string ToTextArrayLiteral(const std::vector<std::string>& values) {
-  std::string out = "{";
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i > 0) out += ',';
-    out += '"';
-    for (char c : values[i]) {
-      if (c == '"' || c == '\\') out += '\\';
-      out += c;
-    }
-    out += '"';
-  }
-  out += '}';
-  return out;
-}
-
 void SortUnique(std::vector<int64_t>* ids) {
   std::sort(ids->begin(), ids->end());
   ids->erase(std::unique(ids->begin(), ids->end()), ids->end());
@@ -95,21 +87,28 @@ void SortUnique(std::vector<int64_t>* ids) {
 
 // Looks up "ids" (in their input scheme) in "table" and returns the internal
 // ids, in request order. NotFound names the first identifier that does not
-// exist; InvalidArgument one that names several objects.
+// exist, or that a non-superuser "reader" may not read as metadata when the table is shareable
+// (the same message: DHIS2 drops it as if it did not exist); InvalidArgument one that names
+// several readable objects.
 absl::StatusOr<std::vector<int64_t>> ResolveIdentifiers(pqxx::transaction_base& tx,
                                                         const ObjectTable& table,
                                                         const dhis2::Identifiers& ids,
-                                                        const char* field) {
+                                                        const char* field,
+                                                        const dhis2::Principal* reader) {
   std::vector<int64_t> resolved;
   if (ids.empty()) return resolved;
   const std::string key = SchemeExpression(ids.scheme, 2);
-  Params params = {ToTextArrayLiteral(ids.values)};
+  Params params = {PgTextArray(ids.values)};
   if (ids.scheme.property == IdScheme::Property::kAttribute) params.push_back(ids.scheme.attribute);
-  const pqxx::result result =
-      Query(tx,
-            absl::StrCat("SELECT ", key, ", o.", table.id_column, " FROM ", table.table,
-                         " o WHERE ", key, " = ANY($1::text[])"),
-            params);
+  std::string sql = absl::StrCat("SELECT ", key, ", o.", table.id_column, " FROM ", table.table,
+                                 " o WHERE ", key, " = ANY($1::text[])");
+  if (table.shareable && reader != nullptr && !reader->superuser) {
+    const int user_param = static_cast<int>(params.size()) + 1;
+    params.push_back(reader->uid);
+    params.push_back(PgTextArray(reader->group_uids));
+    absl::StrAppend(&sql, " AND ", MetadataReadableSql("o", user_param, user_param + 1));
+  }
+  const pqxx::result result = Query(tx, sql, params);
   absl::flat_hash_map<std::string, std::vector<int64_t>> found;
   for (int i = 0; i < Rows(result); ++i) {
     found[ToString(result, i, 0)].push_back(ToInt64(result, i, 1));
@@ -224,12 +223,11 @@ absl::Status ResolvePeriods(pqxx::transaction_base& tx, SchemaFacts* facts,
     }
     // A valid period that is not in the period table has no data: it matches
     // nothing (DHIS2 would insert it; we never write).
-    result =
-        Query(tx,
-              absl::StrCat(columns,
-                           "JOIN unnest($1::text[], $2::date[], $3::date[]) AS q(name, s, e) "
-                           "ON pt.name = q.name AND p.startdate = q.s AND p.enddate = q.e"),
-              {ToTextArrayLiteral(names), ToTextArrayLiteral(starts), ToTextArrayLiteral(ends)});
+    result = Query(tx,
+                   absl::StrCat(columns,
+                                "JOIN unnest($1::text[], $2::date[], $3::date[]) AS q(name, s, e) "
+                                "ON pt.name = q.name AND p.startdate = q.s AND p.enddate = q.e"),
+                   {PgTextArray(names), PgTextArray(starts), PgTextArray(ends)});
   } else {
     // Only last_updated or its duration: any period (DHIS2 adds no period
     // condition), so every period may appear in a row.
@@ -240,17 +238,18 @@ absl::Status ResolvePeriods(pqxx::transaction_base& tx, SchemaFacts* facts,
 }
 
 absl::Status ResolveDataElements(pqxx::transaction_base& tx, const dhis2::ExportParams& params,
-                                 ExportScope* scope, std::vector<int64_t>* data_set_ids) {
+                                 const dhis2::Principal* reader, ExportScope* scope,
+                                 std::vector<int64_t>* data_set_ids) {
   absl::StatusOr<std::vector<int64_t>> sets =
-      ResolveIdentifiers(tx, kDataSets, params.data_sets, "data_set");
+      ResolveIdentifiers(tx, kDataSets, params.data_sets, "data_set", reader);
   if (!sets.ok()) return sets.status();
   *data_set_ids = *sets;
   scope->data_set_ids = *sets;
-  absl::StatusOr<std::vector<int64_t>> groups =
-      ResolveIdentifiers(tx, kDataElementGroups, params.data_element_groups, "data_element_group");
+  absl::StatusOr<std::vector<int64_t>> groups = ResolveIdentifiers(
+      tx, kDataElementGroups, params.data_element_groups, "data_element_group", reader);
   if (!groups.ok()) return groups.status();
   absl::StatusOr<std::vector<int64_t>> elements =
-      ResolveIdentifiers(tx, kDataElements, params.data_elements, "data_element");
+      ResolveIdentifiers(tx, kDataElements, params.data_elements, "data_element", reader);
   if (!elements.ok()) return elements.status();
 
   // The union of the data elements, the data sets' elements and the groups'
@@ -272,13 +271,16 @@ absl::Status ResolveDataElements(pqxx::transaction_base& tx, const dhis2::Export
 }
 
 absl::Status ResolveOrgUnits(pqxx::transaction_base& tx, const dhis2::ExportParams& params,
-                             ExportScope* scope, std::vector<int64_t>* root_ids) {
+                             const dhis2::Principal* reader, ExportScope* scope,
+                             std::vector<int64_t>* root_ids) {
+  // Org units have no sharing: found whoever asks (E2012 decides later).
   absl::StatusOr<std::vector<int64_t>> units =
-      ResolveIdentifiers(tx, kOrgUnits, params.org_units, "org_unit");
+      ResolveIdentifiers(tx, kOrgUnits, params.org_units, "org_unit", reader);
   if (!units.ok()) return units.status();
   *root_ids = *units;
+  scope->requested_org_unit_ids = *units;
   absl::StatusOr<std::vector<int64_t>> groups =
-      ResolveIdentifiers(tx, kOrgUnitGroups, params.org_unit_groups, "org_unit_group");
+      ResolveIdentifiers(tx, kOrgUnitGroups, params.org_unit_groups, "org_unit_group", reader);
   if (!groups.ok()) return groups.status();
   pqxx::result result;
   if (params.children) {
@@ -311,15 +313,19 @@ absl::Status ResolveOrgUnits(pqxx::transaction_base& tx, const dhis2::ExportPara
 
 // DHIS2 InputUtils.getAttributeOptionCombo: the option combo of the category
 // combo whose options are exactly the given options.
+// For a non-superuser "reader" the combo and the options are looked up with the metadata-read
+// predicate (DHIS2: E1110 "Category combo not found or not accessible", E1111 for an option; the
+// messages stay those of an unknown identifier).
 absl::StatusOr<int64_t> ResolveAttributeCombo(pqxx::transaction_base& tx,
-                                              const dhis2::ExportParams& params) {
+                                              const dhis2::ExportParams& params,
+                                              const dhis2::Principal* reader) {
   dhis2::Identifiers combo{IdScheme::Uid(), {params.attribute_combo}};
   absl::StatusOr<std::vector<int64_t>> combo_id =
-      ResolveIdentifiers(tx, kCategoryCombos, combo, "attribute_combo");
+      ResolveIdentifiers(tx, kCategoryCombos, combo, "attribute_combo", reader);
   if (!combo_id.ok()) return combo_id.status();
   dhis2::Identifiers options{IdScheme::Uid(), params.attribute_options};
   absl::StatusOr<std::vector<int64_t>> option_ids =
-      ResolveIdentifiers(tx, kCategoryOptions, options, "attribute_options");
+      ResolveIdentifiers(tx, kCategoryOptions, options, "attribute_options", reader);
   if (!option_ids.ok()) return option_ids.status();
   SortUnique(&*option_ids);
   const pqxx::result result =
@@ -339,16 +345,21 @@ absl::StatusOr<int64_t> ResolveAttributeCombo(pqxx::transaction_base& tx,
 }
 
 absl::Status ResolveAttributeOptionCombos(pqxx::transaction_base& tx,
-                                          const dhis2::ExportParams& params, ExportScope* scope) {
+                                          const dhis2::ExportParams& params,
+                                          const dhis2::Principal* reader, ExportScope* scope) {
   if (!params.attribute_option_combos.empty()) {
-    absl::StatusOr<std::vector<int64_t>> ids = ResolveIdentifiers(
-        tx, kCategoryOptionCombos, params.attribute_option_combos, "attribute_option_combo");
+    // Option combos have no sharing: found whoever asks (E2011 decides later).
+    absl::StatusOr<std::vector<int64_t>> ids =
+        ResolveIdentifiers(tx, kCategoryOptionCombos, params.attribute_option_combos,
+                           "attribute_option_combo", reader);
     if (!ids.ok()) return ids.status();
+    scope->requested_attribute_option_combo_ids = *ids;
     SortUnique(&*ids);
     scope->attribute_option_combo_ids = *std::move(ids);
   } else if (!params.attribute_combo.empty()) {
-    absl::StatusOr<int64_t> id = ResolveAttributeCombo(tx, params);
+    absl::StatusOr<int64_t> id = ResolveAttributeCombo(tx, params, reader);
     if (!id.ok()) return id.status();
+    scope->requested_attribute_option_combo_ids = {*id};
     scope->attribute_option_combo_ids = std::vector<int64_t>{*id};
   }
   absl::Status status =
@@ -407,6 +418,25 @@ std::optional<int64_t> LastUpdatedBound(const dhis2::ExportParams& params) {
   return duration > now - kEarliestMicros ? kEarliestMicros : now - duration;
 }
 
+// For a non-superuser: leaves out the values of the attribute option combos with an option it
+// cannot data-read (DHIS2 appends "and dv.attributeoptioncomboid not in (...)" to its query).
+// A requested set of combos just loses them; otherwise the query gets the list as integers.
+void ExcludeUnreadableCombos(pqxx::transaction_base& tx, const dhis2::Principal& reader,
+                             ExportScope* scope) {
+  std::vector<int64_t> excluded = UnreadableAttributeOptionCombos(tx, reader);
+  if (excluded.empty()) return;
+  if (scope->attribute_option_combo_ids) {
+    std::vector<int64_t>& ids = *scope->attribute_option_combo_ids;
+    ids.erase(std::remove_if(ids.begin(), ids.end(),
+                             [&](int64_t id) {
+                               return std::binary_search(excluded.begin(), excluded.end(), id);
+                             }),
+              ids.end());
+    return;
+  }
+  scope->excluded_attribute_option_combo_ids = std::move(excluded);
+}
+
 }  // namespace
 
 std::string SchemeExpression(const IdScheme& scheme, int param) {
@@ -424,20 +454,24 @@ std::string SchemeExpression(const IdScheme& scheme, int param) {
 }
 
 absl::StatusOr<ExportScope> ResolveExportScope(pqxx::transaction_base& tx, SchemaFacts* facts,
-                                               const dhis2::ExportParams& params) {
+                                               const dhis2::ExportParams& params,
+                                               const dhis2::Principal* reader) {
   ExportScope scope;
   scope.include_deleted = params.include_deleted;
   scope.limit = params.limit;
   scope.last_updated_min_micros = LastUpdatedBound(params);
   std::vector<int64_t> data_set_ids, root_ids;
-  absl::Status status = ResolveDataElements(tx, params, &scope, &data_set_ids);
+  absl::Status status = ResolveDataElements(tx, params, reader, &scope, &data_set_ids);
   if (status.ok()) status = ResolvePeriods(tx, facts, params, &scope);
-  if (status.ok()) status = ResolveOrgUnits(tx, params, &scope, &root_ids);
-  if (status.ok()) status = ResolveAttributeOptionCombos(tx, params, &scope);
+  if (status.ok()) status = ResolveOrgUnits(tx, params, reader, &scope, &root_ids);
+  if (status.ok()) status = ResolveAttributeOptionCombos(tx, params, reader, &scope);
   if (status.ok() && params.IsSingleDataValueSet()) {
     status = ResolveHeader(tx, params, data_set_ids.front(), root_ids.front(), &scope);
   }
+  // DHIS2 decides access after resolving (and validating) everything.
+  if (status.ok() && reader != nullptr) status = DecideDataReadAccess(tx, scope, *reader);
   if (!status.ok()) return status;
+  if (reader != nullptr && !reader->superuser) ExcludeUnreadableCombos(tx, *reader, &scope);
   return scope;
 }
 
@@ -453,6 +487,11 @@ std::string BuildDataValueWhereSql(const ExportScope& scope) {
   if (scope.attribute_option_combo_ids) {
     absl::StrAppend(&sql, " AND dv.attributeoptioncomboid = ANY('",
                     ToArrayLiteral(*scope.attribute_option_combo_ids), "'::bigint[])");
+  }
+  if (!scope.excluded_attribute_option_combo_ids.empty()) {
+    // A filter on each row, hashed by PostgreSQL 15+ for nine or more combos.
+    absl::StrAppend(&sql, " AND dv.attributeoptioncomboid <> ALL('",
+                    ToArrayLiteral(scope.excluded_attribute_option_combo_ids), "'::bigint[])");
   }
   if (scope.changes_only) {
     // A row version is new since the token's snapshot when its xmin (the transaction that wrote

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "service/db/connection_pool.h"
 #include "service/dhis2/export_request_validator.h"
+#include "service/dhis2/principal.h"
 
 namespace dvexport::db {
 
@@ -37,8 +38,16 @@ struct ExportScope {
   bool filter_periods = true;
   std::vector<int64_t> period_ids;    // sorted, unique; used if filter_periods
   std::vector<int64_t> org_unit_ids;  // sorted, unique
-  // Set when the request filters on attribute option combos; sorted, unique.
+  // Set when the request filters on attribute option combos; sorted, unique (for a
+  // non-superuser, without the ones its export leaves out).
   std::optional<std::vector<int64_t>> attribute_option_combo_ids;
+  // For a non-superuser without attribute_option_combo_ids: the attribute option combos whose
+  // values its export leaves out (UnreadableAttributeOptionCombos); sorted, unique.
+  std::vector<int64_t> excluded_attribute_option_combo_ids;
+  // What the request named, in request order, for DHIS2's access decisions (E2011, E2012): the
+  // attribute option combos (or the one of attribute_combo and its options) and the org units.
+  std::vector<int64_t> requested_attribute_option_combo_ids;
+  std::vector<int64_t> requested_org_unit_ids;
   // Only values with lastupdated at or after this many microseconds since
   // 1970-01-01T00:00:00 (the column's wall clock).
   std::optional<int64_t> last_updated_min_micros;
@@ -68,7 +77,13 @@ struct ExportScope {
 
 // Looks up every identifier of "params", in its input id scheme, with
 // parameterized queries in "tx" (the export's transaction), and the output
-// identifiers of everything the export can write. NotFound names a field and an identifier that
+// identifiers of everything the export can write. With a non-superuser "reader", data sets,
+// data elements, data element groups, org unit groups, the attribute combo and its options are
+// looked up with DHIS2's metadata-read sharing predicate (MetadataReadableSql): one the reader
+// cannot read is not found, with the message of one that does not exist. Then, with a
+// "reader" (superusers too), DHIS2's access decisions (DecideDataReadAccess: E2010, E2011,
+// E2012) and, for a non-superuser, the attribute option combos its export leaves out. A null
+// "reader" (--auth none) applies no rule. NotFound names a field and an identifier that
 // does not exist (and E2041 for attribute options that make no attribute option combo);
 // InvalidArgument an identifier that names several objects (NAME is not
 // unique for org units and option combos); FailedPrecondition a period type
@@ -77,7 +92,8 @@ struct ExportScope {
 // connection's), else computes ISO ids. Database errors are libpqxx's
 // exceptions (ReadSession turns them into a Status).
 absl::StatusOr<ExportScope> ResolveExportScope(pqxx::transaction_base& tx, SchemaFacts* facts,
-                                               const dhis2::ExportParams& params);
+                                               const dhis2::ExportParams& params,
+                                               const dhis2::Principal* reader);
 
 // The SQL expression of an output or input id "scheme" on table alias "o" (o.uid, o.code, o.name,
 // or the attribute's value); an attribute's UID is bind parameter $<param>, never SQL text.

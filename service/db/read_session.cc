@@ -109,7 +109,8 @@ absl::Status ReadSession::EndTransaction(std::unique_ptr<Transaction>* tx, Poole
   return status;
 }
 
-absl::Status ReadSession::Begin(const dhis2::ExportParams& params) {
+absl::Status ReadSession::Begin(const dhis2::ExportParams& params,
+                                const dhis2::Principal* principal) {
   // The deadline and Cancel() end the wait through "stopped", with their own status.
   absl::StatusOr<PooledConnection> conn = pool_->Acquire(
       options_.connection_wait,
@@ -122,7 +123,8 @@ absl::Status ReadSession::Begin(const dhis2::ExportParams& params) {
   if (status.ok()) status = BeginTransaction(**conn_, "", &tx_);
   if (!status.ok()) return status;
   status = RunStatements(**conn_, "resolving the export's identifiers", [&] {
-    absl::StatusOr<ExportScope> scope = ResolveExportScope(*tx_, &(*conn_)->schema_facts(), params);
+    absl::StatusOr<ExportScope> scope =
+        ResolveExportScope(*tx_, &(*conn_)->schema_facts(), params, principal);
     if (!scope.ok()) return scope.status();
     scope_ = *std::move(scope);
     identifier_tables_.emplace(scope_);

@@ -25,6 +25,7 @@
 #include "service/db/read_plan.h"
 #include "service/db/slice_dispenser.h"
 #include "service/dhis2/export_request_validator.h"
+#include "service/dhis2/principal.h"
 #include "service/encode/data_value_row.h"
 
 namespace dvexport::db {
@@ -83,11 +84,16 @@ class ReadSession {
 
   // Borrows a connection, begins the transaction and resolves "params" into
   // the scope (NotFound / InvalidArgument / FailedPrecondition as
-  // ResolveExportScope). With params.changes_since, first waits (at most
-  // kReplicaCatchUpWait) for a replica to have replayed what the token saw,
-  // and refuses a token it cannot judge (CheckWalPosition, CheckSnapshot);
-  // the scope is then the changes since the token.
-  absl::Status Begin(const dhis2::ExportParams& params);
+  // ResolveExportScope), with DHIS2 2.42's read rules for "principal" (the
+  // caller; PermissionDenied E2010 / E2011 / E2012 as DecideDataReadAccess, and
+  // a non-superuser's attribute option combo filter in every read and count).
+  // A null "principal" (--auth none) applies no rule. With params.changes_since, first waits (at
+  // most kReplicaCatchUpWait) for a replica to have replayed what the token saw, and refuses a
+  // token it cannot judge (CheckWalPosition, CheckSnapshot); the scope is then the changes since
+  // the token.
+  // "*principal" is read only during the call. A change token carries no
+  // rights: a delta is judged with the principal of its own call.
+  absl::Status Begin(const dhis2::ExportParams& params, const dhis2::Principal* principal);
 
   // Instead of Begin, once per session (for authentication's lookups): borrows a connection,
   // runs "body" in a READ ONLY transaction and ends it; every wait bounded like the session's

@@ -162,7 +162,7 @@ void StreamingExportCall::Start(const absl::Status& status,
 }
 
 void StreamingExportCall::RunFirstReader(dhis2::ExportParams params) {
-  absl::Status status = session().Begin(params);
+  absl::Status status = session().Begin(params, /*principal=*/nullptr);
   absl::StatusOr<int> readers = 1;
   if (status.ok() && !ReadsInOrder()) {
     // Extra connections only where the pool keeps one for every export that may still start.
@@ -299,7 +299,7 @@ CountCall::CountCall(CallEnvironment* env, grpc::CallbackServerContext* context,
 
 void CountCall::Run(dhis2::ExportParams params) {
   db::ReadSession& session = session_.get();
-  absl::Status status = session.Begin(params);
+  absl::Status status = session.Begin(params, /*principal=*/nullptr);
   absl::StatusOr<int64_t> count = status.ok() ? session.Count() : status;
   status = count.status();
   if (status.ok()) status = session.Finish();

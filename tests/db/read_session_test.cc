@@ -64,7 +64,7 @@ class ReadSessionTest : public ::testing::Test {
   // Counts the values of a new session of "pool_", which must succeed.
   int64_t CountNow() {
     ReadSession session(&pool_, ReadSessionOptions(), system_clock::time_point::max());
-    absl::Status status = session.Begin(*params_);
+    absl::Status status = session.Begin(*params_, /*principal=*/nullptr);
     EXPECT_TRUE(status.ok()) << status;
     absl::StatusOr<int64_t> count = session.Count();
     EXPECT_TRUE(count.ok()) << count.status();
@@ -83,7 +83,7 @@ TEST_F(ReadSessionTest, ReadsAsManyValuesAsItCountsWithOneOrSeveralReaders) {
   ASSERT_GT(count, 1000) << "the demo database looks empty";
   for (const ReadSessionOptions& options : {ReadSessionOptions(), Sliced()}) {
     ReadSession session(&pool_, options, system_clock::time_point::max());
-    ASSERT_TRUE(session.Begin(*params_).ok());
+    ASSERT_TRUE(session.Begin(*params_, /*principal=*/nullptr).ok());
     absl::StatusOr<int> readers = session.PlanReads(0);
     ASSERT_TRUE(readers.ok()) << readers.status();
     EXPECT_EQ(session.sliced(), *readers > 1);
@@ -108,7 +108,7 @@ TEST_F(ReadSessionTest, ReadsAsManyValuesAsItCountsWithOneOrSeveralReaders) {
 
 TEST_F(ReadSessionTest, SlicedReadsUseSeveralConnections) {
   ReadSession session(&pool_, Sliced(), system_clock::time_point::max());
-  ASSERT_TRUE(session.Begin(*params_).ok());
+  ASSERT_TRUE(session.Begin(*params_, /*principal=*/nullptr).ok());
   absl::StatusOr<int> readers = session.PlanReads(0);
   ASSERT_TRUE(readers.ok()) << readers.status();
   EXPECT_EQ(*readers, 3);
@@ -118,7 +118,7 @@ TEST_F(ReadSessionTest, SlicedReadsUseSeveralConnections) {
 TEST_F(ReadSessionTest, ConsumerStoppingIsCancelledAndTheConnectionIsReused) {
   {
     ReadSession session(&pool_, ReadSessionOptions(), system_clock::time_point::max());
-    ASSERT_TRUE(session.Begin(*params_).ok());
+    ASSERT_TRUE(session.Begin(*params_, /*principal=*/nullptr).ok());
     ASSERT_TRUE(session.PlanReads(0).ok());
     int seen = 0;
     absl::Status status = session.Read(0, [&](const encode::DataValueRow&) { return ++seen < 10; });
@@ -131,7 +131,7 @@ TEST_F(ReadSessionTest, ConsumerStoppingIsCancelledAndTheConnectionIsReused) {
 
 TEST_F(ReadSessionTest, CancelEndsAStatementBlockedBehindALockWithinASecond) {
   ReadSession session(&pool_, ReadSessionOptions(), system_clock::time_point::max());
-  ASSERT_TRUE(session.Begin(*params_).ok());
+  ASSERT_TRUE(session.Begin(*params_, /*principal=*/nullptr).ok());
   absl::StatusOr<int64_t> count;
   Clock::time_point cancelled_at;
   {
@@ -156,7 +156,7 @@ TEST_F(ReadSessionTest, TheDeadlineEndsAStatementBlockedBehindALockWithinASecond
   const system_clock::time_point deadline = system_clock::now() + milliseconds(800);
   {
     ReadSession session(&pool_, ReadSessionOptions(), deadline);
-    ASSERT_TRUE(session.Begin(*params_).ok());
+    ASSERT_TRUE(session.Begin(*params_, /*principal=*/nullptr).ok());
     DataValueLock lock;
     absl::StatusOr<int64_t> count = session.Count();
     EXPECT_EQ(count.status().code(), absl::StatusCode::kDeadlineExceeded) << count.status();
@@ -169,7 +169,7 @@ TEST_F(ReadSessionTest, TheDeadlineEndsAStatementBlockedBehindALockWithinASecond
 
 TEST_F(ReadSessionTest, CancelEndsACopyBlockedBehindALock) {
   ReadSession session(&pool_, ReadSessionOptions(), system_clock::time_point::max());
-  ASSERT_TRUE(session.Begin(*params_).ok());
+  ASSERT_TRUE(session.Begin(*params_, /*principal=*/nullptr).ok());
   ASSERT_TRUE(session.PlanReads(0).ok());
   absl::Status status;
   Clock::time_point cancelled_at;
@@ -192,7 +192,7 @@ TEST_F(ReadSessionTest, StatementTimeoutIsDeadlineExceeded) {
   ReadSessionOptions options;
   options.statement_timeout = milliseconds(300);
   ReadSession session(&pool_, options, system_clock::time_point::max());
-  ASSERT_TRUE(session.Begin(*params_).ok());
+  ASSERT_TRUE(session.Begin(*params_, /*principal=*/nullptr).ok());
   DataValueLock lock;
   const Clock::time_point start = Clock::now();
   absl::StatusOr<int64_t> count = session.Count();
@@ -212,7 +212,7 @@ TEST_F(ReadSessionTest, BorrowingAConnectionEndsAtCancel) {
     session.Cancel();
   });
   const Clock::time_point start = Clock::now();
-  EXPECT_EQ(session.Begin(*params_).code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(session.Begin(*params_, /*principal=*/nullptr).code(), absl::StatusCode::kCancelled);
   EXPECT_LT(Since(start), milliseconds(300) + kCancelBound);
   cancel.join();
 }
@@ -225,7 +225,8 @@ TEST_F(ReadSessionTest, BorrowingAConnectionEndsAtTheDeadline) {
   options.connection_wait = milliseconds(30000);
   const system_clock::time_point deadline = system_clock::now() + milliseconds(300);
   ReadSession session(&small, options, deadline);
-  EXPECT_EQ(session.Begin(*params_).code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(session.Begin(*params_, /*principal=*/nullptr).code(),
+            absl::StatusCode::kDeadlineExceeded);
   EXPECT_LT(system_clock::now() - deadline, kCancelBound);
 }
 
@@ -237,7 +238,7 @@ TEST_F(ReadSessionTest, UnknownIdentifiersAreNotFound) {
   absl::StatusOr<dhis2::ExportParams> params = dhis2::ValidateExportRequest(request);
   ASSERT_TRUE(params.ok()) << params.status();
   ReadSession session(&pool_, ReadSessionOptions(), system_clock::time_point::max());
-  absl::Status status = session.Begin(*params);
+  absl::Status status = session.Begin(*params, /*principal=*/nullptr);
   EXPECT_EQ(status.code(), absl::StatusCode::kNotFound) << status;
 }
 

@@ -222,7 +222,7 @@ TEST_F(PgBouncerTest, EveryReaderImportsTheSnapshotThroughPgBouncer) {
   db::ReadSession session(&pool, options, std::chrono::system_clock::now() + seconds(60));
   absl::StatusOr<dhis2::ExportParams> params = dhis2::ValidateExportRequest(WholeDatabase());
   ASSERT_TRUE(params.ok()) << params.status();
-  ASSERT_TRUE(session.Begin(*params).ok());
+  ASSERT_TRUE(session.Begin(*params, /*principal=*/nullptr).ok());
   absl::StatusOr<int> readers = session.PlanReads(/*keep_available=*/0);
   ASSERT_TRUE(readers.ok()) << readers.status();
   ASSERT_EQ(*readers, 3);
@@ -351,7 +351,7 @@ TEST_F(PgBouncerTest, CancelFreesAReaderQueuedInsidePgBouncerWithinAboutASecond)
     options.read_plan = SlicedPlan();
     auto session = std::make_unique<db::ReadSession>(
         &pool, options, std::chrono::system_clock::now() + seconds(60));
-    ASSERT_TRUE(session->Begin(*params).ok());
+    ASSERT_TRUE(session->Begin(*params, /*principal=*/nullptr).ok());
     absl::StatusOr<int> readers = session->PlanReads(/*keep_available=*/0);
     ASSERT_TRUE(readers.ok()) << readers.status();
     ASSERT_EQ(*readers, 3);
@@ -393,7 +393,7 @@ TEST_F(PgBouncerTest, CancelFreesAReaderQueuedInsidePgBouncerWithinAboutASecond)
     // The severed connections were dropped: the pool opens new ones, and they work.
     db::ReadSession next(&pool, db::ReadSessionOptions(),
                          std::chrono::system_clock::now() + seconds(60));
-    ASSERT_TRUE(next.Begin(*params).ok());
+    ASSERT_TRUE(next.Begin(*params, /*principal=*/nullptr).ok());
     absl::StatusOr<int64_t> count = next.Count();
     ASSERT_TRUE(count.ok()) << count.status();
     EXPECT_GT(*count, 0);

@@ -799,7 +799,8 @@ TEST_F(ParityTest, DetectsPeriodIsoOncePerConnection) {
     EXPECT_FALSE((*conn)->schema_facts().period_has_iso.has_value());
     pqxx::read_transaction tx(**conn);
     absl::StatusOr<db::ExportScope> scope =
-        db::ResolveExportScope(tx, &(*conn)->schema_facts(), *params);
+        db::ResolveExportScope(tx, &(*conn)->schema_facts(), *params,
+                               /*reader=*/nullptr);
     ASSERT_TRUE(scope.ok()) << scope.status();
     EXPECT_EQ((*conn)->schema_facts().period_has_iso, std::optional<bool>(has_iso));
   }
@@ -811,7 +812,8 @@ TEST_F(ParityTest, DetectsPeriodIsoOncePerConnection) {
   (*conn)->schema_facts().period_has_iso = false;
   pqxx::read_transaction tx(**conn);
   absl::StatusOr<db::ExportScope> scope =
-      db::ResolveExportScope(tx, &(*conn)->schema_facts(), *params);
+      db::ResolveExportScope(tx, &(*conn)->schema_facts(), *params,
+                             /*reader=*/nullptr);
   EXPECT_EQ(scope.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(scope.status().message(),
             "period 604 has period type \"WeeklyFriday\", which has no ISO identifier in DHIS2 "

@@ -353,7 +353,7 @@ TEST(SilentDatabaseSessionTest, ConnectToASilentDatabaseEndsWithTheStopsStatus) 
       });
     }
     const Clock::time_point start = Clock::now();
-    const absl::Status status = session.Begin(*params);
+    const absl::Status status = session.Begin(*params, /*principal=*/nullptr);
     const auto took_ms = std::chrono::duration_cast<milliseconds>(Clock::now() - start).count();
     if (canceller.joinable()) canceller.join();
     EXPECT_EQ(status.code(),
@@ -385,7 +385,7 @@ TEST(SilentDatabaseSessionTest, StatementOnASilentDatabaseEndsWithTheStopsStatus
     proxy.SetSilent(false);
     const auto deadline = std::chrono::system_clock::now() + seconds(by_deadline ? 3 : 60);
     auto session = std::make_unique<db::ReadSession>(&pool, db::ReadSessionOptions(), deadline);
-    ASSERT_TRUE(session->Begin(*params).ok());
+    ASSERT_TRUE(session->Begin(*params, /*principal=*/nullptr).ok());
     proxy.SetSilent(true);
     std::thread canceller;
     if (!by_deadline) {
@@ -413,7 +413,7 @@ TEST(SilentDatabaseSessionTest, StatementOnASilentDatabaseEndsWithTheStopsStatus
   proxy.SetSilent(false);
   db::ReadSession session(&pool, db::ReadSessionOptions(),
                           std::chrono::system_clock::now() + seconds(60));
-  ASSERT_TRUE(session.Begin(*params).ok());
+  ASSERT_TRUE(session.Begin(*params, /*principal=*/nullptr).ok());
   absl::StatusOr<int64_t> count = session.Count();
   EXPECT_TRUE(count.ok()) << count.status();
   EXPECT_TRUE(session.Finish().ok());
