@@ -120,7 +120,7 @@ void StartServer(const std::string& pg, pid_t* pid, int* port) {
       absl::StrCat(::testing::TempDir(), "dvexport-flood-port-", getpid());
   std::remove(port_file.c_str());
   *pid = Spawn(
-      {DVEXPORT_SERVER_BINARY, "--listen=127.0.0.1:0", "--port_file=" + port_file, "--pg=" + pg});
+      {DVEXPORT_SERVER_BINARY, "--listen=127.0.0.1:0", "--auth=none", "--port_file=" + port_file, "--pg=" + pg});
   ASSERT_GT(*pid, 0);
   ASSERT_TRUE(WaitFor(
       [&] {
