@@ -66,6 +66,17 @@ absl::StatusOr<Identity> Verify(db::ReadSession& session, const PresentedCredent
 absl::Status CheckPerCall(const Identity& identity, std::string_view peer_ip,
                           std::chrono::system_clock::time_point now);
 
+// Why Present, Verify or CheckPerCall refused, carried as a payload of their Unauthenticated
+// Status (the message stays DHIS2's): for a metrics label and the call log. One of
+// "no_credentials", "several_credentials", "unsupported_scheme", "malformed_basic",
+// "malformed_token", "bad_checksum", "unknown_token", "token_expired", "token_without_owner",
+// "token_owner_missing", "token_owner_" + dhis2::AccountRefusalName ("token_owner_disabled",
+// ...), "wrong_password" (an unknown user too: the two are never told apart),
+// "account_" + AccountRefusalName ("account_disabled", ...), "unknown_certificate_user",
+// "certificate_user_" + AccountRefusalName, "ip_not_allowed", "method_not_allowed",
+// "referrer_required". Empty for a Status without it (a database failure, say).
+std::string RefusalReason(const absl::Status& status);
+
 }  // namespace dvexport::auth
 
 #endif  // DVEXPORT_SERVICE_AUTH_VERIFY_H_

@@ -144,6 +144,23 @@ absl::Status ReadSession::Begin(const dhis2::ExportParams& params) {
   });
 }
 
+absl::Status ReadSession::Lookup(absl::string_view what,
+                                 absl::FunctionRef<absl::Status(pqxx::transaction_base&)> body) {
+  if (conn_) return absl::FailedPreconditionError("Lookup on a session that has a connection");
+  absl::StatusOr<PooledConnection> conn = pool_->Acquire(
+      options_.connection_wait,
+      [this] { return canceller_.StopStatus("waiting for a database connection"); },
+      [this](DatabaseConnection& conn) { return SetUpConnection(conn); });
+  if (!conn.ok()) return conn.status();
+  conn_.emplace(*std::move(conn));
+  absl::Status status = BeginTransaction(**conn_, "", &tx_);
+  if (status.ok()) status = RunStatements(**conn_, what, [&] { return body(*tx_); });
+  // Read only: COMMIT and ROLLBACK end it alike; a failed body's transaction is rolled back.
+  absl::Status ended = EndTransaction(&tx_, &*conn_, /*commit=*/status.ok());
+  conn_.reset();  // back to the pool now, not when the session ends
+  return status.ok() ? ended : status;
+}
+
 absl::Status ReadSession::WaitForTokenPosition(const dhis2::ChangeToken& token) {
   const auto give_up = std::chrono::steady_clock::now() + kReplicaCatchUpWait;
   for (;;) {
