@@ -102,7 +102,7 @@ uint64_t Authenticator::Authenticate(const Credentials& credentials, std::string
     done(presented.status());
     return 0;
   }
-  const std::string& key = presented->cache_key;
+  const std::string key = presented->cache_key;
   const std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now();
   std::unique_lock<std::mutex> lock(mu_);
   if (stopping_) {
