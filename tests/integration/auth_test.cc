@@ -444,7 +444,7 @@ TEST_F(SilentDatabaseAuthTest, DeadlineBoundsAuthenticationAndConcurrentMissesSh
   std::this_thread::sleep_for(milliseconds(200));
   EXPECT_EQ(authenticator().pending(), 0);
   // Another credential waits in the queue (its one place), a third is refused at once.
-  call(4, Basic(users_->bob, "whatever"), milliseconds(10000));
+  call(4, Basic(users_->bob, "whatever"), milliseconds(4000));
   ASSERT_TRUE(reliability::WaitFor([&] { return authenticator().pending() == 1; }, seconds(5)));
   const grpc::Status refused = Count(Basic(users_->alice, "whatever"), seconds(5));
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << refused.error_message();
