@@ -30,9 +30,8 @@ std::chrono::seconds RetryAfter(double missing_tokens, double tokens_per_second)
 }
 
 absl::Status TooManyFailures(absl::string_view whose, std::chrono::seconds retry_after) {
-  return absl::UnauthenticatedError(
-      absl::StrCat("too many failed authentication attempts ", whose, "; retry in ",
-                   retry_after.count(), " s"));
+  return absl::UnauthenticatedError(absl::StrCat("too many failed authentication attempts ", whose,
+                                                 "; retry in ", retry_after.count(), " s"));
 }
 
 }  // namespace
@@ -231,9 +230,8 @@ void Authenticator::RunWorker() {
   setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), kWorkerNice);
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
-    work_.wait(lock, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return stopping_ || !queue_.empty();
-    });
+    work_.wait(
+        lock, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || !queue_.empty(); });
     if (stopping_) return;
     const std::string key = std::move(queue_.front());
     queue_.pop_front();
@@ -245,7 +243,8 @@ void Authenticator::RunWorker() {
     db::ReadSession session(pool_, options_.session, job.deadline);
     job.session = &session;
     lock.unlock();
-    absl::StatusOr<Identity> identity = Verify(session, credential, std::chrono::system_clock::now());
+    absl::StatusOr<Identity> identity =
+        Verify(session, credential, std::chrono::system_clock::now());
     lock.lock();
     // The job outlives its run: only this worker erases a started job.
     jobs_.at(key).session = nullptr;
@@ -304,8 +303,8 @@ void Authenticator::Verified(const std::string& key, absl::StatusOr<Identity> id
 
 std::optional<std::chrono::seconds> Authenticator::TakeLocked(
     const std::string& key, int capacity, std::chrono::steady_clock::time_point now) {
-  const double rate =
-      std::max(1, capacity) / std::max<double>(1, static_cast<double>(options_.failure_window.count()));
+  const double rate = std::max(1, capacity) /
+                      std::max<double>(1, static_cast<double>(options_.failure_window.count()));
   auto [it, inserted] = buckets_.try_emplace(key);
   Bucket& bucket = it->second;
   if (inserted) {

@@ -30,8 +30,8 @@ absl::StatusOr<ClientIdentities> ClientIdentities::Parse(absl::string_view text,
     }
     auto [it, inserted] = identities.users_.emplace(std::string(subject), std::string(username));
     if (!inserted) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          source, ": line ", number, " lists \"", subject, "\" again (each subject once)"));
+      return absl::InvalidArgumentError(absl::StrCat(source, ": line ", number, " lists \"",
+                                                     subject, "\" again (each subject once)"));
     }
   }
   return identities;

@@ -19,8 +19,7 @@ DataValueExportService::DataValueExportService(db::ConnectionPool* pool,
     auth::AuthenticatorOptions authentication = options.authentication;
     // Its database waits as bounded as an export's (and never past the call's deadline).
     authentication.session = options.session();
-    env_.authenticator =
-        std::make_unique<auth::Authenticator>(pool, authentication, auth_observer);
+    env_.authenticator = std::make_unique<auth::Authenticator>(pool, authentication, auth_observer);
   }
 }
 

@@ -181,9 +181,8 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
           "\" needs --tls_client_ca: only a certificate the server verified stands for a user"));
     }
     if (flags.auth != "dhis2") {
-      return absl::InvalidArgumentError(absl::StrCat("--client_identities \"",
-                                                     flags.client_identities,
-                                                     "\" needs --auth dhis2"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--client_identities \"", flags.client_identities, "\" needs --auth dhis2"));
     }
   }
   if (metrics.has_value() && metrics->port != 0 && metrics->port == listen->port &&

@@ -136,7 +136,8 @@ ABSL_FLAG(int, auth_max_failures_per_ip, dvexport::server::ServerFlags().auth_ma
           "earned back evenly over --auth_failure_window_s; beyond it the peer's tokens and "
           "passwords are refused (UNAUTHENTICATED, saying when to retry) without a database "
           "lookup, except credentials still in the cache");
-ABSL_FLAG(int, auth_max_failures_per_user, dvexport::server::ServerFlags().auth_max_failures_per_user,
+ABSL_FLAG(int, auth_max_failures_per_user,
+          dvexport::server::ServerFlags().auth_max_failures_per_user,
           "failed password attempts for one username in a burst, from any address, 1 to 100000, "
           "earned back evenly over --auth_failure_window_s (whether or not the user exists)");
 ABSL_FLAG(int, auth_failure_window_s, dvexport::server::ServerFlags().auth_failure_window_s,

@@ -90,7 +90,7 @@ struct TestUsers {
   std::string alice, bob;  // usernames
   std::string alice_password = "correct horse battery staple";
   std::string bob_password = "tr0ub4dor&3";
-  std::string token;            // alice's, no rules
+  std::string token;  // alice's, no rules
   std::string token_uid;
   int next_token = 0;
 
@@ -121,12 +121,13 @@ struct TestUsers {
         std::chrono::duration_cast<milliseconds>(
             (std::chrono::system_clock::now() + std::chrono::hours(24)).time_since_epoch())
             .count();
-    AdminExec(absl::StrCat("INSERT INTO api_token (apitokenid, uid, created, lastupdated, "
-                           "lastupdatedby, createdby, version, type, expire, key, attributes) "
-                           "VALUES (",
-                           Id(n), ", '", Uid('T', n), "', now(), now(), ", owner, ", ", owner,
-                           ", 1, 'PERSONAL_ACCESS_TOKEN_V2', ", expire_ms, ", '",
-                           dhis2::ApiTokenKey(*made), "', '", attributes, "'::jsonb)"));
+    AdminExec(
+        absl::StrCat("INSERT INTO api_token (apitokenid, uid, created, lastupdated, "
+                     "lastupdatedby, createdby, version, type, expire, key, attributes) "
+                     "VALUES (",
+                     Id(n), ", '", Uid('T', n), "', now(), now(), ", owner, ", ", owner,
+                     ", 1, 'PERSONAL_ACCESS_TOKEN_V2', ", expire_ms, ", '",
+                     dhis2::ApiTokenKey(*made), "', '", attributes, "'::jsonb)"));
     if (uid != nullptr) *uid = Uid('T', n);
     return *made;
   }
@@ -460,8 +461,8 @@ TEST_F(SilentDatabaseAuthTest, DeadlineBoundsAuthenticationAndConcurrentMissesSh
   // The queued one hangs too, until its own deadline; the server's calls all end.
   calls[4].join();
   EXPECT_EQ(statuses[4].error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
-  EXPECT_TRUE(reliability::WaitFor([&] { return server_->service().live_calls() == 0; },
-                                   seconds(5)));
+  EXPECT_TRUE(
+      reliability::WaitFor([&] { return server_->service().live_calls() == 0; }, seconds(5)));
 }
 
 TEST_F(AuthTest, AuthNoneAsksNothingAndSaysSoInTheMetrics) {
@@ -554,8 +555,8 @@ class CertificateAuthTest : public AuthTest {
     channel_options.tls_ca_file = File("ca.pem");
     channel_options.tls_cert_file = File("client.pem");
     channel_options.tls_key_file = File("client.key");
-    auto channel = client::CreateChannel(absl::StrCat("127.0.0.1:", server_->port()),
-                                         channel_options);
+    auto channel =
+        client::CreateChannel(absl::StrCat("127.0.0.1:", server_->port()), channel_options);
     ASSERT_TRUE(channel.ok()) << channel.status();
     channel_ = *channel;
     stub_ = v1::DataValueExport::NewStub(channel_);
@@ -567,8 +568,8 @@ class CertificateAuthTest : public AuthTest {
 std::string* CertificateAuthTest::dir_ = nullptr;
 
 TEST_F(CertificateAuthTest, ListedCertificateStandsForItsUser) {
-  StartTlsServer(absl::StrCat("# client certificates\n\nCN=dvexport-test-client   ",
-                              users_->alice, "\n"));
+  StartTlsServer(
+      absl::StrCat("# client certificates\n\nCN=dvexport-test-client   ", users_->alice, "\n"));
   CapturedStderr captured;
   grpc::Status status = Count("");
   server_.reset();
