@@ -353,9 +353,13 @@ std::string PeerAddress(std::string_view grpc_peer) {
     return std::string(colon == absl::string_view::npos ? peer : peer.substr(0, colon));
   }
   if (absl::ConsumePrefix(&peer, "ipv6:")) {
-    // "[addr]:port"; a link-local address may carry "%25zone" inside the brackets.
+    // "[addr]:port", the brackets percent-encoded by gRPC 1.51 ("%5B::1%5D:port"); a link-local
+    // address may carry "%25zone" inside them.
     if (absl::ConsumePrefix(&peer, "[")) {
       const size_t close = peer.find(']');
+      if (close != absl::string_view::npos) return std::string(peer.substr(0, close));
+    } else if (absl::ConsumePrefix(&peer, "%5B")) {
+      const size_t close = peer.find("%5D");
       if (close != absl::string_view::npos) return std::string(peer.substr(0, close));
     }
     return std::string(peer);

@@ -623,6 +623,7 @@ TEST(ClientIdentitiesTest, RefusesOneFieldAndDuplicates) {
 TEST(PeerAddressTest, StripsSchemeAndPort) {
   EXPECT_EQ(auth::PeerAddress("ipv4:127.0.0.1:5678"), "127.0.0.1");
   EXPECT_EQ(auth::PeerAddress("ipv6:[::1]:5678"), "::1");
+  EXPECT_EQ(auth::PeerAddress("ipv6:%5B::1%5D:5678"), "::1");
   EXPECT_EQ(auth::PeerAddress("ipv6:[fe80::1%25eth0]:1"), "fe80::1%25eth0");
   EXPECT_EQ(auth::PeerAddress("unix:/tmp/socket"), "unix:/tmp/socket");
 }
