@@ -11,7 +11,7 @@ DVEXPORT_APT_PACKAGES=(
   postgresql python3 python3-yaml openssl unzip zstd
   pgbouncer  # tests only: tests/integration/pgbouncer_test (transaction pooling)
   python3-grpcio  # tests only: tests/reliability/slow_grpc_reader.py, a grpcio client that reads slowly
-  libcrypt-dev  # libxcrypt's crypt_rn: DHIS2's bcrypt password hashes (service/dhis2/password)
+  libcrypt-dev  # libxcrypt's crypt_rn: DHIS2's bcrypt password hashes (service/auth/password)
   nginx  # tests: the front proxy of the header-flood test (docs/SECURITY.md)
 )
 

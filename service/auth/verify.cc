@@ -1,6 +1,12 @@
 #include "service/auth/verify.h"
 
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+
 #include <algorithm>
+#include <array>
 #include <string_view>
 #include <utility>
 
@@ -40,16 +46,34 @@ absl::Status WithReason(absl::Status status, absl::string_view reason) {
   return status;
 }
 
-// The cache key: kind, then the username's length, so that no username and secret split the
-// same bytes differently.
+// The cache key: HMAC-SHA-256, under a key drawn once per process, of the kind, the username's
+// length, the username and the secret (the length keeps "ab" + "c" apart from "a" + "bc"). A
+// plain hash would let whoever sees a key test guessed passwords at SHA-256's speed, not
+// bcrypt's; the process key makes that impossible, and the cache needs no more than one
+// process's keys.
 std::string CacheKey(CredentialKind kind, absl::string_view username, absl::string_view secret) {
+  static const std::array<unsigned char, 32>* const kProcessKey = [] {
+    auto* key = new std::array<unsigned char, 32>();
+    // Without randomness the key stays zero: still a correct cache key, only a plain hash.
+    if (RAND_bytes(key->data(), key->size()) != 1) key->fill(0);
+    return key;
+  }();
   const char tag = kind == CredentialKind::kApiToken ? 't'
                    : kind == CredentialKind::kBasic  ? 'b'
                                                      : 'c';
   std::string material =
       absl::StrCat(absl::string_view(&tag, 1), username.size(), ":", username, secret);
-  std::string key = dhis2::Sha256Hex(material);
-  std::fill(material.begin(), material.end(), '\0');
+  std::array<unsigned char, EVP_MAX_MD_SIZE> mac;
+  unsigned int size = 0;
+  HMAC(EVP_sha256(), kProcessKey->data(), kProcessKey->size(),
+       reinterpret_cast<const unsigned char*>(material.data()), material.size(), mac.data(), &size);
+  OPENSSL_cleanse(material.data(), material.size());
+  static constexpr absl::string_view kHex = "0123456789abcdef";
+  std::string key;
+  for (unsigned int i = 0; i < size; ++i) {
+    key.push_back(kHex[mac[i] >> 4]);
+    key.push_back(kHex[mac[i] & 0xf]);
+  }
   return key;
 }
 
@@ -137,17 +161,17 @@ absl::StatusOr<PresentedCredential> PresentBasic(absl::string_view authorization
   std::optional<std::string> decoded = JavaBase64Decode(header.substr(6));
   if (!decoded) return MalformedBasic("the Basic credentials are not valid base64");
   std::string token = JavaUtf8String(*decoded);
-  std::fill(decoded->begin(), decoded->end(), '\0');
+  OPENSSL_cleanse(decoded->data(), decoded->size());
   const size_t colon = token.find(':');
   if (colon == std::string::npos) {
-    std::fill(token.begin(), token.end(), '\0');
+    OPENSSL_cleanse(token.data(), token.size());
     return MalformedBasic("the Basic credentials are not username:password");
   }
   PresentedCredential credential;
   credential.kind = CredentialKind::kBasic;
   credential.username = token.substr(0, colon);
   credential.secret = token.substr(colon + 1);
-  std::fill(token.begin(), token.end(), '\0');
+  OPENSSL_cleanse(token.data(), token.size());
   credential.cache_key = CacheKey(credential.kind, credential.username, credential.secret);
   return credential;
 }
@@ -219,7 +243,7 @@ absl::StatusOr<Identity> VerifyBasic(db::ReadSession& session,
     return Refused(kAccountDisabled, "account_disabled");
   }
   if (refusal != dhis2::AccountRefusal::kNone) {
-    return Refused(kUnauthorized, absl::StrCat("account_", dhis2::AccountRefusalName(refusal)));
+    return Refused(kUnauthorized, dhis2::AccountRefusalName(refusal));
   }
   Identity identity;
   identity.principal = MakePrincipal(*user, dhis2::AuthMethod::kPassword);

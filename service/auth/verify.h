@@ -35,8 +35,10 @@ struct PresentedCredential {
   CredentialKind kind = CredentialKind::kApiToken;
   std::string username;  // Basic and certificate; empty for a token
   std::string secret;    // the token, or the password (never logged)
-  // Lowercase hex SHA-256 over the kind, the username and the secret (length-prefixed, so that
-  // no two credentials share it): the identity cache's key.
+  // The identity cache's key: lowercase hex HMAC-SHA-256 over the kind, the username and the
+  // secret (length-prefixed, so that no two credentials share it), under a random key drawn once
+  // per process: equal for equal credentials within a process, and useless for testing guessed
+  // passwords offline.
   std::string cache_key;
 };
 
@@ -72,7 +74,8 @@ absl::Status CheckPerCall(const Identity& identity, std::string_view peer_ip,
 // "malformed_token", "bad_checksum", "unknown_token", "token_expired", "token_without_owner",
 // "token_owner_missing", "token_owner_" + dhis2::AccountRefusalName ("token_owner_disabled",
 // ...), "wrong_password" (an unknown user too: the two are never told apart),
-// "account_" + AccountRefusalName ("account_disabled", ...), "unknown_certificate_user",
+// "account_disabled" and the other refusals of a right password by their AccountRefusalName
+// ("account_expired", "credentials_expired", "external_auth", ...), "unknown_certificate_user",
 // "certificate_user_" + AccountRefusalName, "ip_not_allowed", "method_not_allowed",
 // "referrer_required". Empty for a Status without it (a database failure, say).
 std::string RefusalReason(const absl::Status& status);

@@ -241,6 +241,70 @@ TEST_F(ReadSessionTest, UnknownIdentifiersAreNotFound) {
   EXPECT_EQ(status.code(), absl::StatusCode::kNotFound) << status;
 }
 
+TEST_F(ReadSessionTest, LookupRunsItsBodyInAReadOnlyTransactionAndGivesTheConnectionBack) {
+  ConnectionPool small(TestConninfo(), 1);
+  ReadSession session(&small, ReadSessionOptions(), system_clock::time_point::max());
+  std::string read_only;
+  absl::Status status = session.Lookup("reading a setting", [&](pqxx::transaction_base& tx) {
+    read_only = tx.exec1("SHOW transaction_read_only")[0].c_str();
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(read_only, "on");
+  // The one connection is back in the pool while the session lives.
+  absl::StatusOr<PooledConnection> again = small.Acquire(milliseconds(1000));
+  EXPECT_TRUE(again.ok()) << again.status();
+}
+
+TEST_F(ReadSessionTest, LookupReturnsTheBodysStatusAndMapsDatabaseErrors) {
+  ConnectionPool small(TestConninfo(), 1);
+  {
+    ReadSession session(&small, ReadSessionOptions(), system_clock::time_point::max());
+    absl::Status status = session.Lookup("x", [](pqxx::transaction_base&) {
+      return absl::UnauthenticatedError("refused by the body");
+    });
+    EXPECT_EQ(status.code(), absl::StatusCode::kUnauthenticated);
+    EXPECT_EQ(status.message(), "refused by the body");
+  }
+  {
+    ReadSession session(&small, ReadSessionOptions(), system_clock::time_point::max());
+    absl::Status status =
+        session.Lookup("looking up the missing table", [](pqxx::transaction_base& tx) {
+          tx.exec("SELECT * FROM no_such_table_for_lookup");
+          return absl::OkStatus();
+        });
+    EXPECT_FALSE(status.ok());
+    EXPECT_NE(status.message().find("looking up the missing table"), absl::string_view::npos)
+        << status;
+  }
+  // Both connections' transactions ended: the pool lends one again.
+  ReadSession session(&small, ReadSessionOptions(), system_clock::time_point::max());
+  EXPECT_TRUE(session
+                  .Lookup("x",
+                          [](pqxx::transaction_base& tx) {
+                            tx.exec("SELECT 1");
+                            return absl::OkStatus();
+                          })
+                  .ok());
+}
+
+TEST_F(ReadSessionTest, LookupEndsAStatementBlockedBehindALockAtCancel) {
+  ReadSession session(&pool_, ReadSessionOptions(), system_clock::time_point::max());
+  DataValueLock lock;
+  std::thread cancel([&] {
+    std::this_thread::sleep_for(milliseconds(300));
+    session.Cancel();
+  });
+  const Clock::time_point start = Clock::now();
+  absl::Status status = session.Lookup("counting", [](pqxx::transaction_base& tx) {
+    tx.exec("SELECT count(*) FROM datavalue");
+    return absl::OkStatus();
+  });
+  EXPECT_EQ(status.code(), absl::StatusCode::kCancelled) << status;
+  EXPECT_LT(Since(start), milliseconds(300) + kCancelBound);
+  cancel.join();
+}
+
 TEST(QueryCancellerTest, NoStatementStartsOnceCancelled) {
   QueryCanceller canceller(system_clock::time_point::max());
   EXPECT_EQ(canceller.cause(), StopCause::kNone);
