@@ -38,10 +38,6 @@ absl::Status TooManyFailures(absl::string_view whose, std::chrono::seconds retry
 
 const char* AuthRefusalName(AuthRefusal refusal) {
   switch (refusal) {
-    case AuthRefusal::kMissing:
-      return "missing";
-    case AuthRefusal::kMalformed:
-      return "malformed";
     case AuthRefusal::kRejected:
       return "rejected";
     case AuthRefusal::kRateLimited:
@@ -95,9 +91,7 @@ uint64_t Authenticator::Authenticate(const Credentials& credentials, std::string
                                      std::chrono::system_clock::time_point deadline, Done done) {
   absl::StatusOr<PresentedCredential> presented = Present(credentials);
   if (!presented.ok()) {
-    Refuse(credentials.authorization.empty() && !credentials.certificate_user.has_value()
-               ? AuthRefusal::kMissing
-               : AuthRefusal::kMalformed);
+    Refuse(AuthRefusal::kRejected, presented.status());
     done(presented.status());
     return 0;
   }
@@ -106,8 +100,9 @@ uint64_t Authenticator::Authenticate(const Credentials& credentials, std::string
   std::unique_lock<std::mutex> lock(mu_);
   if (stopping_) {
     lock.unlock();
-    Refuse(AuthRefusal::kUnavailable);
-    done(absl::UnavailableError("the server is shutting down"));
+    const absl::Status status = absl::UnavailableError("the server is shutting down");
+    Refuse(AuthRefusal::kUnavailable, status);
+    done(status);
     return 0;
   }
   if (auto cached = cache_.find(key); cached != cache_.end()) {
@@ -118,7 +113,7 @@ uint64_t Authenticator::Authenticate(const Credentials& credentials, std::string
       if (observer_ != nullptr) observer_->AuthCacheLookup(true);
       absl::Status status = CheckPerCall(identity, peer_ip, std::chrono::system_clock::now());
       if (!status.ok()) {
-        Refuse(AuthRefusal::kRejected);
+        Refuse(AuthRefusal::kRejected, status);
         done(std::move(status));
       } else {
         done(std::move(identity));
@@ -147,8 +142,9 @@ uint64_t Authenticator::Authenticate(const Credentials& credentials, std::string
             TakeLocked(job.peer_bucket, options_.max_failures_per_peer, now);
         retry.has_value()) {
       lock.unlock();
-      Refuse(AuthRefusal::kRateLimited);
-      done(TooManyFailures("from this address", *retry));
+      const absl::Status status = TooManyFailures("from this address", *retry);
+      Refuse(AuthRefusal::kRateLimited, status);
+      done(status);
       return 0;
     }
     if (presented->kind == CredentialKind::kBasic) {
@@ -158,8 +154,9 @@ uint64_t Authenticator::Authenticate(const Credentials& credentials, std::string
           retry.has_value()) {
         GiveBackLocked(job.peer_bucket, options_.max_failures_per_peer);
         lock.unlock();
-        Refuse(AuthRefusal::kRateLimited);
-        done(TooManyFailures("for this username", *retry));
+        const absl::Status status = TooManyFailures("for this username", *retry);
+        Refuse(AuthRefusal::kRateLimited, status);
+        done(status);
         return 0;
       }
     }
@@ -167,10 +164,11 @@ uint64_t Authenticator::Authenticate(const Credentials& credentials, std::string
   if (static_cast<int>(queue_.size()) >= options_.max_pending) {
     RefundLocked(job);
     lock.unlock();
-    Refuse(AuthRefusal::kQueueFull);
-    done(absl::ResourceExhaustedError(
+    const absl::Status status = absl::ResourceExhaustedError(
         absl::StrCat("too many authentications wait for verification (", options_.max_pending,
-                     "); retry later")));
+                     "); retry later"));
+    Refuse(AuthRefusal::kQueueFull, status);
+    done(status);
     return 0;
   }
   job.credential = *std::move(presented);
@@ -210,8 +208,10 @@ void Authenticator::Abandon(uint64_t ticket) {
       }
     }
   }
-  Refuse(AuthRefusal::kUnavailable);
-  done(absl::CancelledError("the call was cancelled while it was being authenticated"));
+  const absl::Status status =
+      absl::CancelledError("the call was cancelled while it was being authenticated");
+  Refuse(AuthRefusal::kUnavailable, status);
+  done(status);
 }
 
 int Authenticator::cached() const {
@@ -287,13 +287,14 @@ void Authenticator::Verified(const std::string& key, absl::StatusOr<Identity> id
   for (Waiter& waiter : waiters) {
     if (!identity.ok()) {
       Refuse(absl::IsUnauthenticated(identity.status()) ? AuthRefusal::kRejected
-                                                        : AuthRefusal::kUnavailable);
+                                                        : AuthRefusal::kUnavailable,
+             identity.status());
       waiter.done(identity.status());
       continue;
     }
     absl::Status status = CheckPerCall(*identity, waiter.peer_ip, std::chrono::system_clock::now());
     if (!status.ok()) {
-      Refuse(AuthRefusal::kRejected);
+      Refuse(AuthRefusal::kRejected, status);
       waiter.done(std::move(status));
     } else {
       waiter.done(*identity);
@@ -342,8 +343,10 @@ void Authenticator::SweepBucketsLocked(std::chrono::steady_clock::time_point now
   buckets_at_last_sweep_ = buckets_.size();
 }
 
-void Authenticator::Refuse(AuthRefusal reason) {
-  if (observer_ != nullptr) observer_->AuthRefused(reason);
+void Authenticator::Refuse(AuthRefusal kind, const absl::Status& status) {
+  if (observer_ == nullptr) return;
+  std::string reason = RefusalReason(status);
+  observer_->AuthRefused(reason.empty() ? AuthRefusalName(kind) : reason);
 }
 
 std::string PeerAddress(std::string_view grpc_peer) {

@@ -52,24 +52,25 @@ struct AuthenticatorOptions {
   db::ReadSessionOptions session;
 };
 
-// Why a call was refused an identity, for the metrics (a fixed set: no label per user).
+// Why a call was refused an identity, when the refusal itself carries no RefusalReason (verify.h):
+// the refusals of the Authenticator itself.
 enum class AuthRefusal {
-  kMissing,      // no credentials at all
-  kMalformed,    // Present refused them (malformed header, bad checksum, several values)
-  kRejected,     // Verify or CheckPerCall refused them (wrong password, unknown token, ...)
+  kRejected,     // a refusal of Present, Verify or CheckPerCall (its RefusalReason says more)
   kRateLimited,  // too many failed attempts from the peer or for the username
   kQueueFull,    // max_pending verifications waiting
-  kUnavailable,  // the database failed, the deadline came, or the call was cancelled
+  kUnavailable,  // the database failed, the deadline came, the call was cancelled, shutdown
 };
 
-// "missing", "malformed", ...: the metrics label.
+// "rejected", "rate_limited", "queue_full", "unavailable".
 const char* AuthRefusalName(AuthRefusal refusal);
 
 // What the Authenticator reports, for the metrics: from any thread, never under its lock.
 class AuthObserver {
  public:
   virtual ~AuthObserver() = default;
-  virtual void AuthRefused(AuthRefusal reason) = 0;
+  // "reason": RefusalReason of the refusal ("wrong_password", "token_expired", ...), else
+  // AuthRefusalName: a fixed set, nothing of the caller.
+  virtual void AuthRefused(const std::string& reason) = 0;
   // A call's credential was found in the cache (hit) or had to be verified (miss).
   virtual void AuthCacheLookup(bool hit) = 0;
 };
@@ -144,7 +145,7 @@ class Authenticator {
   void RefundLocked(const Job& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SweepBucketsLocked(std::chrono::steady_clock::time_point now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Refuse(AuthRefusal reason);
+  void Refuse(AuthRefusal kind, const absl::Status& status);
 
   db::ConnectionPool* const pool_;
   const AuthenticatorOptions options_;

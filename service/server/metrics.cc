@@ -112,11 +112,12 @@ absl::StatusOr<std::unique_ptr<ServerMetrics>> ServerMetrics::Start(const std::s
       &prometheus::BuildCounter()
            .Name("dvexport_auth_refusals_total")
            .Help(
-               "Calls refused an identity, by reason: missing (no credentials), malformed, "
-               "rejected (wrong or unknown credentials, an expired token, a disabled user, ...), "
-               "rate_limited (too many failed attempts from the peer or for the username), "
-               "queue_full (too many verifications waiting), unavailable (the database, the "
-               "deadline, a cancelled call).")
+               "Calls refused an identity, by reason: DHIS2's refusals (no_credentials, "
+               "malformed_token, bad_checksum, unknown_token, token_expired, wrong_password (an "
+               "unknown user too), account_disabled, ip_not_allowed, ...), rate_limited (too "
+               "many failed attempts from the peer or for the username), queue_full (too many "
+               "verifications waiting), unavailable (the database, the deadline, a cancelled "
+               "call).")
            .Register(registry);
   metrics->auth_cache_ = &prometheus::BuildCounter()
                               .Name("dvexport_auth_cache_lookups_total")
@@ -189,8 +190,8 @@ void ServerMetrics::SetAuthMode(const std::string& mode) {
   auth_mode_->Add({{"mode", mode}}).Set(1);
 }
 
-void ServerMetrics::AuthRefused(auth::AuthRefusal reason) {
-  auth_refusals_->Add({{"reason", auth::AuthRefusalName(reason)}}).Increment();
+void ServerMetrics::AuthRefused(const std::string& reason) {
+  auth_refusals_->Add({{"reason", reason}}).Increment();
 }
 
 void ServerMetrics::AuthCacheLookup(bool hit) {

@@ -58,8 +58,9 @@ struct CallRecord {
 //   dvexport_time_to_first_byte_seconds{rpc}               histogram
 //   dvexport_export_slot_wait_seconds                      histogram (exports given a slot)
 //   dvexport_exports_refused_total{reason}                 counter: queue_full, max_wait, deadline
-//   dvexport_auth_refusals_total{reason}                  counter: missing, malformed, rejected,
-//                                                          rate_limited, queue_full, unavailable
+//   dvexport_auth_refusals_total{reason}                  counter: auth::RefusalReason's
+//                                                          (wrong_password, ...), rate_limited,
+//                                                          queue_full, unavailable
 //   dvexport_auth_cache_lookups_total{result}              counter: hit, miss
 //   dvexport_auth_mode{mode}                               gauge: 1 for the server's --auth
 //   dvexport_active_exports, dvexport_queued_exports,
@@ -91,7 +92,7 @@ class ServerMetrics final : public SlotObserver, public auth::AuthObserver {
 
   // dvexport_auth_mode{mode="<mode>"} 1 ("dhis2" or "none").
   void SetAuthMode(const std::string& mode);
-  void AuthRefused(auth::AuthRefusal reason) override;
+  void AuthRefused(const std::string& reason) override;
   void AuthCacheLookup(bool hit) override;
 
  private:

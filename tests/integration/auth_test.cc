@@ -254,12 +254,12 @@ TEST_F(AuthTest, EveryMethodButHealthNeedsCredentials) {
   status = Count("");
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED) << status.error_message();
   EXPECT_EQ(reliability::HealthStatus(channel_), "SERVING");
-  EXPECT_EQ(Refusals("missing"), 3);
+  EXPECT_EQ(Refusals("no_credentials"), 3);
   EXPECT_EQ(SumSamples(Metrics(), "dvexport_auth_mode", {"mode=\"dhis2\""}), 1);
   // A malformed token is refused without the database.
   status = Count("ApiToken d2p_not-a-token");
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
-  EXPECT_EQ(Refusals("malformed"), 1);
+  EXPECT_EQ(Refusals("bad_checksum"), 1);
 }
 
 TEST_F(AuthTest, TokenAndPasswordAreAcceptedByEveryMethod) {
@@ -288,7 +288,7 @@ TEST_F(AuthTest, TokenAndPasswordAreAcceptedByEveryMethod) {
   status = Count(Basic("authn_nobody_at_all", "wrong"));
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
   EXPECT_EQ(status.error_message(), "Unauthorized");
-  EXPECT_EQ(Refusals("rejected"), 2);
+  EXPECT_EQ(Refusals("wrong_password"), 2);
 }
 
 // The token's allowed-IP list is checked against the peer's address, cached or not.
