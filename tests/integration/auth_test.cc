@@ -465,6 +465,35 @@ TEST_F(SilentDatabaseAuthTest, DeadlineBoundsAuthenticationAndConcurrentMissesSh
       reliability::WaitFor([&] { return server_->service().live_calls() == 0; }, seconds(5)));
 }
 
+// A call that goes away while its verification waits for a worker takes it out of the queue at
+// once: the verification is never run, and the queue place is free for others.
+TEST_F(SilentDatabaseAuthTest, AbandonedWaitLeavesTheQueueAtOnce) {
+  grpc::Status hanging_status;
+  std::thread hanging([&] { hanging_status = Count(ApiToken(users_->token), milliseconds(4000)); });
+  ASSERT_TRUE(reliability::WaitFor(
+      [&] { return server_->service().live_calls() == 1 && authenticator().pending() == 0; },
+      seconds(5)));
+  const auto start = std::chrono::steady_clock::now();
+  grpc::Status queued_status;
+  std::thread queued(
+      [&] { queued_status = Count(Basic(users_->bob, "whatever"), milliseconds(600)); });
+  ASSERT_TRUE(reliability::WaitFor([&] { return authenticator().pending() == 1; }, seconds(5)));
+  // Its deadline, not the hanging verification's end, takes it out.
+  EXPECT_TRUE(reliability::WaitFor([&] { return authenticator().pending() == 0; }, seconds(2)));
+  queued.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(3000));
+  EXPECT_EQ(queued_status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  // The place is free again: another credential queues instead of being refused.
+  grpc::Status next_status;
+  std::thread next(
+      [&] { next_status = Count(Basic(users_->alice, "whatever"), milliseconds(600)); });
+  EXPECT_TRUE(reliability::WaitFor([&] { return authenticator().pending() == 1; }, seconds(5)));
+  next.join();
+  EXPECT_EQ(next_status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  hanging.join();
+  EXPECT_EQ(hanging_status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+}
+
 TEST_F(AuthTest, AuthNoneAsksNothingAndSaysSoInTheMetrics) {
   server::ServerOptions options = Options();
   options.service.auth = server::AuthMode::kNone;
