@@ -25,7 +25,13 @@ void CallLog::Write(const CallRecord& record, const std::string& peer, const std
   if (metrics_ != nullptr) metrics_->Record(record);
   if (log_ == nullptr) return;
   std::string line = absl::StrCat("{\"event\":\"export\",\"rpc\":", JsonString(record.rpc),
-                                  ",\"peer\":", JsonString(peer), summary);
+                                  ",\"peer\":", JsonString(peer));
+  if (!record.auth.empty()) absl::StrAppend(&line, ",\"auth\":", JsonString(record.auth));
+  if (!record.user.empty()) absl::StrAppend(&line, ",\"user\":", JsonString(record.user));
+  if (!record.token_uid.empty()) {
+    absl::StrAppend(&line, ",\"token_uid\":", JsonString(record.token_uid));
+  }
+  line += summary;
   if (!record.format.empty()) {
     absl::StrAppend(&line, ",\"format\":", JsonString(record.format),
                     ",\"compression\":", JsonString(record.compression));

@@ -15,12 +15,14 @@ namespace dvexport::server {
 std::string SummarizeRequest(const dvexport::v1::ExportRequest& query);
 
 // Where every DataValueExport call reports once it has ended: one JSON line on "log"
-//   {"event":"export","rpc":"ExportFile","peer":...,"data_sets":1,"org_units":1,
+//   {"event":"export","rpc":"ExportFile","peer":...,"auth":"api_token","user":"district",
+//    "token_uid":"...","data_sets":1,"org_units":1,
 //    "periods":1,...,"format":"FORMAT_JSON","compression":"COMPRESSION_NONE",
 //    "values":29,"bytes":8123,"first_byte_seconds":0.004,"seconds":0.006,"status":"OK"}
 // and a record in "metrics" (may be null). The calls hand over the counts they kept while
 // sending; nothing is parsed back from the bytes sent. The line carries nothing of the server's
-// configuration (no connection string, so no password). Thread-safe.
+// configuration (no connection string, so no password) and no secret of the caller (a token's
+// uid, never the token). Thread-safe.
 class CallLog {
  public:
   // "*metrics" and "log" (may be null) must outlive the CallLog.

@@ -1,6 +1,7 @@
 #include "service/server/export_call.h"
 
 #include <grpc/grpc.h>
+#include <grpc/grpc_security_constants.h>
 
 #include <algorithm>
 #include <mutex>
@@ -56,6 +57,27 @@ void RecordMessage(int64_t values_so_far, size_t bytes,
   record->bytes += static_cast<int64_t>(bytes);
 }
 
+// The DHIS2 username the call's verified client certificate stands for (--client_identities);
+// nullopt without a certificate or when it is not listed.
+std::optional<std::string> CertificateUser(grpc::CallbackServerContext* context,
+                                           const auth::ClientIdentities* identities) {
+  if (identities == nullptr) return std::nullopt;
+  const std::shared_ptr<const grpc::AuthContext> auth_context = context->auth_context();
+  // Only a certificate the server verified against --tls_client_ca counts.
+  if (auth_context == nullptr || !auth_context->IsPeerAuthenticated()) return std::nullopt;
+  std::string subject;
+  for (const grpc::string_ref& value :
+       auth_context->FindPropertyValues(GRPC_X509_SUBJECT_PROPERTY_NAME)) {
+    subject.assign(value.data(), value.size());
+  }
+  std::vector<std::string> uris;
+  for (const grpc::string_ref& value :
+       auth_context->FindPropertyValues(GRPC_PEER_URI_PROPERTY_NAME)) {
+    uris.emplace_back(value.data(), value.size());
+  }
+  return identities->Find(subject, uris);
+}
+
 }  // namespace
 
 void CallEnvironment::CallStarted() {
@@ -92,11 +114,49 @@ absl::StatusOr<dhis2::ExportParams> CallSession::Open(CallEnvironment* env,
   return params;
 }
 
+void CallSession::Authenticate(grpc::CallbackServerContext* context, CallRecord* record,
+                               std::function<void(absl::Status)> done) {
+  const std::string peer_ip = auth::PeerAddress(context->peer());
+  if (env_->authenticator == nullptr) {
+    record->auth = "none";
+    user_key_ = peer_ip;
+    done(absl::OkStatus());
+    return;
+  }
+  auth::Credentials credentials;
+  const auto& metadata = context->client_metadata();
+  for (auto [it, end] = metadata.equal_range("authorization"); it != end; ++it) {
+    credentials.authorization.emplace_back(it->second.data(), it->second.size());
+  }
+  credentials.certificate_user = CertificateUser(context, env_->options.client_identities);
+  const uint64_t ticket = env_->authenticator->Authenticate(
+      credentials, peer_ip, deadline_,
+      [this, record, done = std::move(done)](absl::StatusOr<auth::Identity> identity) {
+        if (!identity.ok()) {
+          done(identity.status());
+          return;
+        }
+        record->auth = dhis2::AuthMethodName(identity->principal.method);
+        record->user = identity->principal.username;
+        record->token_uid = identity->principal.token_uid;
+        user_key_ = identity->principal.username;
+        principal_ = std::move(identity->principal);
+        done(absl::OkStatus());
+      });
+  auth_ticket_.store(ticket);
+}
+
 absl::Status CallSession::AwaitSlot(std::function<void(absl::Status)> admitted) {
   return env_->slots->Join(&ticket_, deadline_, std::move(admitted));
 }
 
 void CallSession::Cancel() {
+  // First, and without the lock: an abandoned authentication answers (Cancelled) on this thread,
+  // and the call's answer to that cancels the session again.
+  const uint64_t auth_ticket = auth_ticket_.exchange(0);
+  if (auth_ticket != 0 && env_ != nullptr && env_->authenticator != nullptr) {
+    env_->authenticator->Abandon(auth_ticket);
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (session_ != nullptr) session_->Cancel();
@@ -149,16 +209,24 @@ void StreamingExportCall::Start(const absl::Status& status,
     ReaderDone(params.status());
     return;
   }
-  absl::Status queued =
-      session_.AwaitSlot([this, params = *std::move(params)](absl::Status admitted) {
-        if (!admitted.ok()) {
-          ReaderDone(std::move(admitted));
+  // Authenticated before it asks a slot: a caller without an identity never holds one, and is
+  // refused before the first byte.
+  session_.Authenticate(
+      context_, &record_, [this, params = *std::move(params)](absl::Status authenticated) {
+        if (!authenticated.ok()) {
+          ReaderDone(std::move(authenticated));
           return;
         }
-        std::lock_guard<std::mutex> lock(threads_mu_);
-        threads_.emplace_back(&StreamingExportCall::RunFirstReader, this, params);
+        absl::Status queued = session_.AwaitSlot([this, params](absl::Status admitted) {
+          if (!admitted.ok()) {
+            ReaderDone(std::move(admitted));
+            return;
+          }
+          std::lock_guard<std::mutex> lock(threads_mu_);
+          threads_.emplace_back(&StreamingExportCall::RunFirstReader, this, params);
+        });
+        if (!queued.ok()) ReaderDone(std::move(queued));
       });
-  if (!queued.ok()) ReaderDone(std::move(queued));
 }
 
 void StreamingExportCall::RunFirstReader(dhis2::ExportParams params) {
@@ -294,7 +362,16 @@ CountCall::CountCall(CallEnvironment* env, grpc::CallbackServerContext* context,
     End(params.status());
     return;
   }
-  thread_ = std::thread(&CountCall::Run, this, *std::move(params));
+  session_.Authenticate(context_, &record_,
+                        [this, params = *std::move(params)](absl::Status authenticated) {
+                          if (!authenticated.ok()) {
+                            session_.Close();
+                            End(std::move(authenticated));
+                            return;
+                          }
+                          std::lock_guard<std::mutex> lock(thread_mu_);
+                          thread_ = std::thread(&CountCall::Run, this, params);
+                        });
 }
 
 void CountCall::Run(dhis2::ExportParams params) {
@@ -328,7 +405,10 @@ void CountCall::End(absl::Status status) {
 void CountCall::OnCancel() { session_.Cancel(); }
 
 void CountCall::OnDone() {
-  JoinUnlessSelf(thread_);
+  {
+    std::lock_guard<std::mutex> lock(thread_mu_);
+    JoinUnlessSelf(thread_);
+  }
   CallEnvironment* const env = env_;
   delete this;
   env->CallEnded();

@@ -21,6 +21,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "dvexport/v1/export.pb.h"
+#include "service/auth/authenticator.h"
+#include "service/auth/client_identities.h"
 #include "service/db/connection_pool.h"
 #include "service/db/read_session.h"
 #include "service/dhis2/export_request_validator.h"
@@ -30,6 +32,15 @@
 #include "service/server/request_bytes.h"
 
 namespace dvexport::server {
+
+// How calls are authenticated (--auth).
+enum class AuthMode {
+  // Every call but health needs a DHIS2 identity: a personal access token, a password, or a
+  // client certificate listed in --client_identities (docs/SECURITY.md).
+  kDhis2,
+  // No identity is asked: whoever reaches the port reads everything (a trusted network only).
+  kNone,
+};
 
 struct ServiceOptions {
   // Bytes of rendered (uncompressed) output per data chunk sent.
@@ -68,6 +79,13 @@ struct ServiceOptions {
   // the table, one snapshot; see db::PlanBlockSlices); extra connections are
   // taken only when the pool can spare them. max_streams 1: one COPY always.
   db::ReadPlanOptions read_plan;
+  // How calls are authenticated; kDhis2 unless a trusted network is meant.
+  AuthMode auth = AuthMode::kDhis2;
+  // The identity cache, the verification workers and the limits on failed attempts (kDhis2).
+  auth::AuthenticatorOptions authentication;
+  // Client certificates that stand for DHIS2 usernames (--client_identities); none if null. Must
+  // outlive the service.
+  const auth::ClientIdentities* client_identities = nullptr;
 
   // The database side of each call.
   db::ReadSessionOptions session() const {
@@ -92,6 +110,8 @@ struct CallEnvironment {
   std::unique_ptr<ExportSlots> slots;
   std::atomic<int64_t> sliced_exports{0};
   CallLog* log = nullptr;
+  // Authenticates the calls; null with AuthMode::kNone.
+  std::unique_ptr<auth::Authenticator> authenticator;
 
   // Every call's reactor registers while it lives (its reader threads joined when it ends), so
   // that whoever destroys the environment can wait for the last one, through a lock that
@@ -120,6 +140,22 @@ class CallSession {
                                            grpc::CallbackServerContext* context,
                                            const dvexport::v1::ExportRequest& query);
 
+  // After Open: authenticates the call from its metadata (authorization) and its client
+  // certificate, without blocking: "done" is called exactly once, with OK once the call has an
+  // identity (at once with AuthMode::kNone, without one), or with why it has none
+  // (Unauthenticated, ResourceExhausted, Unavailable, DeadlineExceeded, Cancelled), on this
+  // thread or on an authentication worker. "*record" gets the caller's user and method.
+  void Authenticate(grpc::CallbackServerContext* context, CallRecord* record,
+                    std::function<void(absl::Status)> done);
+
+  // After Authenticate's OK: the caller, or null with AuthMode::kNone.
+  const dhis2::Principal* principal() const {
+    return principal_.has_value() ? &*principal_ : nullptr;
+  }
+  // After Authenticate's OK: whose share of the export slots the call takes: the DHIS2 username,
+  // or the peer's address with AuthMode::kNone.
+  const std::string& user_key() const { return user_key_; }
+
   // After Open: asks an export slot, waiting in the queue if none is free; "admitted" as
   // ExportSlots::Join's (called once with OK when the slot is held, or with why there is none),
   // unless the queue is full, which is returned (ResourceExhausted) without calling it.
@@ -138,6 +174,10 @@ class CallSession {
  private:
   CallEnvironment* env_ = nullptr;
   std::chrono::system_clock::time_point deadline_;
+  // The pending authentication's ticket (0: none), for Cancel.
+  std::atomic<uint64_t> auth_ticket_{0};
+  std::optional<dhis2::Principal> principal_;
+  std::string user_key_;
   ExportSlots::Ticket ticket_;
   std::mutex mu_;
   std::unique_ptr<db::ReadSession> session_ ABSL_GUARDED_BY(mu_);
@@ -287,7 +327,8 @@ class CountCall : public grpc::ServerUnaryReactor {
   std::string peer_;
   std::string summary_;
   CallSession session_;
-  std::thread thread_;
+  std::mutex thread_mu_;
+  std::thread thread_ ABSL_GUARDED_BY(thread_mu_);
 };
 
 }  // namespace dvexport::server

@@ -115,7 +115,25 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
   if (options.handshake_timeout.count() <= 0 || options.handshake_timeout.count() > INT_MAX) {
     return absl::InvalidArgumentError("handshake_timeout must be between 1 ms and INT_MAX ms");
   }
+  ServiceOptions service_options = options.service;
+  std::unique_ptr<auth::ClientIdentities> client_identities;
+  if (!options.client_identities_file.empty()) {
+    if (options.tls_client_ca_file.empty()) {
+      return absl::InvalidArgumentError(
+          "client_identities needs tls_client_ca: only a verified client certificate stands for "
+          "a user");
+    }
+    if (options.service.auth != AuthMode::kDhis2) {
+      return absl::InvalidArgumentError("client_identities needs auth dhis2");
+    }
+    absl::StatusOr<auth::ClientIdentities> loaded =
+        auth::ClientIdentities::Load(options.client_identities_file);
+    if (!loaded.ok()) return loaded.status();
+    client_identities = std::make_unique<auth::ClientIdentities>(*std::move(loaded));
+    service_options.client_identities = client_identities.get();
+  }
   std::unique_ptr<ExportServer> server(new ExportServer());
+  server->client_identities_ = std::move(client_identities);
   server->descriptor_ceiling_ = *ceiling;
   // On before the listener accepts its first connection.
   GuardAcceptedConnections(*ceiling);
@@ -132,9 +150,13 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
     if (!metrics.ok()) return metrics.status();
     server->metrics_ = *std::move(metrics);
   }
+  if (server->metrics_ != nullptr) {
+    server->metrics_->SetAuthMode(options.service.auth == AuthMode::kDhis2 ? "dhis2" : "none");
+  }
   server->log_ = std::make_unique<CallLog>(server->metrics_.get(), stderr);
   server->service_ = std::make_unique<DataValueExportService>(
-      server->pool_.get(), options.service, server->log_.get(), server->metrics_.get());
+      server->pool_.get(), service_options, server->log_.get(), server->metrics_.get(),
+      server->metrics_.get());
 
   grpc::EnableDefaultHealthCheckService(true);
   // gRPC's health service is built in without its descriptors: linking them in lets reflection

@@ -33,6 +33,10 @@ struct ServerOptions {
   std::string tls_cert_file;
   std::string tls_key_file;
   std::string tls_client_ca_file;
+  // --client_identities: a file mapping verified client certificates (subject DN or URI SAN) to
+  // DHIS2 usernames (auth::ClientIdentities); needs tls_client_ca_file and service.auth kDhis2.
+  // Empty: a certificate stands for nobody.
+  std::string client_identities_file;
   // How often the database is probed; the health status follows the probes.
   std::chrono::milliseconds health_probe_interval{2000};
   // Threads gRPC's synchronous handlers may use at most (grpc::ResourceQuota):
@@ -125,6 +129,7 @@ class ExportServer {
   void StopProber();
 
   std::unique_ptr<db::ConnectionPool> pool_;
+  std::unique_ptr<auth::ClientIdentities> client_identities_;
   std::unique_ptr<ServerMetrics> metrics_;
   std::unique_ptr<CallLog> log_;
   std::unique_ptr<DataValueExportService> service_;

@@ -9,11 +9,18 @@ namespace dvexport::server {
 
 DataValueExportService::DataValueExportService(db::ConnectionPool* pool,
                                                const ServiceOptions& options, CallLog* log,
-                                               SlotObserver* slot_observer) {
+                                               SlotObserver* slot_observer,
+                                               auth::AuthObserver* auth_observer) {
   env_.pool = pool;
   env_.options = options;
   env_.slots = std::make_unique<ExportSlots>(options.slots(), slot_observer);
   env_.log = log;
+  if (options.auth == AuthMode::kDhis2) {
+    auth::AuthenticatorOptions authentication = options.authentication;
+    // Its database waits as bounded as an export's (and never past the call's deadline).
+    authentication.session = options.session();
+    env_.authenticator = std::make_unique<auth::Authenticator>(pool, authentication, auth_observer);
+  }
 }
 
 grpc::ServerWriteReactor<grpc::ByteBuffer>* DataValueExportService::ExportFile(

@@ -27,9 +27,12 @@ using DataValueExportCallbackBase = dvexport::v1::DataValueExport::WithRawCallba
 // waits for the database.
 class DataValueExportService final : public DataValueExportCallbackBase {
  public:
-  // "*pool", "*log" and "*slot_observer" (both may be null) must outlive the service.
+  // "*pool", "*log", "*slot_observer" and "*auth_observer" (the last three may be null) must
+  // outlive the service. With options.auth kDhis2 the service authenticates every call (an
+  // auth::Authenticator of its own, on "pool").
   DataValueExportService(db::ConnectionPool* pool, const ServiceOptions& options, CallLog* log,
-                         SlotObserver* slot_observer = nullptr);
+                         SlotObserver* slot_observer = nullptr,
+                         auth::AuthObserver* auth_observer = nullptr);
 
   grpc::ServerWriteReactor<grpc::ByteBuffer>* ExportFile(grpc::CallbackServerContext* context,
                                                          const grpc::ByteBuffer* request) override;
@@ -53,6 +56,9 @@ class DataValueExportService final : public DataValueExportCallbackBase {
 
   // Exports that were read with more than one connection so far.
   int64_t sliced_exports() const { return env_.sliced_exports.load(); }
+
+  // The service's authenticator; null with AuthMode::kNone.
+  const auth::Authenticator* authenticator() const { return env_.authenticator.get(); }
 
  private:
   CallEnvironment env_;

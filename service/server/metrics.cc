@@ -4,6 +4,7 @@
 #include <prometheus/counter.h>
 #include <prometheus/exposer.h>
 #include <prometheus/family.h>
+#include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
@@ -107,6 +108,29 @@ absl::StatusOr<std::unique_ptr<ServerMetrics>> ServerMetrics::Start(const std::s
                                "max_wait (--max_queue_wait_ms ran out), deadline (the call's "
                                "deadline came first).")
                            .Register(registry);
+  metrics->auth_refusals_ =
+      &prometheus::BuildCounter()
+           .Name("dvexport_auth_refusals_total")
+           .Help(
+               "Calls refused an identity, by reason: DHIS2's refusals (no_credentials, "
+               "malformed_token, bad_checksum, unknown_token, token_expired, wrong_password (an "
+               "unknown user too), account_disabled, ip_not_allowed, ...), rate_limited (too "
+               "many failed attempts from the peer or for the username), queue_full (too many "
+               "verifications waiting), unavailable (the database, the deadline, a cancelled "
+               "call).")
+           .Register(registry);
+  metrics->auth_cache_ = &prometheus::BuildCounter()
+                              .Name("dvexport_auth_cache_lookups_total")
+                              .Help(
+                                  "Well-formed credentials looked up in the identity cache, by "
+                                  "result: hit (no database, no bcrypt) or miss (verified).")
+                              .Register(registry);
+  metrics->auth_mode_ = &prometheus::BuildGauge()
+                             .Name("dvexport_auth_mode")
+                             .Help(
+                                 "1 for the server's --auth: dhis2 (DHIS2 identities) or none "
+                                 "(no authentication: whoever reaches the port reads everything).")
+                             .Register(registry);
   metrics->gauges_ = std::make_shared<GaugeCollectable>(std::move(sources));
   try {
     metrics->exposer_ = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
@@ -160,6 +184,18 @@ void ServerMetrics::SlotRefused(SlotRefusal reason) {
       break;
   }
   refused_->Add({{"reason", label}}).Increment();
+}
+
+void ServerMetrics::SetAuthMode(const std::string& mode) {
+  auth_mode_->Add({{"mode", mode}}).Set(1);
+}
+
+void ServerMetrics::AuthRefused(const std::string& reason) {
+  auth_refusals_->Add({{"reason", reason}}).Increment();
+}
+
+void ServerMetrics::AuthCacheLookup(bool hit) {
+  auth_cache_->Add({{"result", hit ? "hit" : "miss"}}).Increment();
 }
 
 }  // namespace dvexport::server

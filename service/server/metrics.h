@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "service/auth/authenticator.h"
 #include "service/server/export_slots.h"
 
 namespace prometheus {
@@ -14,6 +15,7 @@ class Counter;
 class Exposer;
 class Histogram;
 class Registry;
+class Gauge;
 template <typename T>
 class Family;
 }  // namespace prometheus
@@ -41,6 +43,12 @@ struct CallRecord {
   // From the call's arrival to its first message (for CountDataValues, its answer); negative if
   // none was sent.
   double first_byte_seconds = -1;
+  // How the caller authenticated: "api_token", "password", "certificate", "none" (--auth none);
+  // empty when it did not. The DHIS2 username, and the token's uid (never the token) for
+  // api_token; empty otherwise.
+  std::string auth;
+  std::string user;
+  std::string token_uid;
 };
 
 // Prometheus metrics of a dvexport server, served over HTTP at /metrics:
@@ -50,10 +58,15 @@ struct CallRecord {
 //   dvexport_time_to_first_byte_seconds{rpc}               histogram
 //   dvexport_export_slot_wait_seconds                      histogram (exports given a slot)
 //   dvexport_exports_refused_total{reason}                 counter: queue_full, max_wait, deadline
+//   dvexport_auth_refusals_total{reason}                  counter: auth::RefusalReason's
+//                                                          (wrong_password, ...), rate_limited,
+//                                                          queue_full, unavailable
+//   dvexport_auth_cache_lookups_total{result}              counter: hit, miss
+//   dvexport_auth_mode{mode}                               gauge: 1 for the server's --auth
 //   dvexport_active_exports, dvexport_queued_exports,
 //   dvexport_db_pool_in_use                                gauges, read at each scrape
 // Thread-safe.
-class ServerMetrics final : public SlotObserver {
+class ServerMetrics final : public SlotObserver, public auth::AuthObserver {
  public:
   // Reads the gauges' current values.
   struct GaugeSources {
@@ -77,6 +90,11 @@ class ServerMetrics final : public SlotObserver {
   void SlotWaited(double seconds) override;
   void SlotRefused(SlotRefusal reason) override;
 
+  // dvexport_auth_mode{mode="<mode>"} 1 ("dhis2" or "none").
+  void SetAuthMode(const std::string& mode);
+  void AuthRefused(const std::string& reason) override;
+  void AuthCacheLookup(bool hit) override;
+
  private:
   ServerMetrics() = default;
 
@@ -90,6 +108,9 @@ class ServerMetrics final : public SlotObserver {
   prometheus::Family<prometheus::Histogram>* first_byte_ = nullptr;
   prometheus::Histogram* slot_wait_ = nullptr;
   prometheus::Family<prometheus::Counter>* refused_ = nullptr;
+  prometheus::Family<prometheus::Counter>* auth_refusals_ = nullptr;
+  prometheus::Family<prometheus::Counter>* auth_cache_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* auth_mode_ = nullptr;
   int port_ = 0;
 };
 

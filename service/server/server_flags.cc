@@ -130,6 +130,13 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
       {"listener_probe_interval_ms", flags.listener_probe_interval_ms, 100, 600000,
        "at least 100 ms, at most 10 minutes"},
       {"stall_min_rate_kib_s", flags.stall_min_rate_kib_s, 1, 1048576, "at most 1 GiB/s"},
+      {"auth_cache_s", flags.auth_cache_s, 0, 3600,
+       "0: every call is verified; at most an hour, DHIS2's own token cache"},
+      {"auth_workers", flags.auth_workers, 1, 16, ""},
+      {"auth_max_pending", flags.auth_max_pending, 1, 100000, ""},
+      {"auth_max_failures_per_ip", flags.auth_max_failures_per_ip, 1, 100000, ""},
+      {"auth_max_failures_per_user", flags.auth_max_failures_per_user, 1, 100000, ""},
+      {"auth_failure_window_s", flags.auth_failure_window_s, 1, 86400, "at most a day"},
   };
   for (const IntegerFlag& flag : integer_flags) {
     absl::Status status = CheckRange(flag);
@@ -162,6 +169,22 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
   }
   absl::Status tls = CheckTlsFlags(flags);
   if (!tls.ok()) return tls;
+  if (flags.auth != "dhis2" && flags.auth != "none") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--auth: \"", flags.auth,
+                     "\" is neither dhis2 (DHIS2 identities) nor none (no authentication)"));
+  }
+  if (!flags.client_identities.empty()) {
+    if (flags.tls_client_ca.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--client_identities \"", flags.client_identities,
+          "\" needs --tls_client_ca: only a certificate the server verified stands for a user"));
+    }
+    if (flags.auth != "dhis2") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--client_identities \"", flags.client_identities, "\" needs --auth dhis2"));
+    }
+  }
   if (metrics.has_value() && metrics->port != 0 && metrics->port == listen->port &&
       (metrics->host == listen->host || IsWildcardHost(metrics->host) ||
        IsWildcardHost(listen->host))) {
@@ -193,6 +216,14 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
   options.service.stall_timeout = std::chrono::seconds(flags.stall_timeout_s);
   options.service.max_zstd_level = flags.max_zstd_level;
   options.service.stall_min_rate = int64_t{flags.stall_min_rate_kib_s} * 1024;
+  options.service.auth = flags.auth == "none" ? AuthMode::kNone : AuthMode::kDhis2;
+  options.service.authentication.cache_ttl = std::chrono::seconds(flags.auth_cache_s);
+  options.service.authentication.workers = flags.auth_workers;
+  options.service.authentication.max_pending = flags.auth_max_pending;
+  options.service.authentication.max_failures_per_peer = flags.auth_max_failures_per_ip;
+  options.service.authentication.max_failures_per_user = flags.auth_max_failures_per_user;
+  options.service.authentication.failure_window = std::chrono::seconds(flags.auth_failure_window_s);
+  options.client_identities_file = flags.client_identities;
   return options;
 }
 

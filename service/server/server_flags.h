@@ -38,6 +38,14 @@ struct ServerFlags {
   std::string metrics_listen;
   int handshake_timeout_ms = 5000;
   int listener_probe_interval_ms = 5000;
+  std::string auth = "dhis2";
+  int auth_cache_s = 60;
+  int auth_workers = 2;
+  int auth_max_pending = 256;
+  int auth_max_failures_per_ip = 20;
+  int auth_max_failures_per_user = 10;
+  int auth_failure_window_s = 300;
+  std::string client_identities;
 };
 
 // Checks every flag in "flags", and how they fit together, and returns the

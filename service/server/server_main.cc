@@ -115,6 +115,39 @@ ABSL_FLAG(int, listener_probe_interval_ms,
           "failures in a row (not counting a server that is full) health turns NOT_SERVING and "
           "the server shuts down as on SIGTERM and exits 1");
 
+ABSL_FLAG(std::string, auth, dvexport::server::ServerFlags().auth,
+          "how calls are authenticated: dhis2 (every call but health needs a DHIS2 identity: "
+          "authorization: ApiToken <personal access token> or Basic <user:password>, or a client "
+          "certificate listed in --client_identities) or none (no identity asked: whoever "
+          "reaches the port reads everything; for a trusted network only, logged as a warning "
+          "and shown as dvexport_auth_mode{mode=\"none\"} in /metrics)");
+ABSL_FLAG(int, auth_cache_s, dvexport::server::ServerFlags().auth_cache_s,
+          "seconds a verified identity is reused without asking the database (and without "
+          "bcrypt), 0 to 3600; a token revoked, a user disabled or a sharing changed in DHIS2 "
+          "takes effect within this time. 0: every call is verified");
+ABSL_FLAG(int, auth_workers, dvexport::server::ServerFlags().auth_workers,
+          "threads that verify credentials (database lookups, bcrypt) at a lower CPU priority "
+          "than exports, 1 to 16; each holds a pool connection while it verifies");
+ABSL_FLAG(int, auth_max_pending, dvexport::server::ServerFlags().auth_max_pending,
+          "verifications of distinct credentials that may wait for a worker, 1 to 100000; one "
+          "more is refused with RESOURCE_EXHAUSTED");
+ABSL_FLAG(int, auth_max_failures_per_ip, dvexport::server::ServerFlags().auth_max_failures_per_ip,
+          "failed authentication attempts a peer address may make in a burst, 1 to 100000, "
+          "earned back evenly over --auth_failure_window_s; beyond it the peer's tokens and "
+          "passwords are refused (UNAUTHENTICATED, saying when to retry) without a database "
+          "lookup, except credentials still in the cache");
+ABSL_FLAG(int, auth_max_failures_per_user,
+          dvexport::server::ServerFlags().auth_max_failures_per_user,
+          "failed password attempts for one username in a burst, from any address, 1 to 100000, "
+          "earned back evenly over --auth_failure_window_s (whether or not the user exists)");
+ABSL_FLAG(int, auth_failure_window_s, dvexport::server::ServerFlags().auth_failure_window_s,
+          "seconds over which the failed-attempt limits refill completely, 1 to 86400 (a day)");
+ABSL_FLAG(std::string, client_identities, dvexport::server::ServerFlags().client_identities,
+          "file of lines \"<subject DN or URI SAN> <username>\" ('#' comments): a client "
+          "certificate verified against --tls_client_ca whose subject (as \"CN=...,O=...\") or "
+          "URI SAN is listed stands for that DHIS2 user; needs --tls_client_ca and --auth dhis2. "
+          "Without it, or for a certificate not listed, a token or password is needed");
+
 namespace {
 
 dvexport::server::ServerFlags FlagValues() {
@@ -143,6 +176,14 @@ dvexport::server::ServerFlags FlagValues() {
   flags.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   flags.handshake_timeout_ms = absl::GetFlag(FLAGS_handshake_timeout_ms);
   flags.listener_probe_interval_ms = absl::GetFlag(FLAGS_listener_probe_interval_ms);
+  flags.auth = absl::GetFlag(FLAGS_auth);
+  flags.auth_cache_s = absl::GetFlag(FLAGS_auth_cache_s);
+  flags.auth_workers = absl::GetFlag(FLAGS_auth_workers);
+  flags.auth_max_pending = absl::GetFlag(FLAGS_auth_max_pending);
+  flags.auth_max_failures_per_ip = absl::GetFlag(FLAGS_auth_max_failures_per_ip);
+  flags.auth_max_failures_per_user = absl::GetFlag(FLAGS_auth_max_failures_per_user);
+  flags.auth_failure_window_s = absl::GetFlag(FLAGS_auth_failure_window_s);
+  flags.client_identities = absl::GetFlag(FLAGS_client_identities);
   return flags;
 }
 
@@ -257,6 +298,11 @@ int main(int argc, char** argv) {
                "\"descriptor_ceiling\":%d}\n",
                options->listen.c_str(), (*server)->port(), (*server)->metrics_port(),
                (*server)->descriptor_ceiling());
+  if (options->service.auth == dvexport::server::AuthMode::kNone) {
+    std::fprintf(stderr,
+                 "{\"event\":\"warning\",\"message\":\"--auth none: calls are not "
+                 "authenticated; whoever reaches the port reads every data value\"}\n");
+  }
   if (!flags.port_file.empty() && !WritePortFile(flags.port_file, (*server)->port())) {
     std::fprintf(stderr, "dvexport-server: --port_file: cannot write %s: %s\n",
                  flags.port_file.c_str(), std::strerror(errno));

@@ -32,6 +32,8 @@ class ServerMetricsTest : public ::testing::Test {
   void SetUp() override { StartServer({}); }
 
   void StartServer(server::ServerOptions options) {
+    // Not a test of authentication: calls carry no credentials.
+    options.service.auth = server::AuthMode::kNone;
     server_.reset();
     options.listen = "127.0.0.1:0";
     options.metrics_listen = "127.0.0.1:0";

@@ -26,7 +26,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 # start_server LOG CONNINFO: starts dvexport-server, sets $port and $metrics_port.
 start_server() {
   rm -f "$work/port"
-  "$server_bin" --listen 127.0.0.1:0 --metrics_listen 127.0.0.1:0 --pg "$2" \
+  "$server_bin" --listen 127.0.0.1:0 --auth none --metrics_listen 127.0.0.1:0 --pg "$2" \
     --port_file "$work/port" --connection_wait_ms 2000 2>"$1" &
   server_pid=$!
   for _ in $(seq 1 100); do [[ -s "$work/port" ]] && break; sleep 0.1; done

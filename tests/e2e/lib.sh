@@ -25,7 +25,7 @@ fail() {
 start_server() {
   local binary=$1
   shift
-  "$binary" --listen 127.0.0.1:0 --pg "$DVEXPORT_TEST_PG" --port_file "$work/port" "$@" \
+  "$binary" --listen 127.0.0.1:0 --auth none --pg "$DVEXPORT_TEST_PG" --port_file "$work/port" "$@" \
     2>"$work/server.log" &
   server_pid=$!
   for _ in $(seq 1 100); do [[ -s "$work/port" ]] && break; sleep 0.1; done

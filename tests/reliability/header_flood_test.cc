@@ -119,8 +119,8 @@ void StartServer(const std::string& pg, pid_t* pid, int* port) {
   const std::string port_file =
       absl::StrCat(::testing::TempDir(), "dvexport-flood-port-", getpid());
   std::remove(port_file.c_str());
-  *pid = Spawn(
-      {DVEXPORT_SERVER_BINARY, "--listen=127.0.0.1:0", "--port_file=" + port_file, "--pg=" + pg});
+  *pid = Spawn({DVEXPORT_SERVER_BINARY, "--listen=127.0.0.1:0", "--auth=none",
+                "--port_file=" + port_file, "--pg=" + pg});
   ASSERT_GT(*pid, 0);
   ASSERT_TRUE(WaitFor(
       [&] {

@@ -72,7 +72,7 @@ Server StartServer(const std::string& dir, const std::string& log_file,
                    const std::vector<std::string>& extra_args = {}) {
   const std::string port_file = dir + ".port";
   std::remove(port_file.c_str());
-  std::vector<std::string> args = {DVEXPORT_SERVER_BINARY, "--listen=127.0.0.1:0",
+  std::vector<std::string> args = {DVEXPORT_SERVER_BINARY, "--listen=127.0.0.1:0", "--auth=none",
                                    "--port_file=" + port_file,
                                    "--pg=" + PrivatePostgres::reader_conninfo()};
   args.insert(args.end(), extra_args.begin(), extra_args.end());

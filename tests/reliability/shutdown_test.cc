@@ -41,6 +41,7 @@ class ServerProcess {
     std::remove(port_file_.c_str());
     std::vector<std::string> args = {DVEXPORT_SERVER_BINARY,
                                      absl::StrCat("--listen=127.0.0.1:", port),
+                                     "--auth=none",
                                      "--port_file=" + port_file_,
                                      "--pg=" + PrivatePostgres::reader_conninfo(),
                                      "--chunk_kib=16",

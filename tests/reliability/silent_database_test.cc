@@ -69,7 +69,7 @@ struct ServerProcess {
 
   // Spawns the binary with --listen, --port_file and "flags"; posix_spawn's result.
   int Spawn(std::vector<std::string> flags) {
-    std::vector<std::string> args = {DVEXPORT_SERVER_BINARY, "--listen=127.0.0.1:0",
+    std::vector<std::string> args = {DVEXPORT_SERVER_BINARY, "--listen=127.0.0.1:0", "--auth=none",
                                      "--port_file=" + port_file};
     args.insert(args.end(), flags.begin(), flags.end());
     std::vector<char*> argv;
@@ -211,6 +211,7 @@ class SilentMidStatementTest : public ::testing::Test {
     ASSERT_TRUE(WaitFor([] { return ActiveCopies() == 0; }, seconds(30)));
     proxy_ = std::make_unique<SilenceableProxy>(PrivatePostgres::port(), /*silent=*/false);
     server::ServerOptions options;
+    options.service.auth = server::AuthMode::kNone;  // not a test of authentication
     options.listen = "127.0.0.1:0";
     options.metrics_listen = "127.0.0.1:0";
     options.conninfo = ThroughProxy(*proxy_);

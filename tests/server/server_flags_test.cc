@@ -127,7 +127,22 @@ INSTANTIATE_TEST_SUITE_P(
             "listener_probe_interval_ms", 100, 600000,
             [](ServerFlags& f, int64_t v) { f.listener_probe_interval_ms = static_cast<int>(v); }},
         RangeCase{"stall_min_rate_kib_s", 1, 1048576,
-                  [](ServerFlags& f, int64_t v) { f.stall_min_rate_kib_s = static_cast<int>(v); }}),
+                  [](ServerFlags& f, int64_t v) { f.stall_min_rate_kib_s = static_cast<int>(v); }},
+        RangeCase{"auth_cache_s", 0, 3600,
+                  [](ServerFlags& f, int64_t v) { f.auth_cache_s = static_cast<int>(v); }},
+        RangeCase{"auth_workers", 1, 16,
+                  [](ServerFlags& f, int64_t v) { f.auth_workers = static_cast<int>(v); }},
+        RangeCase{"auth_max_pending", 1, 100000,
+                  [](ServerFlags& f, int64_t v) { f.auth_max_pending = static_cast<int>(v); }},
+        RangeCase{
+            "auth_max_failures_per_ip", 1, 100000,
+            [](ServerFlags& f, int64_t v) { f.auth_max_failures_per_ip = static_cast<int>(v); }},
+        RangeCase{
+            "auth_max_failures_per_user", 1, 100000,
+            [](ServerFlags& f, int64_t v) { f.auth_max_failures_per_user = static_cast<int>(v); }},
+        RangeCase{
+            "auth_failure_window_s", 1, 86400,
+            [](ServerFlags& f, int64_t v) { f.auth_failure_window_s = static_cast<int>(v); }}),
     [](const ::testing::TestParamInfo<RangeCase>& info) { return info.param.flag; });
 
 TEST(ServerOptionsFromFlagsTest, DefaultsAreValid) {
@@ -168,8 +183,23 @@ TEST(ServerOptionsFromFlagsTest, CarriesEveryValueIntoTheOptionsUnchanged) {
   flags.metrics_listen = "[::]:9464";
   flags.handshake_timeout_ms = 120000;
   flags.listener_probe_interval_ms = 100;
+  flags.auth_cache_s = 0;
+  flags.auth_workers = 16;
+  flags.auth_max_pending = 7;
+  flags.auth_max_failures_per_ip = 3;
+  flags.auth_max_failures_per_user = 2;
+  flags.auth_failure_window_s = 86400;
+  flags.client_identities = "identities.txt";
   absl::StatusOr<ServerOptions> options = ServerOptionsFromFlags(flags);
   ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->service.auth, AuthMode::kDhis2);
+  EXPECT_EQ(options->service.authentication.cache_ttl, std::chrono::seconds(0));
+  EXPECT_EQ(options->service.authentication.workers, 16);
+  EXPECT_EQ(options->service.authentication.max_pending, 7);
+  EXPECT_EQ(options->service.authentication.max_failures_per_peer, 3);
+  EXPECT_EQ(options->service.authentication.max_failures_per_user, 2);
+  EXPECT_EQ(options->service.authentication.failure_window, std::chrono::seconds(86400));
+  EXPECT_EQ(options->client_identities_file, "identities.txt");
   EXPECT_EQ(options->listen, "127.0.0.1:0");
   EXPECT_EQ(options->conninfo, "host=db dbname=dhis2");
   EXPECT_EQ(options->pool_size, 12);
@@ -251,6 +281,37 @@ TEST(ServerOptionsFromFlagsTest, TlsCertificateAndKeyGoTogether) {
   flags.tls_cert.clear();
   EXPECT_EQ(Check(flags).message(),
             "--tls_key \"key.pem\" needs --tls_cert: give both (TLS) or neither");
+}
+
+// The safe default: DHIS2 identities; "none" only when asked; nothing else.
+TEST(ServerOptionsFromFlagsTest, AuthIsDhis2UnlessNoneIsAsked) {
+  ServerFlags flags;
+  absl::StatusOr<ServerOptions> options = ServerOptionsFromFlags(flags);
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->service.auth, AuthMode::kDhis2);
+  EXPECT_EQ(options->service.authentication.cache_ttl, std::chrono::seconds(60));
+  EXPECT_EQ(ServerOptions().service.auth, AuthMode::kDhis2);
+  flags.auth = "none";
+  options = ServerOptionsFromFlags(flags);
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->service.auth, AuthMode::kNone);
+  flags.auth = "DHIS2";
+  EXPECT_EQ(Check(flags).message(),
+            "--auth: \"DHIS2\" is neither dhis2 (DHIS2 identities) nor none (no authentication)");
+}
+
+TEST(ServerOptionsFromFlagsTest, ClientIdentitiesNeedMutualTlsAndDhis2) {
+  ServerFlags flags;
+  flags.client_identities = "ids";
+  EXPECT_EQ(Check(flags).message(),
+            "--client_identities \"ids\" needs --tls_client_ca: only a certificate the server "
+            "verified stands for a user");
+  flags.tls_cert = "cert.pem";
+  flags.tls_key = "key.pem";
+  flags.tls_client_ca = "ca.pem";
+  EXPECT_TRUE(Check(flags).ok()) << Check(flags);
+  flags.auth = "none";
+  EXPECT_EQ(Check(flags).message(), "--client_identities \"ids\" needs --auth dhis2");
 }
 
 TEST(ServerOptionsFromFlagsTest, TlsClientCaNeedsCertificateAndKey) {

@@ -1,0 +1,373 @@
+#include "service/auth/authenticator.h"
+
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+
+namespace dvexport::auth {
+namespace {
+
+// The workers' nice value: verifications (bcrypt is tens of milliseconds of CPU each) yield the
+// cores to exports, which run at the process's own priority (0). Under contention the kernel
+// gives a nice-10 thread about a tenth of a nice-0 thread's share.
+constexpr int kWorkerNice = 10;
+
+// Buckets are swept (full ones dropped: they hold nothing a new bucket would not) when their
+// number has grown by this much since the last sweep.
+constexpr size_t kBucketSweepGrowth = 1024;
+
+std::chrono::seconds RetryAfter(double missing_tokens, double tokens_per_second) {
+  const double seconds = std::ceil(missing_tokens / tokens_per_second);
+  return std::chrono::seconds(std::max<int64_t>(1, static_cast<int64_t>(seconds)));
+}
+
+absl::Status TooManyFailures(absl::string_view whose, std::chrono::seconds retry_after) {
+  return absl::UnauthenticatedError(absl::StrCat("too many failed authentication attempts ", whose,
+                                                 "; retry in ", retry_after.count(), " s"));
+}
+
+}  // namespace
+
+const char* AuthRefusalName(AuthRefusal refusal) {
+  switch (refusal) {
+    case AuthRefusal::kRejected:
+      return "rejected";
+    case AuthRefusal::kRateLimited:
+      return "rate_limited";
+    case AuthRefusal::kQueueFull:
+      return "queue_full";
+    case AuthRefusal::kUnavailable:
+      return "unavailable";
+  }
+  return "unknown";
+}
+
+Authenticator::Authenticator(db::ConnectionPool* pool, const AuthenticatorOptions& options,
+                             AuthObserver* observer)
+    : pool_(pool), options_(options), observer_(observer) {
+  const int workers = std::max(1, options_.workers);
+  for (int i = 0; i < workers; ++i) workers_.emplace_back(&Authenticator::RunWorker, this);
+}
+
+Authenticator::~Authenticator() {
+  std::vector<Waiter> orphans;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    for (auto it = jobs_.begin(); it != jobs_.end();) {
+      Job& job = it->second;
+      for (uint64_t id : job.waiters) {
+        auto waiter = waiters_.find(id);
+        if (waiter != waiters_.end()) orphans.push_back(std::move(waiter->second));
+        waiters_.erase(id);
+      }
+      job.waiters.clear();
+      if (job.started) {
+        // Its worker ends it (Verified finds no waiter).
+        if (job.session != nullptr) job.session->Cancel();
+        ++it;
+      } else {
+        it = jobs_.erase(it);
+      }
+    }
+    queue_.clear();
+  }
+  work_.notify_all();
+  for (Waiter& waiter : orphans) {
+    waiter.done(absl::UnavailableError("the server is shutting down"));
+  }
+  for (std::thread& worker : workers_) worker.join();
+}
+
+uint64_t Authenticator::Authenticate(const Credentials& credentials, std::string peer_ip,
+                                     std::chrono::system_clock::time_point deadline, Done done) {
+  absl::StatusOr<PresentedCredential> presented = Present(credentials);
+  if (!presented.ok()) {
+    Refuse(AuthRefusal::kRejected, presented.status());
+    done(presented.status());
+    return 0;
+  }
+  const std::string key = presented->cache_key;
+  const std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now();
+  std::unique_lock<std::mutex> lock(mu_);
+  if (stopping_) {
+    lock.unlock();
+    const absl::Status status = absl::UnavailableError("the server is shutting down");
+    Refuse(AuthRefusal::kUnavailable, status);
+    done(status);
+    return 0;
+  }
+  if (auto cached = cache_.find(key); cached != cache_.end()) {
+    if (cached->second.expires > now) {
+      // A copy: the entry may be replaced or dropped once the lock is released.
+      Identity identity = cached->second.identity;
+      lock.unlock();
+      if (observer_ != nullptr) observer_->AuthCacheLookup(true);
+      absl::Status status = CheckPerCall(identity, peer_ip, std::chrono::system_clock::now());
+      if (!status.ok()) {
+        Refuse(AuthRefusal::kRejected, status);
+        done(std::move(status));
+      } else {
+        done(std::move(identity));
+      }
+      return 0;
+    }
+    cache_.erase(cached);
+  }
+  const uint64_t ticket = next_ticket_++;
+  if (auto running = jobs_.find(key); running != jobs_.end()) {
+    // The same credential is being verified for another call: this one shares the outcome.
+    Job& job = running->second;
+    job.waiters.push_back(ticket);
+    job.deadline = std::max(job.deadline, deadline);
+    waiters_[ticket] = {.done = std::move(done), .peer_ip = std::move(peer_ip), .key = key};
+    lock.unlock();
+    if (observer_ != nullptr) observer_->AuthCacheLookup(false);
+    return ticket;
+  }
+  // A new verification: a guess, until it succeeds. A certificate was verified by TLS already;
+  // a token or a password takes a token of its peer's bucket, a password one of its username's.
+  Job job;
+  if (presented->kind != CredentialKind::kCertificate) {
+    job.peer_bucket = absl::StrCat("p:", peer_ip);
+    if (std::optional<std::chrono::seconds> retry =
+            TakeLocked(job.peer_bucket, options_.max_failures_per_peer, now);
+        retry.has_value()) {
+      lock.unlock();
+      const absl::Status status = TooManyFailures("from this address", *retry);
+      Refuse(AuthRefusal::kRateLimited, status);
+      done(status);
+      return 0;
+    }
+    if (presented->kind == CredentialKind::kBasic) {
+      job.user_bucket = absl::StrCat("u:", presented->username);
+      if (std::optional<std::chrono::seconds> retry =
+              TakeLocked(job.user_bucket, options_.max_failures_per_user, now);
+          retry.has_value()) {
+        GiveBackLocked(job.peer_bucket, options_.max_failures_per_peer);
+        lock.unlock();
+        const absl::Status status = TooManyFailures("for this username", *retry);
+        Refuse(AuthRefusal::kRateLimited, status);
+        done(status);
+        return 0;
+      }
+    }
+  }
+  if (static_cast<int>(queue_.size()) >= options_.max_pending) {
+    RefundLocked(job);
+    lock.unlock();
+    const absl::Status status = absl::ResourceExhaustedError(
+        absl::StrCat("too many authentications wait for verification (", options_.max_pending,
+                     "); retry later"));
+    Refuse(AuthRefusal::kQueueFull, status);
+    done(status);
+    return 0;
+  }
+  job.credential = *std::move(presented);
+  job.deadline = deadline;
+  job.waiters.push_back(ticket);
+  waiters_[ticket] = {.done = std::move(done), .peer_ip = std::move(peer_ip), .key = key};
+  queue_.push_back(key);
+  jobs_.emplace(key, std::move(job));
+  lock.unlock();
+  work_.notify_one();
+  if (observer_ != nullptr) observer_->AuthCacheLookup(false);
+  return ticket;
+}
+
+void Authenticator::Abandon(uint64_t ticket) {
+  if (ticket == 0) return;
+  Done done;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto waiter = waiters_.find(ticket);
+    if (waiter == waiters_.end()) return;
+    done = std::move(waiter->second.done);
+    auto job = jobs_.find(waiter->second.key);
+    waiters_.erase(waiter);
+    if (job != jobs_.end()) {
+      std::vector<uint64_t>& ids = job->second.waiters;
+      ids.erase(std::remove(ids.begin(), ids.end(), ticket), ids.end());
+      if (ids.empty()) {
+        if (job->second.started) {
+          if (job->second.session != nullptr) job->second.session->Cancel();
+        } else {
+          // Nobody waits: it is never verified, and it was no attempt.
+          RefundLocked(job->second);
+          queue_.erase(std::remove(queue_.begin(), queue_.end(), job->first), queue_.end());
+          jobs_.erase(job);
+        }
+      }
+    }
+  }
+  const absl::Status status =
+      absl::CancelledError("the call was cancelled while it was being authenticated");
+  Refuse(AuthRefusal::kUnavailable, status);
+  done(status);
+}
+
+int Authenticator::cached() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int>(cache_.size());
+}
+
+int Authenticator::pending() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int>(queue_.size());
+}
+
+void Authenticator::RunWorker() {
+  // Linux: a thread's nice value is its own (setpriority on its thread id). Raising it needs no
+  // privilege; if it fails all the same, the worker verifies at the normal priority.
+  setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), kWorkerNice);
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    work_.wait(
+        lock, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || !queue_.empty(); });
+    if (stopping_) return;
+    const std::string key = std::move(queue_.front());
+    queue_.pop_front();
+    auto found = jobs_.find(key);
+    if (found == jobs_.end()) continue;
+    Job& job = found->second;
+    job.started = true;
+    const PresentedCredential credential = job.credential;
+    db::ReadSession session(pool_, options_.session, job.deadline);
+    job.session = &session;
+    lock.unlock();
+    absl::StatusOr<Identity> identity =
+        Verify(session, credential, std::chrono::system_clock::now());
+    lock.lock();
+    // The job outlives its run: only this worker erases a started job.
+    jobs_.at(key).session = nullptr;
+    lock.unlock();
+    Verified(key, std::move(identity));
+    lock.lock();
+  }
+}
+
+void Authenticator::Verified(const std::string& key, absl::StatusOr<Identity> identity) {
+  std::vector<Waiter> waiters;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto found = jobs_.find(key);
+    if (found == jobs_.end()) return;
+    Job job = std::move(found->second);
+    jobs_.erase(found);
+    // A failed guess keeps its tokens; a success or a failure that judged nothing (the
+    // database, the deadline) gives them back.
+    if (identity.ok() || !absl::IsUnauthenticated(identity.status())) RefundLocked(job);
+    if (identity.ok() && options_.cache_ttl.count() > 0 && !stopping_) {
+      const auto now = std::chrono::steady_clock::now();
+      if (static_cast<int>(cache_.size()) >= std::max(1, options_.max_cached)) {
+        for (auto it = cache_.begin(); it != cache_.end();) {
+          it = it->second.expires <= now ? cache_.erase(it) : std::next(it);
+        }
+        if (static_cast<int>(cache_.size()) >= std::max(1, options_.max_cached)) {
+          cache_.erase(cache_.begin());
+        }
+      }
+      cache_[key] = {.identity = *identity, .expires = now + options_.cache_ttl};
+    }
+    for (uint64_t id : job.waiters) {
+      auto waiter = waiters_.find(id);
+      if (waiter == waiters_.end()) continue;
+      waiters.push_back(std::move(waiter->second));
+      waiters_.erase(waiter);
+    }
+  }
+  for (Waiter& waiter : waiters) {
+    if (!identity.ok()) {
+      Refuse(absl::IsUnauthenticated(identity.status()) ? AuthRefusal::kRejected
+                                                        : AuthRefusal::kUnavailable,
+             identity.status());
+      waiter.done(identity.status());
+      continue;
+    }
+    absl::Status status = CheckPerCall(*identity, waiter.peer_ip, std::chrono::system_clock::now());
+    if (!status.ok()) {
+      Refuse(AuthRefusal::kRejected, status);
+      waiter.done(std::move(status));
+    } else {
+      waiter.done(*identity);
+    }
+  }
+}
+
+std::optional<std::chrono::seconds> Authenticator::TakeLocked(
+    const std::string& key, int capacity, std::chrono::steady_clock::time_point now) {
+  const double rate = std::max(1, capacity) /
+                      std::max<double>(1, static_cast<double>(options_.failure_window.count()));
+  auto [it, inserted] = buckets_.try_emplace(key);
+  Bucket& bucket = it->second;
+  if (inserted) {
+    bucket.tokens = capacity;
+  } else {
+    const double elapsed = std::chrono::duration<double>(now - bucket.updated).count();
+    bucket.tokens = std::min<double>(capacity, bucket.tokens + elapsed * rate);
+  }
+  bucket.updated = now;
+  if (bucket.tokens < 1) return RetryAfter(1 - bucket.tokens, rate);
+  bucket.tokens -= 1;
+  if (buckets_.size() > buckets_at_last_sweep_ + kBucketSweepGrowth) SweepBucketsLocked(now);
+  return std::nullopt;
+}
+
+void Authenticator::GiveBackLocked(const std::string& key, int capacity) {
+  if (key.empty()) return;
+  auto it = buckets_.find(key);
+  if (it == buckets_.end()) return;
+  it->second.tokens = std::min<double>(capacity, it->second.tokens + 1);
+}
+
+void Authenticator::RefundLocked(const Job& job) {
+  GiveBackLocked(job.peer_bucket, options_.max_failures_per_peer);
+  GiveBackLocked(job.user_bucket, options_.max_failures_per_user);
+}
+
+void Authenticator::SweepBucketsLocked(std::chrono::steady_clock::time_point now) {
+  const double window = std::max<double>(1, static_cast<double>(options_.failure_window.count()));
+  for (auto it = buckets_.begin(); it != buckets_.end();) {
+    // Refilled completely by now, whatever its capacity: as good as a new bucket.
+    const double elapsed = std::chrono::duration<double>(now - it->second.updated).count();
+    it = elapsed >= window ? buckets_.erase(it) : std::next(it);
+  }
+  buckets_at_last_sweep_ = buckets_.size();
+}
+
+void Authenticator::Refuse(AuthRefusal kind, const absl::Status& status) {
+  if (observer_ == nullptr) return;
+  std::string reason = RefusalReason(status);
+  observer_->AuthRefused(reason.empty() ? AuthRefusalName(kind) : reason);
+}
+
+std::string PeerAddress(std::string_view grpc_peer) {
+  absl::string_view peer(grpc_peer.data(), grpc_peer.size());
+  if (absl::ConsumePrefix(&peer, "ipv4:")) {
+    const size_t colon = peer.rfind(':');
+    return std::string(colon == absl::string_view::npos ? peer : peer.substr(0, colon));
+  }
+  if (absl::ConsumePrefix(&peer, "ipv6:")) {
+    // "[addr]:port", the brackets percent-encoded by gRPC 1.51 ("%5B::1%5D:port"); a link-local
+    // address may carry "%25zone" inside them.
+    if (absl::ConsumePrefix(&peer, "[")) {
+      const size_t close = peer.find(']');
+      if (close != absl::string_view::npos) return std::string(peer.substr(0, close));
+    } else if (absl::ConsumePrefix(&peer, "%5B")) {
+      const size_t close = peer.find("%5D");
+      if (close != absl::string_view::npos) return std::string(peer.substr(0, close));
+    }
+    return std::string(peer);
+  }
+  return std::string(grpc_peer);
+}
+
+}  // namespace dvexport::auth
