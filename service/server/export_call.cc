@@ -6,7 +6,10 @@
 #include <mutex>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/strip.h"
 
 namespace dvexport::server {
 namespace {
@@ -21,6 +24,13 @@ absl::Status StalledClientError(const ServiceOptions& options) {
       " s after it could have read what it had been sent at ", options.stall_min_rate / 1024.0,
       " KiB/s (the server's --stall_timeout_s and --stall_min_rate_kib_s); the export was "
       "stopped"));
+}
+
+absl::Status ContendedStallError(const ServiceOptions& options) {
+  return absl::DeadlineExceededError(absl::StrCat(
+      "the client read nothing for ", options.stall_timeout_contended.count() / 1000.0,
+      " s while exports of other users waited for an export slot (the server's "
+      "--stall_timeout_contended_s); the export was stopped to give its slot to them"));
 }
 
 absl::Status CallCancelledError() {
@@ -92,8 +102,10 @@ absl::StatusOr<dhis2::ExportParams> CallSession::Open(CallEnvironment* env,
   return params;
 }
 
-absl::Status CallSession::AwaitSlot(std::function<void(absl::Status)> admitted) {
-  return env_->slots->Join(&ticket_, deadline_, std::move(admitted));
+absl::Status CallSession::AwaitSlot(std::string user, std::function<void(absl::Status)> admitted,
+                                    std::function<void(bool)> contended) {
+  return env_->slots->Join(&ticket_, std::move(user), deadline_, std::move(admitted),
+                           std::move(contended));
 }
 
 void CallSession::Cancel() {
@@ -110,6 +122,16 @@ void CallSession::Close() {
     session_.reset();
   }
   if (env_ != nullptr) env_->slots->Leave(&ticket_);
+}
+
+std::string PeerAddress(absl::string_view peer) {
+  if (absl::ConsumePrefix(&peer, "ipv4:")) return std::string(peer.substr(0, peer.rfind(':')));
+  if (!absl::ConsumePrefix(&peer, "ipv6:")) return std::string(peer);
+  // gRPC percent-encodes the brackets in some versions.
+  const std::string decoded = absl::StrReplaceAll(peer, {{"%5B", "["}, {"%5D", "]"}});
+  absl::string_view address = decoded;
+  if (absl::ConsumePrefix(&address, "[")) return std::string(address.substr(0, address.find(']')));
+  return std::string(address.substr(0, address.rfind(':')));
 }
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {
@@ -130,7 +152,9 @@ StreamingExportCall::StreamingExportCall(CallEnvironment* env, grpc::CallbackSer
       queue_(/*capacity=*/4, /*producers=*/1, [this] { Pump(); }, env->options.stall_timeout,
              StalledClientError(env->options),
              {.bytes_per_second = static_cast<double>(env->options.stall_min_rate),
-              .max_bytes = static_cast<size_t>(env->options.stall_max_unread)}) {
+              .max_bytes = static_cast<size_t>(env->options.stall_max_unread)},
+             {.timeout = env->options.stall_timeout_contended,
+              .status = ContendedStallError(env->options)}) {
   record_.rpc = std::move(rpc);
   env_->CallStarted();
 }
@@ -149,15 +173,20 @@ void StreamingExportCall::Start(const absl::Status& status,
     ReaderDone(params.status());
     return;
   }
-  absl::Status queued =
-      session_.AwaitSlot([this, params = *std::move(params)](absl::Status admitted) {
+  // Until the call is authenticated, its user is its address: every export of one host shares
+  // its fair share.
+  absl::Status queued = session_.AwaitSlot(
+      PeerAddress(peer_),
+      [this, params = *std::move(params)](absl::Status admitted) {
         if (!admitted.ok()) {
           ReaderDone(std::move(admitted));
           return;
         }
         std::lock_guard<std::mutex> lock(threads_mu_);
         threads_.emplace_back(&StreamingExportCall::RunFirstReader, this, params);
-      });
+      },
+      // Under the slots' lock: the queue takes only its own.
+      [this](bool contended) { queue_.SetContended(contended); });
   if (!queued.ok()) ReaderDone(std::move(queued));
 }
 
@@ -212,6 +241,7 @@ void StreamingExportCall::StopReaders(absl::Status why) {
 void StreamingExportCall::EndIfStalled() {
   if (!queue_.stalled() || stall_ended_.exchange(true)) return;
   const absl::Status status = queue_.status();
+  record_.stall = queue_.contended_stall() ? "stall_timeout_contended" : "stall_timeout";
   StopReaders(status);
   // A stalled client also holds back the status that Finish would send after the messages: the
   // RPC is cancelled with it instead (OnWriteDone(false) and OnCancel follow).

@@ -41,6 +41,9 @@ struct CallRecord {
   // From the call's arrival to its first message (for CountDataValues, its answer); negative if
   // none was sent.
   double first_byte_seconds = -1;
+  // The timeout that ended a streaming export whose client stopped reading: "stall_timeout", or
+  // "stall_timeout_contended" (others waited for its slot); "" if none did.
+  std::string stall;
 };
 
 // Prometheus metrics of a dvexport server, served over HTTP at /metrics:
@@ -49,7 +52,12 @@ struct CallRecord {
 //   dvexport_export_duration_seconds{rpc}                  histogram
 //   dvexport_time_to_first_byte_seconds{rpc}               histogram
 //   dvexport_export_slot_wait_seconds                      histogram (exports given a slot)
-//   dvexport_exports_refused_total{reason}                 counter: queue_full, max_wait, deadline
+//   dvexport_exports_refused_total{reason}                 counter: queue_full, user_queue_full,
+//                                                          max_wait, deadline
+//   dvexport_export_slot_user_cap_waits_total              counter: exports queued although a
+//                                                          slot was free (their user at its cap)
+//   dvexport_stalled_exports_total{timeout}                counter: stall_timeout,
+//                                                          stall_timeout_contended
 //   dvexport_active_exports, dvexport_queued_exports,
 //   dvexport_db_pool_in_use                                gauges, read at each scrape
 // Thread-safe.
@@ -76,6 +84,7 @@ class ServerMetrics final : public SlotObserver {
 
   void SlotWaited(double seconds) override;
   void SlotRefused(SlotRefusal reason) override;
+  void SlotUserCapWait() override;
 
  private:
   ServerMetrics() = default;
@@ -90,6 +99,8 @@ class ServerMetrics final : public SlotObserver {
   prometheus::Family<prometheus::Histogram>* first_byte_ = nullptr;
   prometheus::Histogram* slot_wait_ = nullptr;
   prometheus::Family<prometheus::Counter>* refused_ = nullptr;
+  prometheus::Counter* user_cap_waits_ = nullptr;
+  prometheus::Family<prometheus::Counter>* stalled_ = nullptr;
   int port_ = 0;
 };
 
