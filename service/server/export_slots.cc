@@ -248,6 +248,12 @@ void ExportSlots::RunTimer() {
       }
       ++it;
       User* const user = ticket->user;
+      // What the wait was for: a slot at all, or one its user may take.
+      const std::string running =
+          user->running >= max_per_user_
+              ? absl::StrCat(running_, " exports running, ", user->running,
+                             " of them this caller's (--max_exports_per_user ", max_per_user_, ")")
+              : absl::StrCat(running_, " exports running");
       UnqueueLocked(ticket);
       ForgetIfIdleLocked(user);
       ticket->state = Ticket::State::kLeft;
@@ -257,13 +263,12 @@ void ExportSlots::RunTimer() {
           std::chrono::duration_cast<std::chrono::milliseconds>(now - ticket->queued_at).count();
       absl::Status why =
           ticket->expires_at_deadline
-              ? absl::DeadlineExceededError(absl::StrCat(
-                    "the call's deadline passed after ", waited_ms,
-                    " ms waiting for an export slot (", options_.slots, " exports running)"))
-              : absl::ResourceExhaustedError(
-                    absl::StrCat("no export slot within ", options_.max_wait.count(), " ms (",
-                                 options_.slots, " exports running, --max_queue_wait_ms ",
-                                 options_.max_wait.count(), "); retry later"));
+              ? absl::DeadlineExceededError(
+                    absl::StrCat("the call's deadline passed after ", waited_ms,
+                                 " ms waiting for an export slot (", running, ")"))
+              : absl::ResourceExhaustedError(absl::StrCat(
+                    "no export slot within ", options_.max_wait.count(), " ms (", running,
+                    ", --max_queue_wait_ms ", options_.max_wait.count(), "); retry later"));
       if (observer_ != nullptr) {
         observer_->SlotRefused(ticket->expires_at_deadline ? SlotRefusal::kDeadline
                                                            : SlotRefusal::kMaxWait);

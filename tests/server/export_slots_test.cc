@@ -298,6 +298,24 @@ TEST(ExportSlotsTest, UserCapKeepsASlotForAnotherUserWhileSlotsAreFree) {
   EXPECT_EQ(slots.users(), 0);
 }
 
+TEST(ExportSlotsTest, AWaitThatRunsOutAtTheUsersCapSaysSo) {
+  ExportSlots slots({.slots = 3, .max_queued = 4, .max_wait = milliseconds(200), .max_per_user = 2},
+                    nullptr);
+  Call a1, a2, a3;
+  ASSERT_TRUE(slots.Join(&a1.ticket, "alice", kNoDeadline, a1.Callback()).ok());
+  ASSERT_TRUE(slots.Join(&a2.ticket, "alice", kNoDeadline, a2.Callback()).ok());
+  ASSERT_TRUE(slots.Join(&a3.ticket, "alice", kNoDeadline, a3.Callback()).ok());
+  std::optional<absl::Status> told = a3.Await();
+  ASSERT_TRUE(told.has_value());
+  EXPECT_EQ(*told, absl::ResourceExhaustedError(
+                       "no export slot within 200 ms (2 exports running, 2 of them this caller's "
+                       "(--max_exports_per_user 2), --max_queue_wait_ms 200); retry later"));
+  slots.Leave(&a1.ticket);
+  slots.Leave(&a2.ticket);
+  slots.Leave(&a3.ticket);
+  EXPECT_EQ(slots.users(), 0);
+}
+
 TEST(ExportSlotsTest, CapOfZeroOrMoreThanTheSlotsIsEverySlot) {
   ExportSlots none(SharedOptions(3, 0, 10, 0), nullptr);
   EXPECT_EQ(none.max_per_user(), 3);
@@ -471,6 +489,7 @@ TEST(ExportSlotsTest, DeadlineOfAWaiterEndsOnlyItsWaitAndItsUsersTurn) {
   std::optional<absl::Status> told = a1.Await();
   ASSERT_TRUE(told.has_value());
   EXPECT_EQ(told->code(), absl::StatusCode::kDeadlineExceeded) << *told;
+  EXPECT_NE(told->message().find("(1 exports running)"), absl::string_view::npos) << *told;
   EXPECT_EQ(observer.refused[static_cast<int>(SlotRefusal::kDeadline)], 1);
   // Nobody else waits: the holder is no longer contended.
   EXPECT_FALSE(holding.contended);
