@@ -251,8 +251,7 @@ TEST_F(ServerMetricsTest, UserCapWaitsAndUserQueueRefusalsAreCounted) {
   EXPECT_EQ(waited.code(), absl::StatusCode::kResourceExhausted) << waited;
   const std::string after = HttpGet(server_->metrics_port(), "/metrics");
   EXPECT_EQ(SumSamples(after, "dvexport_export_slot_user_cap_waits_total"), 1) << after;
-  EXPECT_EQ(SumSamples(after, "dvexport_exports_refused_total", {"reason=\"user_queue_full\""}),
-            1)
+  EXPECT_EQ(SumSamples(after, "dvexport_exports_refused_total", {"reason=\"user_queue_full\""}), 1)
       << after;
   EXPECT_EQ(SumSamples(after, "dvexport_exports_refused_total", {"reason=\"queue_full\""}), 0)
       << after;
