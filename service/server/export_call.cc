@@ -7,7 +7,10 @@
 #include <mutex>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/strip.h"
 
 namespace dvexport::server {
 namespace {
@@ -22,6 +25,13 @@ absl::Status StalledClientError(const ServiceOptions& options) {
       " s after it could have read what it had been sent at ", options.stall_min_rate / 1024.0,
       " KiB/s (the server's --stall_timeout_s and --stall_min_rate_kib_s); the export was "
       "stopped"));
+}
+
+absl::Status ContendedStallError(const ServiceOptions& options) {
+  return absl::DeadlineExceededError(absl::StrCat(
+      "the client read nothing for ", options.stall_timeout_contended.count() / 1000.0,
+      " s while exports of other users waited for an export slot (the server's "
+      "--stall_timeout_contended_s); the export was stopped to give its slot to them"));
 }
 
 absl::Status CallCancelledError() {
@@ -114,6 +124,11 @@ absl::StatusOr<dhis2::ExportParams> CallSession::Open(CallEnvironment* env,
   return params;
 }
 
+void CallSession::Bind(CallEnvironment* env, grpc::CallbackServerContext* context) {
+  env_ = env;
+  deadline_ = context->deadline();
+}
+
 void CallSession::Authenticate(grpc::CallbackServerContext* context, CallRecord* record,
                                std::function<void(absl::Status)> done) {
   const std::string peer_ip = auth::PeerAddress(context->peer());
@@ -146,8 +161,10 @@ void CallSession::Authenticate(grpc::CallbackServerContext* context, CallRecord*
   auth_ticket_.store(ticket);
 }
 
-absl::Status CallSession::AwaitSlot(std::function<void(absl::Status)> admitted) {
-  return env_->slots->Join(&ticket_, deadline_, std::move(admitted));
+absl::Status CallSession::AwaitSlot(std::string user, std::function<void(absl::Status)> admitted,
+                                    std::function<void(bool)> contended) {
+  return env_->slots->Join(&ticket_, std::move(user), deadline_, std::move(admitted),
+                           std::move(contended));
 }
 
 void CallSession::Cancel() {
@@ -190,7 +207,9 @@ StreamingExportCall::StreamingExportCall(CallEnvironment* env, grpc::CallbackSer
       queue_(/*capacity=*/4, /*producers=*/1, [this] { Pump(); }, env->options.stall_timeout,
              StalledClientError(env->options),
              {.bytes_per_second = static_cast<double>(env->options.stall_min_rate),
-              .max_bytes = static_cast<size_t>(env->options.stall_max_unread)}) {
+              .max_bytes = static_cast<size_t>(env->options.stall_max_unread)},
+             {.timeout = env->options.stall_timeout_contended,
+              .status = ContendedStallError(env->options)}) {
   record_.rpc = std::move(rpc);
   env_->CallStarted();
 }
@@ -199,38 +218,43 @@ StreamingExportCall::~StreamingExportCall() = default;
 
 void StreamingExportCall::Start(const absl::Status& status,
                                 const dvexport::v1::ExportRequest* query) {
-  if (!status.ok()) {
-    ReaderDone(status);
-    return;
+  session_.Bind(env_, context_);
+  absl::StatusOr<dhis2::ExportParams> params = status;
+  if (status.ok()) {
+    summary_ = SummarizeRequest(*query);
+    params = session_.Open(env_, context_, *query);
   }
-  summary_ = SummarizeRequest(*query);
-  absl::StatusOr<dhis2::ExportParams> params = session_.Open(env_, context_, *query);
-  if (!params.ok()) {
-    ReaderDone(params.status());
-    return;
-  }
-  // Authenticated before it asks a slot: a caller without an identity never holds one, and is
-  // refused before the first byte.
-  session_.Authenticate(
-      context_, &record_, [this, params = *std::move(params)](absl::Status authenticated) {
-        if (!authenticated.ok()) {
-          ReaderDone(std::move(authenticated));
-          return;
-        }
-        absl::Status queued = session_.AwaitSlot([this, params](absl::Status admitted) {
+  // Authenticated first, as DHIS2 authenticates before it reads a request: a caller without an
+  // identity is told only that, whatever it sent, never holds a slot, and is refused before the
+  // first byte.
+  session_.Authenticate(context_, &record_, [this, params](absl::Status authenticated) {
+    if (!authenticated.ok()) {
+      ReaderDone(std::move(authenticated));
+      return;
+    }
+    if (!params.ok()) {
+      ReaderDone(params.status());
+      return;
+    }
+    absl::Status queued = session_.AwaitSlot(
+        session_.user_key(),
+        [this, params = *params](absl::Status admitted) {
           if (!admitted.ok()) {
             ReaderDone(std::move(admitted));
             return;
           }
           std::lock_guard<std::mutex> lock(threads_mu_);
           threads_.emplace_back(&StreamingExportCall::RunFirstReader, this, params);
-        });
-        if (!queued.ok()) ReaderDone(std::move(queued));
-      });
+        },
+        // Under the slots' lock: the queue takes only its own.
+        [this](bool contended) { queue_.SetContended(contended); });
+    if (!queued.ok()) ReaderDone(std::move(queued));
+  });
+}
 }
 
 void StreamingExportCall::RunFirstReader(dhis2::ExportParams params) {
-  absl::Status status = session().Begin(params, /*principal=*/nullptr);
+  absl::Status status = session().Begin(params, session_.principal());
   absl::StatusOr<int> readers = 1;
   if (status.ok() && !ReadsInOrder()) {
     // Extra connections only where the pool keeps one for every export that may still start.
@@ -280,6 +304,7 @@ void StreamingExportCall::StopReaders(absl::Status why) {
 void StreamingExportCall::EndIfStalled() {
   if (!queue_.stalled() || stall_ended_.exchange(true)) return;
   const absl::Status status = queue_.status();
+  record_.stall = queue_.contended_stall() ? "stall_timeout_contended" : "stall_timeout";
   StopReaders(status);
   // A stalled client also holds back the status that Finish would send after the messages: the
   // RPC is cancelled with it instead (OnWriteDone(false) and OnCancel follow).
@@ -353,30 +378,24 @@ CountCall::CountCall(CallEnvironment* env, grpc::CallbackServerContext* context,
       summary_(request.ok() ? SummarizeRequest(*request) : "") {
   record_.rpc = "CountDataValues";
   env_->CallStarted();
-  if (!request.ok()) {
-    End(request.status());
-    return;
-  }
-  absl::StatusOr<dhis2::ExportParams> params = session_.Open(env_, context_, *request);
-  if (!params.ok()) {
-    End(params.status());
-    return;
-  }
-  session_.Authenticate(context_, &record_,
-                        [this, params = *std::move(params)](absl::Status authenticated) {
-                          if (!authenticated.ok()) {
-                            session_.Close();
-                            End(std::move(authenticated));
-                            return;
-                          }
-                          std::lock_guard<std::mutex> lock(thread_mu_);
-                          thread_ = std::thread(&CountCall::Run, this, params);
-                        });
+  session_.Bind(env_, context_);
+  absl::StatusOr<dhis2::ExportParams> params = request.status();
+  if (request.ok()) params = session_.Open(env_, context_, *request);
+  // Authenticated first, as exports are (StreamingExportCall::Start).
+  session_.Authenticate(context_, &record_, [this, params](absl::Status authenticated) {
+    if (!authenticated.ok() || !params.ok()) {
+      session_.Close();
+      End(!authenticated.ok() ? std::move(authenticated) : params.status());
+      return;
+    }
+    std::lock_guard<std::mutex> lock(thread_mu_);
+    thread_ = std::thread(&CountCall::Run, this, *params);
+  });
 }
 
 void CountCall::Run(dhis2::ExportParams params) {
   db::ReadSession& session = session_.get();
-  absl::Status status = session.Begin(params, /*principal=*/nullptr);
+  absl::Status status = session.Begin(params, session_.principal());
   absl::StatusOr<int64_t> count = status.ok() ? session.Count() : status;
   status = count.status();
   if (status.ok()) status = session.Finish();

@@ -48,10 +48,17 @@ struct ServiceOptions {
   // Serialized bytes of a StreamDataValues batch, at most (a single larger
   // value makes a batch of its own).
   size_t batch_bytes = 256 * 1024;
-  // Exports running at once; the next ones wait for a slot (first come first served).
+  // Exports running at once; the next ones wait for a slot (each user's first come first served,
+  // the users in turn: ExportSlots).
   int max_concurrent_exports = 4;
+  // Slots one user (a DHIS2 username, or the peer's address) holds at most; 0: every slot (the
+  // server's --max_exports_per_user defaults to max(1, max_concurrent_exports - 1)).
+  int max_exports_per_user = 0;
   // Exports waiting for a slot at most; one more is refused with RESOURCE_EXHAUSTED. 0: none wait.
   int max_queued_exports = 64;
+  // Exports of one user waiting at most; one more is refused with RESOURCE_EXHAUSTED. 0: the
+  // whole queue (the server's --max_queued_exports_per_user defaults to half of it).
+  int max_queued_exports_per_user = 0;
   // How long an export waits for a slot at most (never past its deadline); then it is refused
   // with RESOURCE_EXHAUSTED. 0: none wait.
   std::chrono::milliseconds max_queue_wait{30000};
@@ -67,6 +74,10 @@ struct ServiceOptions {
   // a transport may take nothing more until its client has read what it holds, however large its
   // receive window.
   std::chrono::milliseconds stall_timeout{60000};
+  // The stall timeout while an export of another user waits for a slot (that the stalled export
+  // could give up): the client's credit counts for at most as long, so that such a client holds
+  // its slot at most twice this long after its last progress.
+  std::chrono::milliseconds stall_timeout_contended{5000};
   // The highest zstd compression_level accepted (1 to 19); a higher one is refused with
   // INVALID_ARGUMENT. Up to 9 zstd is at least as fast as zlib's level 9; levels 16-19 compress
   // at a few MB/s, so that one cheap request would hold an export slot and a core for minutes.
@@ -98,7 +109,9 @@ struct ServiceOptions {
   ExportSlotOptions slots() const {
     return {.slots = max_concurrent_exports,
             .max_queued = max_queued_exports,
-            .max_wait = max_queue_wait};
+            .max_wait = max_queue_wait,
+            .max_per_user = max_exports_per_user,
+            .max_queued_per_user = max_queued_exports_per_user};
   }
 };
 
@@ -134,13 +147,16 @@ struct CallEnvironment {
 // also before Open or after Close.
 class CallSession {
  public:
+  // First: the environment and the call's deadline, for everything below.
+  void Bind(CallEnvironment* env, grpc::CallbackServerContext* context);
+
   // Validates "query" and creates the session, bounded by the call's deadline (no I/O, no slot).
   // The query's parameters, or why the call cannot start.
   absl::StatusOr<dhis2::ExportParams> Open(CallEnvironment* env,
                                            grpc::CallbackServerContext* context,
                                            const dvexport::v1::ExportRequest& query);
 
-  // After Open: authenticates the call from its metadata (authorization) and its client
+  // After Bind (before or after Open): authenticates the call from its metadata (authorization) and its client
   // certificate, without blocking: "done" is called exactly once, with OK once the call has an
   // identity (at once with AuthMode::kNone, without one), or with why it has none
   // (Unauthenticated, ResourceExhausted, Unavailable, DeadlineExceeded, Cancelled), on this
@@ -156,10 +172,12 @@ class CallSession {
   // or the peer's address with AuthMode::kNone.
   const std::string& user_key() const { return user_key_; }
 
-  // After Open: asks an export slot, waiting in the queue if none is free; "admitted" as
-  // ExportSlots::Join's (called once with OK when the slot is held, or with why there is none),
-  // unless the queue is full, which is returned (ResourceExhausted) without calling it.
-  absl::Status AwaitSlot(std::function<void(absl::Status)> admitted);
+  // After Open: asks an export slot for "user" (the caller's DHIS2 username, or its address:
+  // auth::PeerAddress), waiting in the queue if none is free; "admitted" and "contended" as
+  // ExportSlots::Join's ("admitted" called once with OK when the slot is held, or with why there
+  // is none), unless the queue is full, which is returned (ResourceExhausted) without calling it.
+  absl::Status AwaitSlot(std::string user, std::function<void(absl::Status)> admitted,
+                         std::function<void(bool)> contended = nullptr);
 
   // Between Open and Close, on the call's own threads only.
   db::ReadSession& get() ABSL_NO_THREAD_SAFETY_ANALYSIS { return *session_; }
@@ -182,6 +200,7 @@ class CallSession {
   std::mutex mu_;
   std::unique_ptr<db::ReadSession> session_ ABSL_GUARDED_BY(mu_);
 };
+
 
 // absl::Status as the gRPC status a client sees.
 grpc::Status ToGrpcStatus(const absl::Status& status);

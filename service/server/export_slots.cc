@@ -26,10 +26,17 @@ Clock::time_point SteadyDeadline(std::chrono::system_clock::time_point deadline,
   return now + std::chrono::duration_cast<Clock::duration>(deadline - system_now);
 }
 
+// 0, or more than the slots (the queue): no cap of its own.
+int ResolvedCap(int cap, int whole) { return cap <= 0 || cap > whole ? whole : cap; }
+
 }  // namespace
 
 ExportSlots::ExportSlots(const ExportSlotOptions& options, SlotObserver* observer)
-    : options_(options), observer_(observer), timer_(&ExportSlots::RunTimer, this) {}
+    : options_(options),
+      max_per_user_(ResolvedCap(options.max_per_user, options.slots)),
+      max_queued_per_user_(ResolvedCap(options.max_queued_per_user, options.max_queued)),
+      observer_(observer),
+      timer_(&ExportSlots::RunTimer, this) {}
 
 ExportSlots::~ExportSlots() {
   {
@@ -40,36 +47,67 @@ ExportSlots::~ExportSlots() {
   timer_.join();
 }
 
-absl::Status ExportSlots::Join(Ticket* ticket, std::chrono::system_clock::time_point deadline,
-                               std::function<void(absl::Status)> admitted) {
+absl::Status ExportSlots::Join(Ticket* ticket, std::string user,
+                               std::chrono::system_clock::time_point deadline,
+                               std::function<void(absl::Status)> admitted,
+                               std::function<void(bool)> contended) {
   const Clock::time_point now = Clock::now();
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (ticket->state == Ticket::State::kLeft) {
       // Left (cancelled) before it asked.
       admitted = nullptr;
-    } else if (running_ < options_.slots && waiting_.empty()) {
-      ++running_;
-      ticket->state = Ticket::State::kHolding;
-    } else if (static_cast<int>(waiting_.size()) < options_.max_queued &&
-               options_.max_wait.count() > 0) {
-      const Clock::time_point by_wait = now + options_.max_wait;
-      const Clock::time_point by_deadline = SteadyDeadline(deadline, now);
-      ticket->state = Ticket::State::kWaiting;
-      ticket->queued_at = now;
-      ticket->expires_at = std::min(by_wait, by_deadline);
-      ticket->expires_at_deadline = by_deadline <= by_wait;
-      ticket->admitted = std::move(admitted);
-      ticket->position = waiting_.insert(waiting_.end(), ticket);
-      // The timer may have to wake earlier than it planned.
-      timer_wake_.notify_all();
-      return absl::OkStatus();
     } else {
-      if (observer_ != nullptr) observer_->SlotRefused(SlotRefusal::kQueueFull);
-      return absl::ResourceExhaustedError(
-          absl::StrCat("too many exports: ", options_.slots, " running and ", waiting_.size(),
-                       " waiting (--max_concurrent_exports ", options_.slots,
-                       ", --max_queued_exports ", options_.max_queued, "); retry later"));
+      auto [entry, added] = users_.try_emplace(user);
+      User* const mine = &entry->second;
+      if (added) mine->name = std::move(user);
+      // After every grant no waiter could take a free slot (see GrantLocked): a newcomer takes
+      // one only if its user is under its cap and has no waiter of its own ahead of it.
+      const bool slot_free = running_ < options_.slots;
+      if (slot_free && mine->running < max_per_user_ && mine->waiting.empty()) {
+        HoldLocked(ticket, mine);
+        ticket->contention = std::move(contended);
+        // (A new holder is not contended: every waiter's user is at its cap.)
+      } else if (static_cast<int>(waiting_.size()) < options_.max_queued &&
+                 static_cast<int>(mine->waiting.size()) < max_queued_per_user_ &&
+                 options_.max_wait.count() > 0) {
+        if (slot_free && observer_ != nullptr) observer_->SlotUserCapWait();
+        const Clock::time_point by_wait = now + options_.max_wait;
+        const Clock::time_point by_deadline = SteadyDeadline(deadline, now);
+        ticket->state = Ticket::State::kWaiting;
+        ticket->queued_at = now;
+        ticket->expires_at = std::min(by_wait, by_deadline);
+        ticket->expires_at_deadline = by_deadline <= by_wait;
+        ticket->admitted = std::move(admitted);
+        ticket->contention = std::move(contended);
+        ticket->user = mine;
+        ticket->position = waiting_.insert(waiting_.end(), ticket);
+        if (mine->waiting.empty()) mine->turn = turns_.insert(turns_.end(), mine);
+        ticket->user_position = mine->waiting.insert(mine->waiting.end(), ticket);
+        UpdateContentionLocked();
+        // The timer may have to wake earlier than it planned.
+        timer_wake_.notify_all();
+        return absl::OkStatus();
+      } else {
+        const bool queue_full = static_cast<int>(waiting_.size()) >= options_.max_queued ||
+                                options_.max_wait.count() <= 0;
+        const int user_waiting = static_cast<int>(mine->waiting.size());
+        ForgetIfIdleLocked(mine);
+        if (observer_ != nullptr) {
+          observer_->SlotRefused(queue_full ? SlotRefusal::kQueueFull
+                                            : SlotRefusal::kUserQueueFull);
+        }
+        if (queue_full) {
+          return absl::ResourceExhaustedError(
+              absl::StrCat("too many exports: ", running_, " running and ", waiting_.size(),
+                           " waiting (--max_concurrent_exports ", options_.slots,
+                           ", --max_queued_exports ", options_.max_queued, "); retry later"));
+        }
+        return absl::ResourceExhaustedError(
+            absl::StrCat("too many exports of this caller: ", user_waiting,
+                         " of them waiting already (--max_queued_exports_per_user ",
+                         max_queued_per_user_, "); retry later"));
+      }
     }
   }
   if (admitted == nullptr) {
@@ -85,20 +123,29 @@ void ExportSlots::Leave(Ticket* ticket) {
   std::function<void(absl::Status)> cancelled;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    User* const user = ticket->user;
     switch (ticket->state) {
       case Ticket::State::kHolding:
         --running_;
+        --user->running;
+        user->holding.erase(ticket->user_position);
         GrantLocked(&granted);
+        ForgetIfIdleLocked(user);
+        UpdateContentionLocked();
         break;
       case Ticket::State::kWaiting:
-        waiting_.erase(ticket->position);
+        UnqueueLocked(ticket);
+        ForgetIfIdleLocked(user);
         cancelled = std::move(ticket->admitted);
+        UpdateContentionLocked();
         break;
       case Ticket::State::kNone:
       case Ticket::State::kLeft:
         break;
     }
     ticket->state = Ticket::State::kLeft;
+    ticket->user = nullptr;
+    ticket->contention = nullptr;
   }
   if (cancelled) {
     cancelled(absl::CancelledError("the call was cancelled while it waited for an export slot"));
@@ -106,15 +153,63 @@ void ExportSlots::Leave(Ticket* ticket) {
   for (auto& admitted : granted) admitted(absl::OkStatus());
 }
 
+void ExportSlots::HoldLocked(Ticket* ticket, User* user) {
+  ++running_;
+  ++user->running;
+  ticket->state = Ticket::State::kHolding;
+  ticket->user = user;
+  ticket->contended = false;
+  ticket->user_position = user->holding.insert(user->holding.end(), ticket);
+}
+
+void ExportSlots::UnqueueLocked(Ticket* ticket) {
+  User* const user = ticket->user;
+  waiting_.erase(ticket->position);
+  user->waiting.erase(ticket->user_position);
+  if (user->waiting.empty()) turns_.erase(user->turn);
+}
+
+void ExportSlots::ForgetIfIdleLocked(User* user) {
+  if (user->running > 0 || !user->waiting.empty()) return;
+  users_.erase(users_.find(user->name));
+}
+
 void ExportSlots::GrantLocked(std::vector<std::function<void(absl::Status)>>* granted) {
   const Clock::time_point now = Clock::now();
-  while (running_ < options_.slots && !waiting_.empty()) {
-    Ticket* next = waiting_.front();
-    waiting_.pop_front();
-    ++running_;
-    next->state = Ticket::State::kHolding;
+  while (running_ < options_.slots) {
+    // The waiting user under its cap that holds the fewest slots, the first in turn among equals.
+    User* user = nullptr;
+    for (User* candidate : turns_) {
+      if (candidate->running >= max_per_user_) continue;
+      if (user == nullptr || candidate->running < user->running) user = candidate;
+    }
+    if (user == nullptr) break;
+    Ticket* const next = user->waiting.front();
+    UnqueueLocked(next);
+    // Served: to the back of the turns, if it still waits.
+    if (!user->waiting.empty()) turns_.splice(turns_.end(), turns_, user->turn);
+    HoldLocked(next, user);
     if (observer_ != nullptr) observer_->SlotWaited(SecondsSince(next->queued_at, now));
     granted->push_back(std::move(next->admitted));
+  }
+}
+
+void ExportSlots::UpdateContentionLocked() {
+  // The waiting users the next free slot could go to: none, one (which), or more.
+  int takers = 0;
+  const User* taker = nullptr;
+  for (const User* user : turns_) {
+    if (user->running >= max_per_user_) continue;
+    taker = user;
+    if (++takers == 2) break;
+  }
+  for (auto& [name, user] : users_) {
+    const bool contended = takers >= 2 || (takers == 1 && taker != &user);
+    for (Ticket* ticket : user.holding) {
+      if (ticket->contended == contended) continue;
+      ticket->contended = contended;
+      if (ticket->contention) ticket->contention(contended);
+    }
   }
 }
 
@@ -126,6 +221,11 @@ int ExportSlots::running() const {
 int ExportSlots::queued() const {
   std::lock_guard<std::mutex> lock(mu_);
   return static_cast<int>(waiting_.size());
+}
+
+int ExportSlots::users() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int>(users_.size());
 }
 
 void ExportSlots::RunTimer() {
@@ -146,19 +246,29 @@ void ExportSlots::RunTimer() {
         ++it;
         continue;
       }
-      it = waiting_.erase(it);
+      ++it;
+      User* const user = ticket->user;
+      // What the wait was for: a slot at all, or one its user may take.
+      const std::string running =
+          user->running >= max_per_user_
+              ? absl::StrCat(running_, " exports running, ", user->running,
+                             " of them this caller's (--max_exports_per_user ", max_per_user_, ")")
+              : absl::StrCat(running_, " exports running");
+      UnqueueLocked(ticket);
+      ForgetIfIdleLocked(user);
       ticket->state = Ticket::State::kLeft;
+      ticket->user = nullptr;
+      ticket->contention = nullptr;
       const int64_t waited_ms =
           std::chrono::duration_cast<std::chrono::milliseconds>(now - ticket->queued_at).count();
       absl::Status why =
           ticket->expires_at_deadline
-              ? absl::DeadlineExceededError(absl::StrCat(
-                    "the call's deadline passed after ", waited_ms,
-                    " ms waiting for an export slot (", options_.slots, " exports running)"))
-              : absl::ResourceExhaustedError(
-                    absl::StrCat("no export slot within ", options_.max_wait.count(), " ms (",
-                                 options_.slots, " exports running, --max_queue_wait_ms ",
-                                 options_.max_wait.count(), "); retry later"));
+              ? absl::DeadlineExceededError(
+                    absl::StrCat("the call's deadline passed after ", waited_ms,
+                                 " ms waiting for an export slot (", running, ")"))
+              : absl::ResourceExhaustedError(absl::StrCat(
+                    "no export slot within ", options_.max_wait.count(), " ms (", running,
+                    ", --max_queue_wait_ms ", options_.max_wait.count(), "); retry later"));
       if (observer_ != nullptr) {
         observer_->SlotRefused(ticket->expires_at_deadline ? SlotRefusal::kDeadline
                                                            : SlotRefusal::kMaxWait);
@@ -166,6 +276,8 @@ void ExportSlots::RunTimer() {
       expired.emplace_back(std::move(ticket->admitted), std::move(why));
     }
     if (expired.empty()) continue;
+    // A waiter gone frees no slot, but may end the contention of the holders.
+    UpdateContentionLocked();
     lock.unlock();
     for (auto& [admitted, why] : expired) admitted(std::move(why));
     lock.lock();

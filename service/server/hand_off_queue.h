@@ -41,6 +41,14 @@ namespace dvexport::server {
 //   WaitUntilSent stops the queue with "stall_status" (unless a failure came first) and returns
 //   false; stalled() is then true. Without credit (bytes_per_second 0), the timeout runs from the
 //   last progress.
+// - Contended stalls: while SetContended(true) holds (exports of other users wait for the export
+//   slot this export holds), "contended.timeout" applies instead of "stall_timeout", and the credit
+//   counts for at most that long after the last progress: a consumer that makes no progress for
+//   twice that timeout at most is stopped with "contended.status"; contended_stall() is then true.
+//   SetContended wakes the waiting producers, so that the shorter timeout applies at once.
+//
+// Lock order: the queue calls nothing of its owner's under its lock ("ready" is called outside
+// it), so SetContended may be called under another lock (ExportSlots' contention callback is).
 //
 // Thread-safe.
 template <typename Item>
@@ -56,14 +64,21 @@ class HandOffQueue {
     size_t max_bytes = 0;
   };
 
+  // The stall timeout while others wait for what this export holds (see "Contended stalls").
+  struct ContendedStall {
+    Clock::duration timeout = Clock::duration::max();  // max: the same as the stall timeout
+    absl::Status status = absl::DeadlineExceededError("the consumer stalled while others waited");
+  };
+
   HandOffQueue(size_t capacity, int producers, std::function<void()> ready,
                Clock::duration stall_timeout = Clock::duration::max(),
                absl::Status stall_status = absl::DeadlineExceededError("the consumer stalled"),
-               StallCredit credit = {})
+               StallCredit credit = {}, ContendedStall contended = {})
       : capacity_(capacity < 1 ? 1 : capacity),
         stall_timeout_(stall_timeout),
         stall_status_(std::move(stall_status)),
         credit_(credit),
+        contended_(std::move(contended)),
         producers_(producers),
         ready_(std::move(ready)) {}
 
@@ -166,6 +181,16 @@ class HandOffQueue {
     room_.notify_all();
   }
 
+  // Whether others wait for what this export holds: the contended stall timeout applies while
+  // they do. Any thread, under any lock of the caller's (the queue locks only its own).
+  void SetContended(bool contended) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      contended_now_ = contended;
+    }
+    room_.notify_all();
+  }
+
   bool stopped() const {
     std::lock_guard<std::mutex> lock(mu_);
     return stopped_;
@@ -177,6 +202,12 @@ class HandOffQueue {
     return stalled_;
   }
 
+  // True once the stall was found with the contended timeout (then stalled() is true too).
+  bool contended_stall() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return contended_stall_;
+  }
+
   // OK, or the first failure / the reason the queue was stopped.
   absl::Status status() const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -185,21 +216,35 @@ class HandOffQueue {
 
  private:
   // Waits until "done" holds (true) or the queue is stopped (false). While the consumer makes no
-  // progress for stall_timeout_ past its credit, the wait ends with the queue stalled and stopped
-  // (false).
+  // progress for stall_timeout_ past its credit (or, contended, for the contended timeout past
+  // the credit of at most as long), the wait ends with the queue stalled and stopped (false).
   template <typename Done>
   bool WaitLocked(std::unique_lock<std::mutex>& lock, Done done)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     while (!stopped_ && !done()) {
+      const bool contended = contended_now_ && contended_.timeout != Clock::duration::max();
       // The default timeout is "never".
-      if (stall_timeout_ == Clock::duration::max()) {
+      if (stall_timeout_ == Clock::duration::max() && !contended) {
         room_.wait(lock);
         continue;
       }
-      const Clock::time_point deadline = std::max(last_progress_, credit_until_) + stall_timeout_;
+      Clock::time_point deadline = Clock::time_point::max();
+      if (stall_timeout_ != Clock::duration::max()) {
+        deadline = std::max(last_progress_, credit_until_) + stall_timeout_;
+      }
+      if (contended) {
+        const Clock::time_point credit_end =
+            std::min(credit_until_, last_progress_ + contended_.timeout);
+        deadline = std::min(deadline, std::max(last_progress_, credit_end) + contended_.timeout);
+      }
       if (Clock::now() >= deadline) {
         stalled_ = true;
-        if (status_.ok()) status_ = stall_status_;
+        // Which timeout ran out: the contended one, unless the other came first anyway.
+        const bool by_contention =
+            contended && (stall_timeout_ == Clock::duration::max() ||
+                          deadline < std::max(last_progress_, credit_until_) + stall_timeout_);
+        contended_stall_ = by_contention;
+        if (status_.ok()) status_ = by_contention ? contended_.status : stall_status_;
         StopLocked();
         break;
       }
@@ -218,6 +263,7 @@ class HandOffQueue {
   const Clock::duration stall_timeout_;
   const absl::Status stall_status_;
   const StallCredit credit_;
+  const ContendedStall contended_;
   // std::mutex rather than absl::Mutex: Debian's Abseil is not built for ThreadSanitizer, which
   // would not see its synchronization.
   mutable std::mutex mu_;
@@ -226,6 +272,9 @@ class HandOffQueue {
   int producers_ ABSL_GUARDED_BY(mu_);
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   bool stalled_ ABSL_GUARDED_BY(mu_) = false;
+  bool contended_stall_ ABSL_GUARDED_BY(mu_) = false;
+  // Whether others wait for this export's slot now (SetContended).
+  bool contended_now_ ABSL_GUARDED_BY(mu_) = false;
   // Messages taken by TryPop and not yet reported Sent.
   int unsent_ ABSL_GUARDED_BY(mu_) = 0;
   // The consumer's last progress (TryPop that took a message, Sent), or the Push that gave it

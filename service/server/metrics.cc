@@ -105,8 +105,24 @@ absl::StatusOr<std::unique_ptr<ServerMetrics>> ServerMetrics::Start(const std::s
                            .Name("dvexport_exports_refused_total")
                            .Help(
                                "Exports refused an export slot, by reason: queue_full (at once), "
-                               "max_wait (--max_queue_wait_ms ran out), deadline (the call's "
-                               "deadline came first).")
+                               "user_queue_full (at once: --max_queued_exports_per_user of the "
+                               "caller wait already), max_wait (--max_queue_wait_ms ran out), "
+                               "deadline (the call's deadline came first).")
+                           .Register(registry);
+  metrics->user_cap_waits_ = &prometheus::BuildCounter()
+                                  .Name("dvexport_export_slot_user_cap_waits_total")
+                                  .Help(
+                                      "Exports that queued although an export slot was free, "
+                                      "because their user held --max_exports_per_user slots.")
+                                  .Register(registry)
+                                  .Add({});
+  metrics->stalled_ = &prometheus::BuildCounter()
+                           .Name("dvexport_stalled_exports_total")
+                           .Help(
+                               "Streaming exports ended because their client read nothing, by "
+                               "the timeout that ended them: stall_timeout (--stall_timeout_s), "
+                               "stall_timeout_contended (--stall_timeout_contended_s, while "
+                               "exports of other users waited for a slot).")
                            .Register(registry);
   metrics->auth_refusals_ =
       &prometheus::BuildCounter()
@@ -166,6 +182,7 @@ void ServerMetrics::Record(const CallRecord& call) {
   if (call.first_byte_seconds >= 0) {
     first_byte_->Add({{"rpc", call.rpc}}, SecondsBuckets()).Observe(call.first_byte_seconds);
   }
+  if (!call.stall.empty()) stalled_->Add({{"timeout", call.stall}}).Increment();
 }
 
 void ServerMetrics::SlotWaited(double seconds) { slot_wait_->Observe(seconds); }
@@ -175,6 +192,9 @@ void ServerMetrics::SlotRefused(SlotRefusal reason) {
   switch (reason) {
     case SlotRefusal::kQueueFull:
       label = "queue_full";
+      break;
+    case SlotRefusal::kUserQueueFull:
+      label = "user_queue_full";
       break;
     case SlotRefusal::kMaxWait:
       label = "max_wait";
@@ -197,5 +217,7 @@ void ServerMetrics::AuthRefused(const std::string& reason) {
 void ServerMetrics::AuthCacheLookup(bool hit) {
   auth_cache_->Add({{"result", hit ? "hit" : "miss"}}).Increment();
 }
+
+void ServerMetrics::SlotUserCapWait() { user_cap_waits_->Increment(); }
 
 }  // namespace dvexport::server

@@ -49,6 +49,9 @@ struct CallRecord {
   std::string auth;
   std::string user;
   std::string token_uid;
+  // The timeout that ended a streaming export whose client stopped reading: "stall_timeout", or
+  // "stall_timeout_contended" (others waited for its slot); "" if none did.
+  std::string stall;
 };
 
 // Prometheus metrics of a dvexport server, served over HTTP at /metrics:
@@ -57,12 +60,17 @@ struct CallRecord {
 //   dvexport_export_duration_seconds{rpc}                  histogram
 //   dvexport_time_to_first_byte_seconds{rpc}               histogram
 //   dvexport_export_slot_wait_seconds                      histogram (exports given a slot)
-//   dvexport_exports_refused_total{reason}                 counter: queue_full, max_wait, deadline
 //   dvexport_auth_refusals_total{reason}                  counter: auth::RefusalReason's
 //                                                          (wrong_password, ...), rate_limited,
 //                                                          queue_full, unavailable
 //   dvexport_auth_cache_lookups_total{result}              counter: hit, miss
 //   dvexport_auth_mode{mode}                               gauge: 1 for the server's --auth
+//   dvexport_exports_refused_total{reason}                 counter: queue_full, user_queue_full,
+//                                                          max_wait, deadline
+//   dvexport_export_slot_user_cap_waits_total              counter: exports queued although a
+//                                                          slot was free (their user at its cap)
+//   dvexport_stalled_exports_total{timeout}                counter: stall_timeout,
+//                                                          stall_timeout_contended
 //   dvexport_active_exports, dvexport_queued_exports,
 //   dvexport_db_pool_in_use                                gauges, read at each scrape
 // Thread-safe.
@@ -89,6 +97,7 @@ class ServerMetrics final : public SlotObserver, public auth::AuthObserver {
 
   void SlotWaited(double seconds) override;
   void SlotRefused(SlotRefusal reason) override;
+  void SlotUserCapWait() override;
 
   // dvexport_auth_mode{mode="<mode>"} 1 ("dhis2" or "none").
   void SetAuthMode(const std::string& mode);
@@ -111,6 +120,8 @@ class ServerMetrics final : public SlotObserver, public auth::AuthObserver {
   prometheus::Family<prometheus::Counter>* auth_refusals_ = nullptr;
   prometheus::Family<prometheus::Counter>* auth_cache_ = nullptr;
   prometheus::Family<prometheus::Gauge>* auth_mode_ = nullptr;
+  prometheus::Counter* user_cap_waits_ = nullptr;
+  prometheus::Family<prometheus::Counter>* stalled_ = nullptr;
   int port_ = 0;
 };
 

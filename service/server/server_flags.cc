@@ -1,5 +1,6 @@
 #include "service/server/server_flags.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <optional>
@@ -124,6 +125,8 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
       {"max_connection_age_s", flags.max_connection_age_s, 0, 2147483,
        "0: never; gRPC takes the age in milliseconds as an int, so at most about 24.8 days"},
       {"stall_timeout_s", flags.stall_timeout_s, 1, 86400, "at most a day"},
+      {"stall_timeout_contended_s", flags.stall_timeout_contended_s, 1, 86400,
+       "at most a day; above --stall_timeout_s it changes nothing"},
       {"max_zstd_level", flags.max_zstd_level, 1, 19, "zstd's levels; 20-22 are never offered"},
       {"handshake_timeout_ms", flags.handshake_timeout_ms, 100, 120000,
        "at most gRPC's own default of 2 minutes"},
@@ -139,6 +142,18 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
       {"auth_failure_window_s", flags.auth_failure_window_s, 1, 86400, "at most a day"},
   };
   for (const IntegerFlag& flag : integer_flags) {
+    absl::Status status = CheckRange(flag);
+    if (!status.ok()) return status;
+  }
+  // The fair shares: ranges that depend on the flags above.
+  const IntegerFlag share_flags[] = {
+      {"max_exports_per_user", flags.max_exports_per_user, 0, flags.max_concurrent_exports,
+       "0: max(1, --max_concurrent_exports - 1); at most --max_concurrent_exports"},
+      {"max_queued_exports_per_user", flags.max_queued_exports_per_user, 0,
+       flags.max_queued_exports,
+       "0: max(1, --max_queued_exports / 2); at most --max_queued_exports"},
+  };
+  for (const IntegerFlag& flag : share_flags) {
     absl::Status status = CheckRange(flag);
     if (!status.ok()) return status;
   }
@@ -206,7 +221,17 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
   options.handshake_timeout = std::chrono::milliseconds(flags.handshake_timeout_ms);
   options.listener_probe_interval = std::chrono::milliseconds(flags.listener_probe_interval_ms);
   options.service.max_concurrent_exports = flags.max_concurrent_exports;
+  // One user never holds every slot (unless there is only one), so that another user's export
+  // finds one free or waits for the next, never for a whole export of the first user's.
+  options.service.max_exports_per_user = flags.max_exports_per_user != 0
+                                             ? flags.max_exports_per_user
+                                             : std::max(1, flags.max_concurrent_exports - 1);
   options.service.max_queued_exports = flags.max_queued_exports;
+  // Round robin orders the waiters but cannot help an export refused at once because a burst of
+  // one user filled the queue: one user takes half the queue at most by default.
+  options.service.max_queued_exports_per_user = flags.max_queued_exports_per_user != 0
+                                                    ? flags.max_queued_exports_per_user
+                                                    : std::max(1, flags.max_queued_exports / 2);
   options.service.max_queue_wait = std::chrono::milliseconds(flags.max_queue_wait_ms);
   options.service.chunk_size = static_cast<size_t>(flags.chunk_kib) * 1024;
   options.service.statement_timeout = std::chrono::seconds(flags.statement_timeout_s);
@@ -214,6 +239,7 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
   options.service.read_plan.min_rows = flags.parallel_min_rows;
   options.service.connection_wait = std::chrono::milliseconds(flags.connection_wait_ms);
   options.service.stall_timeout = std::chrono::seconds(flags.stall_timeout_s);
+  options.service.stall_timeout_contended = std::chrono::seconds(flags.stall_timeout_contended_s);
   options.service.max_zstd_level = flags.max_zstd_level;
   options.service.stall_min_rate = int64_t{flags.stall_min_rate_kib_s} * 1024;
   options.service.auth = flags.auth == "none" ? AuthMode::kNone : AuthMode::kDhis2;

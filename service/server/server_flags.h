@@ -18,7 +18,9 @@ struct ServerFlags {
   std::string pg;
   int pool_size = 8;
   int max_concurrent_exports = 4;
+  int max_exports_per_user = 0;  // 0: max(1, max_concurrent_exports - 1)
   int max_queued_exports = 64;
+  int max_queued_exports_per_user = 0;  // 0: max(1, max_queued_exports / 2)
   int max_queue_wait_ms = 30000;
   int chunk_kib = 256;
   int statement_timeout_s = 0;
@@ -33,6 +35,7 @@ struct ServerFlags {
   int health_probe_interval_ms = 2000;
   int max_connection_age_s = 0;
   int stall_timeout_s = 60;
+  int stall_timeout_contended_s = 5;
   int max_zstd_level = 9;
   int stall_min_rate_kib_s = 64;
   std::string metrics_listen;

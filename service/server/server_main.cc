@@ -43,9 +43,18 @@ ABSL_FLAG(int, max_concurrent_exports, dvexport::server::ServerFlags().max_concu
           "exports (ExportFile, StreamDataValues) running at once, 1 to 1000 and at most "
           "--pool_size; more wait in a queue (--max_queued_exports, --max_queue_wait_ms). "
           "CountDataValues takes no slot");
+ABSL_FLAG(int, max_exports_per_user, dvexport::server::ServerFlags().max_exports_per_user,
+          "export slots one user (DHIS2 username; the peer's address when not authenticated) "
+          "holds at most, 0 to --max_concurrent_exports; 0: max(1, --max_concurrent_exports - 1), "
+          "so that one user never holds every slot");
 ABSL_FLAG(int, max_queued_exports, dvexport::server::ServerFlags().max_queued_exports,
-          "exports that may wait for a slot, first come first served, 0 to 10000; one more is "
-          "refused with RESOURCE_EXHAUSTED at once. 0: no queue");
+          "exports that may wait for a slot, 0 to 10000 (each user's first come first served, "
+          "the users in turn); one more is refused with RESOURCE_EXHAUSTED at once. 0: no queue");
+ABSL_FLAG(int, max_queued_exports_per_user,
+          dvexport::server::ServerFlags().max_queued_exports_per_user,
+          "exports of one user that may wait for a slot, 0 to --max_queued_exports; one more is "
+          "refused with RESOURCE_EXHAUSTED at once, so that a burst of one user leaves room in "
+          "the queue for others. 0: max(1, --max_queued_exports / 2)");
 ABSL_FLAG(int, max_queue_wait_ms, dvexport::server::ServerFlags().max_queue_wait_ms,
           "how long an export waits for a slot at most, 0 to 600000 (10 minutes), never past its "
           "deadline; then RESOURCE_EXHAUSTED (DEADLINE_EXCEEDED if its deadline came first). 0: "
@@ -92,6 +101,11 @@ ABSL_FLAG(int, stall_timeout_s, dvexport::server::ServerFlags().stall_timeout_s,
           "transport already took at --stall_min_rate_kib_s (16 MiB of it at most): a client "
           "that reads that fast is never ended, whatever its receive window; one that reads "
           "nothing holds its export for at most this timeout plus 16 MiB at that rate");
+ABSL_FLAG(int, stall_timeout_contended_s, dvexport::server::ServerFlags().stall_timeout_contended_s,
+          "the stall timeout while an export of another user waits for a slot, 1 to 86400 (a "
+          "day; above --stall_timeout_s it changes nothing): the client's credit at "
+          "--stall_min_rate_kib_s counts for at most as long, so that a client that reads "
+          "nothing gives up its slot at most twice this long after its last progress");
 ABSL_FLAG(int, stall_min_rate_kib_s, dvexport::server::ServerFlags().stall_min_rate_kib_s,
           "KiB per second: a client that reads at least this fast is never ended by "
           "--stall_timeout_s, 1 to 1048576 (1 GiB/s); higher values end clients that stop "
@@ -156,7 +170,9 @@ dvexport::server::ServerFlags FlagValues() {
   flags.pg = absl::GetFlag(FLAGS_pg);
   flags.pool_size = absl::GetFlag(FLAGS_pool_size);
   flags.max_concurrent_exports = absl::GetFlag(FLAGS_max_concurrent_exports);
+  flags.max_exports_per_user = absl::GetFlag(FLAGS_max_exports_per_user);
   flags.max_queued_exports = absl::GetFlag(FLAGS_max_queued_exports);
+  flags.max_queued_exports_per_user = absl::GetFlag(FLAGS_max_queued_exports_per_user);
   flags.max_queue_wait_ms = absl::GetFlag(FLAGS_max_queue_wait_ms);
   flags.chunk_kib = absl::GetFlag(FLAGS_chunk_kib);
   flags.statement_timeout_s = absl::GetFlag(FLAGS_statement_timeout_s);
@@ -171,6 +187,7 @@ dvexport::server::ServerFlags FlagValues() {
   flags.health_probe_interval_ms = absl::GetFlag(FLAGS_health_probe_interval_ms);
   flags.max_connection_age_s = absl::GetFlag(FLAGS_max_connection_age_s);
   flags.stall_timeout_s = absl::GetFlag(FLAGS_stall_timeout_s);
+  flags.stall_timeout_contended_s = absl::GetFlag(FLAGS_stall_timeout_contended_s);
   flags.max_zstd_level = absl::GetFlag(FLAGS_max_zstd_level);
   flags.stall_min_rate_kib_s = absl::GetFlag(FLAGS_stall_min_rate_kib_s);
   flags.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);

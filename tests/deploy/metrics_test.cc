@@ -197,6 +197,71 @@ TEST_F(ServerMetricsTest, QueuedAndRefusedExportsAreCounted) {
   EXPECT_EQ(SumSamples(after, "dvexport_queued_exports"), 0) << after;
 }
 
+// The fair shares' metrics, for one user (all of this test's calls come from 127.0.0.1): its one
+// slot (--max_exports_per_user 1) held by a stream whose client stops reading, a second export
+// that queues although a slot is free (a user cap wait), a third refused because its user's share
+// of the queue (1) is full. No label names the user.
+TEST_F(ServerMetricsTest, UserCapWaitsAndUserQueueRefusalsAreCounted) {
+  server::ServerOptions options;
+  options.service.max_concurrent_exports = 2;
+  options.service.max_exports_per_user = 1;
+  options.service.max_queued_exports = 4;
+  options.service.max_queued_exports_per_user = 1;
+  options.service.max_queue_wait = std::chrono::milliseconds(300);
+  options.service.batch_bytes = 1024;
+  StartServer(options);
+  grpc::ChannelArguments fixed_window;
+  fixed_window.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  auto stub = v1::DataValueExport::NewStub(
+      grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(server_->port()),
+                                grpc::InsecureChannelCredentials(), fixed_window));
+  v1::ExportRequest query;
+  query.add_org_unit("ImspTQPwCqd");
+  query.set_children(true);
+  query.set_start_date("2000-01-01");
+  query.set_end_date("2030-12-31");
+  for (const char* data_set :
+       {"IF4YaBzxNHa", "JurnHCkmDCn", "QfF9ZANatcj", "Se00xj4OCO2", "av9SOZj6FcK"}) {
+    query.add_data_set(data_set);
+  }
+  grpc::ClientContext held_context;
+  std::unique_ptr<grpc::ClientReader<v1::DataValueBatch>> held =
+      stub->StreamDataValues(&held_context, query);
+  v1::DataValueBatch batch;
+  ASSERT_TRUE(held->Read(&batch));
+
+  absl::Status waited = absl::UnknownError("not called");
+  std::thread waiting([&] { waited = Export("JurnHCkmDCn", v1::COMPRESSION_NONE).status(); });
+  for (int i = 0; i < 500 && SumSamples(HttpGet(server_->metrics_port(), "/metrics"),
+                                        "dvexport_queued_exports") != 1;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const std::string during = HttpGet(server_->metrics_port(), "/metrics");
+  const absl::Status refused = Export("JurnHCkmDCn", v1::COMPRESSION_NONE).status();
+  waiting.join();
+  held_context.TryCancel();
+  while (held->Read(&batch)) {
+  }
+
+  // One slot of two taken, one export waiting: its user was at its cap.
+  EXPECT_EQ(SumSamples(during, "dvexport_active_exports"), 1) << during;
+  EXPECT_EQ(SumSamples(during, "dvexport_queued_exports"), 1) << during;
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted) << refused;
+  EXPECT_NE(refused.message().find("--max_queued_exports_per_user 1"), absl::string_view::npos)
+      << refused;
+  EXPECT_EQ(waited.code(), absl::StatusCode::kResourceExhausted) << waited;
+  const std::string after = HttpGet(server_->metrics_port(), "/metrics");
+  EXPECT_EQ(SumSamples(after, "dvexport_export_slot_user_cap_waits_total"), 1) << after;
+  EXPECT_EQ(SumSamples(after, "dvexport_exports_refused_total", {"reason=\"user_queue_full\""}), 1)
+      << after;
+  EXPECT_EQ(SumSamples(after, "dvexport_exports_refused_total", {"reason=\"queue_full\""}), 0)
+      << after;
+  EXPECT_EQ(SumSamples(after, "dvexport_exports_refused_total", {"reason=\"max_wait\""}), 1)
+      << after;
+  EXPECT_EQ(after.find("127.0.0.1"), std::string::npos) << after;
+}
+
 // Slow HTTP clients (issue 19): connections that send a request line and then drip one header
 // line every 500 ms, never ending their headers, held the metrics server's two worker threads for
 // 30 s each and /metrics timed out behind them. Now /metrics answers at once next to 8 of them,

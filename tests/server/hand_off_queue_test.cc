@@ -291,5 +291,110 @@ TEST(HandOffQueueTest, StopEndsWaitUntilSent) {
   EXPECT_FALSE(queue.stalled());
 }
 
+// While others wait for its slot (ExportSlots' contention), a consumer that makes no progress is
+// given up on after the contended timeout, with its own status; the producer waiting with the
+// long timeout is woken for it.
+TEST(HandOffQueueTest, ContentionEndsAStalledConsumerAfterTheContendedTimeout) {
+  Queue queue(1, 1, [] {}, milliseconds(60000), absl::DeadlineExceededError("stalled"), {},
+              {.timeout = milliseconds(200),
+               .status = absl::DeadlineExceededError("stalled while others waited")});
+  EXPECT_TRUE(queue.Push(1));
+  const auto start = std::chrono::steady_clock::now();
+  std::thread contention([&] {
+    std::this_thread::sleep_for(milliseconds(500));
+    queue.SetContended(true);
+  });
+  // Past the contended timeout already when the contention starts: given up on at once.
+  EXPECT_FALSE(queue.Push(2));
+  const auto waited = std::chrono::steady_clock::now() - start;
+  contention.join();
+  EXPECT_GE(waited, milliseconds(500));
+  EXPECT_LT(waited, milliseconds(5000));
+  EXPECT_TRUE(queue.stalled());
+  EXPECT_TRUE(queue.contended_stall());
+  EXPECT_EQ(queue.status(), absl::DeadlineExceededError("stalled while others waited"));
+}
+
+TEST(HandOffQueueTest, ContendedTimeoutRunsFromTheLastProgress) {
+  Queue queue(1, 1, [] {}, milliseconds(60000), absl::DeadlineExceededError("stalled"), {},
+              {.timeout = milliseconds(300), .status = absl::DeadlineExceededError("contended")});
+  queue.SetContended(true);
+  EXPECT_TRUE(queue.Push(1));
+  // The consumer takes a message every 100 ms: never stalled, however long the contention.
+  std::atomic<bool> done{false};
+  std::thread consumer([&] {
+    int item = 0;
+    while (!done) {
+      std::this_thread::sleep_for(milliseconds(100));
+      if (queue.TryPop(&item) == Queue::Next::kItem) queue.Sent(0);
+    }
+  });
+  for (int i = 2; i < 10; ++i) EXPECT_TRUE(queue.Push(i)) << i;
+  EXPECT_TRUE(queue.WaitUntilSent());
+  done = true;
+  consumer.join();
+  EXPECT_FALSE(queue.stalled());
+  // Then it stops: ended 300 ms after its last progress.
+  EXPECT_TRUE(queue.Push(10));
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(queue.Push(11));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, milliseconds(250));
+  EXPECT_TRUE(queue.contended_stall());
+}
+
+TEST(HandOffQueueTest, ContentionThatEndsBringsBackTheStallTimeout) {
+  Queue queue(1, 1, [] {}, milliseconds(60000), absl::DeadlineExceededError("stalled"), {},
+              {.timeout = milliseconds(200), .status = absl::DeadlineExceededError("contended")});
+  queue.SetContended(true);
+  queue.SetContended(false);
+  EXPECT_TRUE(queue.Push(1));
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(milliseconds(700));
+    queue.Stop(absl::CancelledError("client gone"));
+  });
+  EXPECT_FALSE(queue.Push(2));  // stopped by Stop, not stalled
+  stopper.join();
+  EXPECT_FALSE(queue.stalled());
+  EXPECT_FALSE(queue.contended_stall());
+  EXPECT_EQ(queue.status().code(), absl::StatusCode::kCancelled);
+}
+
+// Credit (bytes the transport took, at the minimum rate) counts for at most the contended timeout
+// while contended: a client holding megabytes unread is not given minutes.
+TEST(HandOffQueueTest, CreditCountsForAtMostTheContendedTimeout) {
+  // 1,000,000 bytes at 1000 bytes/s: 1000 s of credit uncontended.
+  Queue queue(4, 1, [] {}, milliseconds(100), absl::DeadlineExceededError("stalled"),
+              {.bytes_per_second = 1000, .max_bytes = 1000000},
+              {.timeout = milliseconds(200), .status = absl::DeadlineExceededError("contended")});
+  queue.SetContended(true);
+  EXPECT_TRUE(queue.Push(1));
+  int item = 0;
+  ASSERT_EQ(queue.TryPop(&item), Queue::Next::kItem);
+  const auto sent = std::chrono::steady_clock::now();
+  queue.Sent(1000000);
+  EXPECT_TRUE(queue.Push(2));
+  ASSERT_EQ(queue.TryPop(&item), Queue::Next::kItem);  // its write never completes
+  EXPECT_FALSE(queue.WaitUntilSent());
+  const auto waited = std::chrono::steady_clock::now() - sent;
+  // 200 ms of credit, then 200 ms of timeout.
+  EXPECT_GE(waited, milliseconds(400));
+  EXPECT_LT(waited, milliseconds(3000));
+  EXPECT_TRUE(queue.contended_stall());
+  EXPECT_EQ(queue.status(), absl::DeadlineExceededError("contended"));
+}
+
+// A contended timeout longer than the stall timeout changes nothing: the stall timeout, with its
+// own status, comes first.
+TEST(HandOffQueueTest, ShorterStallTimeoutWinsOverALongerContendedOne) {
+  Queue queue(1, 1, [] {}, milliseconds(100), absl::DeadlineExceededError("stalled"), {},
+              {.timeout = milliseconds(60000), .status = absl::DeadlineExceededError("contended")});
+  queue.SetContended(true);
+  EXPECT_TRUE(queue.Push(1));
+  EXPECT_FALSE(queue.Push(2));
+  EXPECT_TRUE(queue.stalled());
+  EXPECT_FALSE(queue.contended_stall());
+  EXPECT_EQ(queue.status(), absl::DeadlineExceededError("stalled"));
+}
+
 }  // namespace
 }  // namespace dvexport::server

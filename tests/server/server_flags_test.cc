@@ -119,6 +119,9 @@ INSTANTIATE_TEST_SUITE_P(
                   [](ServerFlags& f, int64_t v) { f.max_connection_age_s = static_cast<int>(v); }},
         RangeCase{"stall_timeout_s", 1, 86400,
                   [](ServerFlags& f, int64_t v) { f.stall_timeout_s = static_cast<int>(v); }},
+        RangeCase{
+            "stall_timeout_contended_s", 1, 86400,
+            [](ServerFlags& f, int64_t v) { f.stall_timeout_contended_s = static_cast<int>(v); }},
         RangeCase{"max_zstd_level", 1, 19,
                   [](ServerFlags& f, int64_t v) { f.max_zstd_level = static_cast<int>(v); }},
         RangeCase{"handshake_timeout_ms", 100, 120000,
@@ -258,6 +261,54 @@ TEST(ServerOptionsFromFlagsTest, PoolMustHoldAConnectionForEveryExport) {
   EXPECT_THAT(std::string(status.message()), HasSubstr("RESOURCE_EXHAUSTED"));
   flags.pool_size = 1;
   flags.max_concurrent_exports = 1;
+  EXPECT_TRUE(Check(flags).ok()) << Check(flags);
+}
+
+TEST(ServerOptionsFromFlagsTest, FairSharesDefaultToLessThanEverySlotAndHalfTheQueue) {
+  absl::StatusOr<ServerOptions> options = ServerOptionsFromFlags(ServerFlags());
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->service.max_exports_per_user, 3);
+  EXPECT_EQ(options->service.max_queued_exports_per_user, 32);
+  EXPECT_EQ(options->service.stall_timeout_contended, std::chrono::seconds(5));
+  // One slot, one place: one user takes them (max(1, ...)).
+  ServerFlags small;
+  small.max_concurrent_exports = 1;
+  small.max_queued_exports = 1;
+  options = ServerOptionsFromFlags(small);
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->service.max_exports_per_user, 1);
+  EXPECT_EQ(options->service.max_queued_exports_per_user, 1);
+  // Given: carried unchanged.
+  ServerFlags given;
+  given.max_exports_per_user = 4;
+  given.max_queued_exports_per_user = 64;
+  given.stall_timeout_contended_s = 120;  // above --stall_timeout_s: allowed, changes nothing
+  options = ServerOptionsFromFlags(given);
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->service.max_exports_per_user, 4);
+  EXPECT_EQ(options->service.max_queued_exports_per_user, 64);
+  EXPECT_EQ(options->service.stall_timeout_contended, std::chrono::seconds(120));
+}
+
+TEST(ServerOptionsFromFlagsTest, FairSharesAreAtMostTheSlotsAndTheQueue) {
+  ServerFlags flags;
+  flags.max_exports_per_user = 5;
+  EXPECT_EQ(Check(flags).message(),
+            "--max_exports_per_user: 5 is not between 0 and 4 (0: max(1, "
+            "--max_concurrent_exports - 1); at most --max_concurrent_exports)");
+  flags.max_exports_per_user = -1;
+  EXPECT_THAT(std::string(Check(flags).message()),
+              StartsWith("--max_exports_per_user: -1 is not between 0 and 4"));
+  flags.max_exports_per_user = 0;
+  flags.max_queued_exports_per_user = 65;
+  EXPECT_EQ(Check(flags).message(),
+            "--max_queued_exports_per_user: 65 is not between 0 and 64 (0: max(1, "
+            "--max_queued_exports / 2); at most --max_queued_exports)");
+  flags.max_queued_exports = 0;
+  flags.max_queued_exports_per_user = 1;
+  EXPECT_THAT(std::string(Check(flags).message()),
+              StartsWith("--max_queued_exports_per_user: 1 is not between 0 and 0"));
+  flags.max_queued_exports_per_user = 0;
   EXPECT_TRUE(Check(flags).ok()) << Check(flags);
 }
 
