@@ -10,7 +10,7 @@ DVEXPORT_APT_PACKAGES=(
   libgtest-dev libbenchmark-dev nlohmann-json3-dev libexpat1-dev
   postgresql python3 python3-yaml openssl unzip zstd
   pgbouncer  # tests only: tests/integration/pgbouncer_test (transaction pooling)
-  python3-grpcio  # tests only: tests/reliability/slow_grpc_reader.py, a grpcio client that reads slowly
+  python3-grpcio  # tests and scripts/bench only: grpcio clients (tests/reliability/slow_grpc_reader.py reads slowly, tools/bench/password_burst.py guesses passwords)
   libcrypt-dev  # libxcrypt's crypt_rn: DHIS2's bcrypt password hashes (service/auth/password)
   nginx  # tests: the front proxy of the header-flood test (docs/SECURITY.md)
 )

@@ -219,11 +219,10 @@ StreamingExportCall::~StreamingExportCall() = default;
 void StreamingExportCall::Start(const absl::Status& status,
                                 const dvexport::v1::ExportRequest* query) {
   session_.Bind(env_, context_);
-  absl::StatusOr<dhis2::ExportParams> params = status;
-  if (status.ok()) {
-    summary_ = SummarizeRequest(*query);
-    params = session_.Open(env_, context_, *query);
-  }
+  if (status.ok()) summary_ = SummarizeRequest(*query);
+  const absl::StatusOr<dhis2::ExportParams> params =
+      status.ok() ? session_.Open(env_, context_, *query)
+                  : absl::StatusOr<dhis2::ExportParams>(status);
   // Authenticated first, as DHIS2 authenticates before it reads a request: a caller without an
   // identity is told only that, whatever it sent, never holds a slot, and is refused before the
   // first byte.
@@ -250,7 +249,6 @@ void StreamingExportCall::Start(const absl::Status& status,
         [this](bool contended) { queue_.SetContended(contended); });
     if (!queued.ok()) ReaderDone(std::move(queued));
   });
-}
 }
 
 void StreamingExportCall::RunFirstReader(dhis2::ExportParams params) {
@@ -379,8 +377,9 @@ CountCall::CountCall(CallEnvironment* env, grpc::CallbackServerContext* context,
   record_.rpc = "CountDataValues";
   env_->CallStarted();
   session_.Bind(env_, context_);
-  absl::StatusOr<dhis2::ExportParams> params = request.status();
-  if (request.ok()) params = session_.Open(env_, context_, *request);
+  const absl::StatusOr<dhis2::ExportParams> params =
+      request.ok() ? session_.Open(env_, context_, *request)
+                   : absl::StatusOr<dhis2::ExportParams>(request.status());
   // Authenticated first, as exports are (StreamingExportCall::Start).
   session_.Authenticate(context_, &record_, [this, params](absl::Status authenticated) {
     if (!authenticated.ok() || !params.ok()) {

@@ -156,9 +156,9 @@ class CallSession {
                                            grpc::CallbackServerContext* context,
                                            const dvexport::v1::ExportRequest& query);
 
-  // After Bind (before or after Open): authenticates the call from its metadata (authorization) and its client
-  // certificate, without blocking: "done" is called exactly once, with OK once the call has an
-  // identity (at once with AuthMode::kNone, without one), or with why it has none
+  // After Bind (before or after Open): authenticates the call from its metadata (authorization) and
+  // its client certificate, without blocking: "done" is called exactly once, with OK once the call
+  // has an identity (at once with AuthMode::kNone, without one), or with why it has none
   // (Unauthenticated, ResourceExhausted, Unavailable, DeadlineExceeded, Cancelled), on this
   // thread or on an authentication worker. "*record" gets the caller's user and method.
   void Authenticate(grpc::CallbackServerContext* context, CallRecord* record,
@@ -200,7 +200,6 @@ class CallSession {
   std::mutex mu_;
   std::unique_ptr<db::ReadSession> session_ ABSL_GUARDED_BY(mu_);
 };
-
 
 // absl::Status as the gRPC status a client sees.
 grpc::Status ToGrpcStatus(const absl::Status& status);

@@ -108,6 +108,16 @@ struct TestUsers {
         Id(1), ", '", Uid('U', 1), "', now(), '", alice, "', '", Bcrypt(alice_password),
         "', 'A', 'Alice', false), (", Id(2), ", '", Uid('U', 2), "', now(), '", bob, "', '",
         Bcrypt(bob_password), "', 'B', 'Bob', false)"));
+    // What they may read (DHIS2's rules apply to their calls): the small demo database's group
+    // "HMIS officers" reads every data set, and their data view is the demo's country.
+    AdminExec(absl::StrCat(
+        "INSERT INTO usergroupmembers (userid, usergroupid) SELECT u, usergroupid FROM usergroup, "
+        "(VALUES (",
+        Id(1), "), (", Id(2),
+        ")) v(u) WHERE uid = 'zuSgfg9TbHl'; "
+        "INSERT INTO userdatavieworgunits (userinfoid, organisationunitid) SELECT u, "
+        "organisationunitid FROM organisationunit, (VALUES (",
+        Id(1), "), (", Id(2), ")) v(u) WHERE uid = 'ImspTQPwCqd'"));
     token = AddToken(Id(1), "[]", &token_uid);
   }
 
@@ -137,9 +147,13 @@ struct TestUsers {
   }
 
   void Remove() {
-    AdminExec(absl::StrCat("DELETE FROM api_token WHERE apitokenid BETWEEN ", Id(0), " AND ",
-                           Id(99), "; DELETE FROM userinfo WHERE userinfoid BETWEEN ", Id(0),
-                           " AND ", Id(99)));
+    AdminExec(
+        absl::StrCat("DELETE FROM api_token WHERE apitokenid BETWEEN ", Id(0), " AND ", Id(99),
+                     "; DELETE FROM usergroupmembers WHERE userid BETWEEN ", Id(0), " AND ", Id(99),
+                     "; DELETE FROM userdatavieworgunits WHERE userinfoid "
+                     "BETWEEN ",
+                     Id(0), " AND ", Id(99), "; DELETE FROM userinfo WHERE userinfoid BETWEEN ",
+                     Id(0), " AND ", Id(99)));
   }
 };
 

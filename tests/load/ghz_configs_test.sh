@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every load-test config in deploy/ghz/ through the real ghz (https://ghz.sh) against
-# dvexport-server started with its default flags (only --listen, --pg and, until the configs
-# carry tokens, --auth none given): each config unchanged but for the address and a bounded total
+# dvexport-server started with its default flags (only --listen and --pg given; every call is
+# authenticated with the demo superuser's token the configs carry in their metadata): each config
+# unchanged but for the address and a bounded total
 # (-n: twice its concurrency, which is kept), and every call must end OK. Then a health check
 # through server reflection alone (no --proto).
 # ghz is taken from PATH, else from $GHZ; without either the test is skipped (exit 77).

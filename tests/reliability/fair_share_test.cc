@@ -10,9 +10,8 @@
 // - FairShareByAddressTest: unauthenticated callers, whose user is their address: one user dials
 //   127.0.0.1, the other ::1 (the server listens on [::]). Runs now (reliability.fair_shares).
 // - FairShareByTokenTest: two DHIS2 users made in the database, each calling with its personal
-//   access token (authorization: ApiToken ...). NEEDS AUTHENTICATION (issue 20's "authn" part,
-//   which keys the slots by principal.username): registered as reliability.fair_shares_tokens,
-//   disabled in tests/reliability/CMakeLists.txt until it is merged.
+//   access token (authorization: ApiToken ...), both over IPv4 loopback: the slots key them by
+//   their DHIS2 usernames (reliability.fair_shares_tokens).
 
 #include <gtest/gtest.h>
 
@@ -96,6 +95,9 @@ class Latch {
   bool released_ = false;
 };
 
+// The server listens on [::]; one user dials it over IPv4 loopback, the other over IPv6.
+constexpr const char* kBothLoopbacks = "[::]:0";
+
 // The server's options as dvexport-server's defaults make them (4 slots, --stall_timeout_s 60,
 // --stall_timeout_contended_s 5, the default 64 KiB/s minimum rate and 16 MiB of credit), with
 // "max_per_user" slots for one user.
@@ -110,6 +112,10 @@ server::ServerOptions Options(const std::string& listen, int max_per_user) {
   options.service.max_queued_exports_per_user = 32;
   options.service.stall_timeout = seconds(60);
   options.service.stall_timeout_contended = seconds(5);
+  // Callers by address carry no credentials: the slots then key them by address (--auth none).
+  // Callers by token (listening on IPv4 only) are authenticated, and keyed by their username.
+  options.service.auth =
+      listen == kBothLoopbacks ? server::AuthMode::kNone : server::AuthMode::kDhis2;
   return options;
 }
 
@@ -331,9 +337,6 @@ void ABurstOfOneUserDoesNotStarveAnother(const std::string& listen, const UsersF
 
 // --- Unauthenticated callers: the user is the address ---
 
-// The server listens on [::]; one user dials it over IPv4 loopback, the other over IPv6.
-constexpr const char* kBothLoopbacks = "[::]:0";
-
 Users ByAddress(int port) {
   return {.a = {"127.0.0.1", absl::StrCat("127.0.0.1:", port), ""},
           .b = {"::1", absl::StrCat("[::1]:", port), ""}};
@@ -357,11 +360,11 @@ TEST(FairShareByAddressTest, ABurstOfOneUserDoesNotStarveAnother) {
   ABurstOfOneUserDoesNotStarveAnother(kBothLoopbacks, ByAddressSwapped, 3);
 }
 
-// --- DHIS2 users with personal access tokens (NEEDS AUTHENTICATION) ---
+// --- DHIS2 users with personal access tokens ---
 
 // Valid V2 tokens (their checksums hold); api_token.key is the lowercase hex SHA-256 of each.
-constexpr const char* kTokenA = "d2p_EMi4vUP6lQIv4P9Dib3LY1l1BU5tWXppEMi4vUP6lQIv0GuVIb";
-constexpr const char* kTokenB = "d2p_gZGPOgx7oXSYJjAcLX7vEosfR3CTh7cVgZGPOgx7oXSY2u4HxU";
+constexpr const char* kTokenA = "d2p_xljboEp5qOpzC6XIoZd8S3HL1qmXuBkUMYm4sd7x3XzZ1RS5Rb";
+constexpr const char* kTokenB = "d2p_EWp6Rq4Zojp6R7akt3WXhNkGQKiimrCqR51JuZNy4Vna4ImOnx";
 
 // Two superusers of their own (not the demo's: ids from 990001, uids fairShare*), each with a
 // token and the root org units as data capture and data view org units, so that both read the
