@@ -311,9 +311,10 @@ check(set(counts) == PARTNERS | {"default"} and all(int(n) > 0 for n in counts.v
 
 # ---------------------------------------------------------------- the least grants
 
-# docs/DEPLOYMENT.md's grants, on a new role in a transaction that is rolled back: DHIS2's
-# queries for a caller and the export's tables work as that role, and userinfo's secrets stay
-# out of its reach.
+# docs/DEPLOYMENT.md's grants, on a new role in a transaction that is rolled back: the service's
+# own queries for a caller (service/db/identity.cc, access_rules.cc's data view, change tokens'
+# functions) and the export's tables work as that role, and userinfo's secrets stay out of its
+# reach. (The service reads userrolemembers and userroleauthorities, never userrole.)
 deployment = (ROOT / "docs" / "DEPLOYMENT.md").read_text()
 blocks = [b for b in re.findall(r"```sql\n(.*?)```", deployment, re.S) if "ON userinfo" in b]
 ADMIN = os.environ.get("DVEXPORT_TEST_PG_ADMIN")
@@ -327,20 +328,26 @@ if check(len(blocks) == 1, "docs/DEPLOYMENT.md: no single sql block granting on 
 CREATE ROLE {role} NOLOGIN;
 {grants}
 SET ROLE {role};
-SELECT userinfoid, uid, username, password, disabled, accountexpiry, externalauth, twofactortype,
-       passwordlastupdated FROM userinfo WHERE username = 'partner';
-SELECT ug.uid FROM usergroupmembers m JOIN usergroup ug USING (usergroupid) WHERE m.userid = 91004;
-SELECT exists(SELECT 1 FROM userrolemembers m JOIN userroleauthorities a USING (userroleid)
-              JOIN userrole r USING (userroleid) WHERE m.userid = 91004 AND a.authority = 'ALL');
-SELECT restriction FROM userrolerestrictions x JOIN userrolemembers m USING (userroleid)
- WHERE m.userid = 91004;
-SELECT apitokenid, uid, createdby, expire, type, attributes FROM api_token
- WHERE key = '{token_key}';
+SELECT u.userinfoid, u.uid, u.username, u.password, coalesce(u.disabled, false),
+       floor(extract(epoch FROM u.accountexpiry) * 1000)::bigint,
+       floor(extract(epoch FROM u.passwordlastupdated) * 1000)::bigint,
+       u.twofactortype, coalesce(u.externalauth, false),
+       EXISTS (SELECT 1 FROM userrolemembers m JOIN userroleauthorities a USING (userroleid)
+               WHERE m.userid = u.userinfoid AND a.authority = 'ALL'),
+       EXISTS (SELECT 1 FROM userrolemembers m JOIN userrolerestrictions r USING (userroleid)
+               WHERE m.userid = u.userinfoid AND r.restriction = 'R_ENABLE_2FA')
+  FROM userinfo u WHERE u.username = 'partner';
+SELECT g.uid FROM usergroupmembers m JOIN usergroup g USING (usergroupid) WHERE m.userid = 91004;
+SELECT apitokenid, uid, createdby, expire, attributes FROM api_token WHERE key = '{token_key}';
+SELECT to_regclass('systemsetting') IS NOT NULL;
 SELECT value FROM systemsetting WHERE name = 'credentialsExpires';
-SELECT exists(SELECT 1 FROM (SELECT organisationunitid FROM userdatavieworgunits WHERE userinfoid = 91004
-              UNION ALL SELECT organisationunitid FROM usermembership WHERE userinfoid = 91004) s
-              JOIN organisationunit a USING (organisationunitid)
-              JOIN organisationunit o ON o.uid = 'ImspTQPwCqd' WHERE strpos(o.path, a.uid) > 0);
+WITH dv AS (SELECT organisationunitid FROM userdatavieworgunits WHERE userinfoid = 91004)
+SELECT a.uid FROM organisationunit a WHERE a.organisationunitid IN (
+  SELECT organisationunitid FROM dv UNION ALL SELECT organisationunitid FROM usermembership
+   WHERE userinfoid = 91004 AND NOT EXISTS (SELECT 1 FROM dv));
+SELECT (pg_control_system()).system_identifier, pg_current_snapshot(), pg_current_wal_insert_lsn(),
+       pg_relation_size('datavalue'::regclass), pg_is_in_recovery();
+SELECT count(*) FROM information_schema.columns WHERE table_name = 'period' AND column_name = 'iso';
 """ + "".join(f"SELECT * FROM {t} LIMIT 0;\n" for t in (
         "datavalue", "period", "periodtype", "organisationunit", "dataelement", "dataset",
         "datasetelement", "dataelementgroup", "dataelementgroupmembers", "orgunitgroup",
