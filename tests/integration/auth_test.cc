@@ -276,6 +276,24 @@ TEST_F(AuthTest, EveryMethodButHealthNeedsCredentials) {
   EXPECT_EQ(Refusals("bad_checksum"), 1);
 }
 
+// As DHIS2 authenticates before it reads a request: a caller without an identity learns nothing
+// about its request, not even that it is invalid; with an identity, the same request is refused
+// for what it is.
+TEST_F(AuthTest, AnInvalidRequestWithoutCredentialsIsUnauthenticated) {
+  StartServer(Options());
+  const v1::ExportRequest valid = *query_;
+  query_->Clear();  // no data set, no data element, no org unit: E2001 and more
+  int messages = -1;
+  EXPECT_EQ(ExportFile("", &messages).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(Stream("", &messages).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(Count("").error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(Count("ApiToken d2p_not-a-token").error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(ExportFile(ApiToken(users_->token), &messages).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(Count(ApiToken(users_->token)).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  *query_ = valid;
+}
+
 TEST_F(AuthTest, TokenAndPasswordAreAcceptedByEveryMethod) {
   StartServer(Options());
   int messages = 0;
