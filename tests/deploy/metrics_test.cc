@@ -51,6 +51,55 @@ class ServerMetricsTest : public ::testing::Test {
     client_ = std::make_unique<client::ExportClient>(*std::move(channel));
   }
 
+  // One stream holds a slot (its client stops reading after the first batch; with a fixed HTTP/2
+  // window the server cannot send the rest), one more export of the same caller waits for a slot
+  // (until --max_queue_wait_ms), the next is refused: the metrics while the export waits, the
+  // two exports' statuses. The stream is cancelled at the end.
+  struct QueueOutcome {
+    std::string during;
+    absl::Status waited;
+    absl::Status refused;
+  };
+  QueueOutcome HoldWaitAndRefuse() {
+    grpc::ChannelArguments fixed_window;
+    fixed_window.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+    auto stub = v1::DataValueExport::NewStub(
+        grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(server_->port()),
+                                  grpc::InsecureChannelCredentials(), fixed_window));
+    v1::ExportRequest query;
+    query.add_org_unit("ImspTQPwCqd");
+    query.set_children(true);
+    query.set_start_date("2000-01-01");
+    query.set_end_date("2030-12-31");
+    for (const char* data_set :
+         {"IF4YaBzxNHa", "JurnHCkmDCn", "QfF9ZANatcj", "Se00xj4OCO2", "av9SOZj6FcK"}) {
+      query.add_data_set(data_set);
+    }
+    grpc::ClientContext held_context;
+    std::unique_ptr<grpc::ClientReader<v1::DataValueBatch>> held =
+        stub->StreamDataValues(&held_context, query);
+    v1::DataValueBatch batch;
+    EXPECT_TRUE(held->Read(&batch));
+
+    QueueOutcome outcome;
+    outcome.waited = absl::UnknownError("not called");
+    std::thread waiting(
+        [&] { outcome.waited = Export("JurnHCkmDCn", v1::COMPRESSION_NONE).status(); });
+    for (int i = 0; i < 500 && SumSamples(HttpGet(server_->metrics_port(), "/metrics"),
+                                          "dvexport_queued_exports") != 1;
+         ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    outcome.during = HttpGet(server_->metrics_port(), "/metrics");
+    outcome.refused = Export("JurnHCkmDCn", v1::COMPRESSION_NONE).status();
+    waiting.join();
+    held_context.TryCancel();
+    while (held->Read(&batch)) {
+    }
+    EXPECT_EQ(held->Finish().error_code(), grpc::StatusCode::CANCELLED);
+    return outcome;
+  }
+
   absl::StatusOr<client::ExportSummary> Export(const std::string& data_set,
                                                v1::Compression compression) {
     v1::ExportFileRequest request;
@@ -148,41 +197,10 @@ TEST_F(ServerMetricsTest, QueuedAndRefusedExportsAreCounted) {
   options.service.max_queue_wait = std::chrono::milliseconds(300);
   options.service.batch_bytes = 1024;
   StartServer(options);
-  grpc::ChannelArguments fixed_window;
-  fixed_window.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
-  auto stub = v1::DataValueExport::NewStub(
-      grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(server_->port()),
-                                grpc::InsecureChannelCredentials(), fixed_window));
-  v1::ExportRequest query;
-  query.add_org_unit("ImspTQPwCqd");
-  query.set_children(true);
-  query.set_start_date("2000-01-01");
-  query.set_end_date("2030-12-31");
-  for (const char* data_set :
-       {"IF4YaBzxNHa", "JurnHCkmDCn", "QfF9ZANatcj", "Se00xj4OCO2", "av9SOZj6FcK"}) {
-    query.add_data_set(data_set);
-  }
-  grpc::ClientContext held_context;
-  std::unique_ptr<grpc::ClientReader<v1::DataValueBatch>> held =
-      stub->StreamDataValues(&held_context, query);
-  v1::DataValueBatch batch;
-  ASSERT_TRUE(held->Read(&batch));
-
-  absl::Status waited = absl::UnknownError("not called");
-  std::thread waiting([&] { waited = Export("JurnHCkmDCn", v1::COMPRESSION_NONE).status(); });
-  for (int i = 0; i < 500 && SumSamples(HttpGet(server_->metrics_port(), "/metrics"),
-                                        "dvexport_queued_exports") != 1;
-       ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  const std::string during = HttpGet(server_->metrics_port(), "/metrics");
-  const absl::Status refused = Export("JurnHCkmDCn", v1::COMPRESSION_NONE).status();
-  waiting.join();
-  held_context.TryCancel();
-  while (held->Read(&batch)) {
-  }
-  EXPECT_EQ(held->Finish().error_code(), grpc::StatusCode::CANCELLED);
-
+  const QueueOutcome queue = HoldWaitAndRefuse();
+  const std::string& during = queue.during;
+  const absl::Status& refused = queue.refused;
+  const absl::Status& waited = queue.waited;
   EXPECT_EQ(SumSamples(during, "dvexport_queued_exports"), 1) << during;
   EXPECT_EQ(SumSamples(during, "dvexport_active_exports"), 1) << during;
   EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted) << refused;
@@ -210,39 +228,10 @@ TEST_F(ServerMetricsTest, UserCapWaitsAndUserQueueRefusalsAreCounted) {
   options.service.max_queue_wait = std::chrono::milliseconds(300);
   options.service.batch_bytes = 1024;
   StartServer(options);
-  grpc::ChannelArguments fixed_window;
-  fixed_window.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
-  auto stub = v1::DataValueExport::NewStub(
-      grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(server_->port()),
-                                grpc::InsecureChannelCredentials(), fixed_window));
-  v1::ExportRequest query;
-  query.add_org_unit("ImspTQPwCqd");
-  query.set_children(true);
-  query.set_start_date("2000-01-01");
-  query.set_end_date("2030-12-31");
-  for (const char* data_set :
-       {"IF4YaBzxNHa", "JurnHCkmDCn", "QfF9ZANatcj", "Se00xj4OCO2", "av9SOZj6FcK"}) {
-    query.add_data_set(data_set);
-  }
-  grpc::ClientContext held_context;
-  std::unique_ptr<grpc::ClientReader<v1::DataValueBatch>> held =
-      stub->StreamDataValues(&held_context, query);
-  v1::DataValueBatch batch;
-  ASSERT_TRUE(held->Read(&batch));
-
-  absl::Status waited = absl::UnknownError("not called");
-  std::thread waiting([&] { waited = Export("JurnHCkmDCn", v1::COMPRESSION_NONE).status(); });
-  for (int i = 0; i < 500 && SumSamples(HttpGet(server_->metrics_port(), "/metrics"),
-                                        "dvexport_queued_exports") != 1;
-       ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  const std::string during = HttpGet(server_->metrics_port(), "/metrics");
-  const absl::Status refused = Export("JurnHCkmDCn", v1::COMPRESSION_NONE).status();
-  waiting.join();
-  held_context.TryCancel();
-  while (held->Read(&batch)) {
-  }
+  const QueueOutcome queue = HoldWaitAndRefuse();
+  const std::string& during = queue.during;
+  const absl::Status& refused = queue.refused;
+  const absl::Status& waited = queue.waited;
 
   // One slot of two taken, one export waiting: its user was at its cap.
   EXPECT_EQ(SumSamples(during, "dvexport_active_exports"), 1) << during;

@@ -95,6 +95,47 @@ class Latch {
   bool released_ = false;
 };
 
+// "count" whole-database exports of "user", each on a connection of its own, whose clients stop
+// reading after their first message (blocked in "latch" until released): the server's writes
+// stop completing and each holds its slot (or waits for one).
+struct StalledClients {
+  StalledClients(const TestUser& user, int count) : outcomes(count) {
+    for (int i = 0; i < count; ++i) {
+      contexts.push_back(std::make_unique<grpc::ClientContext>());
+      Prepare(user, contexts.back().get(), seconds(180));
+    }
+    for (int i = 0; i < count; ++i) {
+      clients.emplace_back([this, &user, i] {
+        auto stub = v1::DataValueExport::NewStub(OwnChannel(user, i));
+        outcomes[i] = ReadExport(stub.get(), contexts[i].get(), WholeDatabaseRequest(), [&](int n) {
+          if (n != 1) return;
+          latch.Arrive();
+          latch.Wait();
+        });
+      });
+    }
+  }
+  ~StalledClients() { CancelReleaseAndJoin(); }
+
+  // The clients read on, to their exports' ends.
+  void ReleaseAndJoin() {
+    latch.Release();
+    for (std::thread& client : clients) {
+      if (client.joinable()) client.join();
+    }
+  }
+  // The clients cancel their calls.
+  void CancelReleaseAndJoin() {
+    for (auto& context : contexts) context->TryCancel();
+    ReleaseAndJoin();
+  }
+
+  Latch latch;
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
+  std::vector<ExportOutcome> outcomes;
+  std::vector<std::thread> clients;
+};
+
 // The server listens on [::]; one user dials it over IPv4 loopback, the other over IPv6.
 constexpr const char* kBothLoopbacks = "[::]:0";
 
@@ -140,24 +181,9 @@ void StalledClientsOfOneUserGiveUpTheirSlotsForAnother(const std::string& listen
   const Users both = users(server->port());
   const TestUser& a = both.a;
   const TestUser& b = both.b;
-  Latch latch;
-  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
-  for (int i = 0; i < kStalled; ++i) {
-    contexts.push_back(std::make_unique<grpc::ClientContext>());
-    Prepare(a, contexts.back().get(), seconds(180));
-  }
-  std::vector<ExportOutcome> outcomes(kStalled);
-  std::vector<std::thread> clients;
-  for (int i = 0; i < kStalled; ++i) {
-    clients.emplace_back([&, i] {
-      auto stub = v1::DataValueExport::NewStub(OwnChannel(a, i));
-      outcomes[i] = ReadExport(stub.get(), contexts[i].get(), WholeDatabaseRequest(), [&](int n) {
-        if (n != 1) return;
-        latch.Arrive();
-        latch.Wait();  // stops reading: the server's writes stop completing
-      });
-    });
-  }
+  StalledClients stalled(a, kStalled);
+  Latch& latch = stalled.latch;
+  std::vector<ExportOutcome>& outcomes = stalled.outcomes;
   ASSERT_TRUE(WaitFor([&] { return latch.arrived() == kStalled; }, seconds(60)));
   EXPECT_EQ(server->service().active_exports(), kStalled);
 
@@ -182,8 +208,7 @@ void StalledClientsOfOneUserGiveUpTheirSlotsForAnother(const std::string& listen
       still_held);
 
   // The clients read on: those ended say why, the others complete.
-  latch.Release();
-  for (std::thread& client : clients) client.join();
+  stalled.ReleaseAndJoin();
   int contended = 0;
   for (const ExportOutcome& outcome : outcomes) {
     if (outcome.status.ok()) {
@@ -218,24 +243,8 @@ void OneUserNeverHoldsEverySlot(const std::string& listen, const UsersFor& users
   const Users both = users(server->port());
   const TestUser& a = both.a;
   const TestUser& b = both.b;
-  Latch latch;
-  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
-  for (int i = 0; i < kStalled; ++i) {
-    contexts.push_back(std::make_unique<grpc::ClientContext>());
-    Prepare(a, contexts.back().get(), seconds(180));
-  }
-  std::vector<ExportOutcome> outcomes(kStalled);
-  std::vector<std::thread> clients;
-  for (int i = 0; i < kStalled; ++i) {
-    clients.emplace_back([&, i] {
-      auto stub = v1::DataValueExport::NewStub(OwnChannel(a, i));
-      outcomes[i] = ReadExport(stub.get(), contexts[i].get(), WholeDatabaseRequest(), [&](int n) {
-        if (n != 1) return;
-        latch.Arrive();
-        latch.Wait();
-      });
-    });
-  }
+  StalledClients stalled(a, kStalled);
+  Latch& latch = stalled.latch;
   ASSERT_TRUE(
       WaitFor([&] { return latch.arrived() == 3 && server->service().queued_exports() == 1; },
               seconds(60)));
@@ -257,9 +266,7 @@ void OneUserNeverHoldsEverySlot(const std::string& listen, const UsersFor& users
               a.authorization.empty() ? "address" : "token", kStalled,
               static_cast<long long>(waited_ms));
 
-  for (auto& stalled : contexts) stalled->TryCancel();
-  latch.Release();
-  for (std::thread& client : clients) client.join();
+  stalled.CancelReleaseAndJoin();
   EXPECT_TRUE(WaitFor([&] { return server->service().active_exports() == 0; }, seconds(30)));
 }
 
