@@ -12,6 +12,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/cord.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/utf8_sequence.h"
@@ -68,13 +69,7 @@ std::string CacheKey(CredentialKind kind, absl::string_view username, absl::stri
   HMAC(EVP_sha256(), kProcessKey->data(), kProcessKey->size(),
        reinterpret_cast<const unsigned char*>(material.data()), material.size(), mac.data(), &size);
   OPENSSL_cleanse(material.data(), material.size());
-  static constexpr absl::string_view kHex = "0123456789abcdef";
-  std::string key;
-  for (unsigned int i = 0; i < size; ++i) {
-    key.push_back(kHex[mac[i] >> 4]);
-    key.push_back(kHex[mac[i] & 0xf]);
-  }
-  return key;
+  return absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(mac.data()), size));
 }
 
 // java.lang.String.trim: every character up to U+0020 off both ends.

@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/crc32.h"
@@ -131,14 +132,9 @@ std::string Sha256Hex(absl::string_view bytes) {
   if (EVP_Digest(bytes.data(), bytes.size(), digest.data(), &size, EVP_sha256(), nullptr) != 1) {
     return "";
   }
-  static constexpr absl::string_view kHex = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(2 * size);
-  for (unsigned int i = 0; i < size; ++i) {
-    hex.push_back(kHex[digest[i] >> 4]);
-    hex.push_back(kHex[digest[i] & 0xf]);
-  }
-  return hex;
+  // Lowercase hex, as Guava's HashCode.toString.
+  return absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(digest.data()), size));
 }
 
 absl::StatusOr<std::string> GenerateApiToken(absl::string_view code, ApiTokenType type) {
