@@ -9,7 +9,10 @@ include any header; this test is what keeps the layers apart:
   service/encode  -> common, proto (wire_format.h: the generated field numbers)
   service/db      -> service/dhis2, service/encode, common
   service/auth    -> service/db, service/dhis2, common
-  service/server  -> service/auth, service/db, service/dhis2, service/encode, common, proto
+  service/pipeline -> service/auth, service/db, service/dhis2, service/encode, common, proto
+  service/http    -> service/pipeline, service/auth, service/dhis2, common, proto
+  service/server  -> service/http (to open the HTTP door beside the gRPC one), service/pipeline,
+                     service/auth, service/db, service/dhis2, service/encode, common, proto
   client          -> common, proto
   tools           -> client, common, proto
 
@@ -30,6 +33,8 @@ LAYERS = {
     "service/encode": ("service/encode/",),
     "service/db": ("service/db/",),
     "service/auth": ("service/auth/",),
+    "service/pipeline": ("service/pipeline/",),
+    "service/http": ("service/http/",),
     "service/server": ("service/server/",),
     "client": ("client/",),
     "tools": ("tools/",),
@@ -42,8 +47,11 @@ ALLOWED = {
     "service/encode": {"common", "proto"},
     "service/db": {"service/dhis2", "service/encode", "common"},
     "service/auth": {"service/db", "service/dhis2", "common"},
-    "service/server": {"service/auth", "service/db", "service/dhis2", "service/encode", "common",
-                       "proto"},
+    "service/pipeline": {"service/auth", "service/db", "service/dhis2", "service/encode",
+                         "common", "proto"},
+    "service/http": {"service/pipeline", "service/auth", "service/dhis2", "common", "proto"},
+    "service/server": {"service/http", "service/pipeline", "service/auth", "service/db",
+                       "service/dhis2", "service/encode", "common", "proto"},
     "client": {"common", "proto"},
     "tools": {"client", "common", "proto"},
 }
@@ -104,6 +112,9 @@ def self_test():
         "common/b.h": '#include "tests/support/x.h"\n',
         "service/dhis2/p.cc": '#include "dvexport/v1/export.pb.h"\n',
         "service/encode/q.cc": '#include "service/db/read_session.h"\n',
+        "service/pipeline/r.cc": '#include "service/server/export_call.h"\n',
+        "service/http/s.cc": '#include "service/pipeline/export.h"\n#include "service/db/x.h"\n',
+        "service/server/t.cc": '#include "service/http/http_server.h"\n',
     }
     with tempfile.TemporaryDirectory() as root:
         for path, text in files.items():
@@ -115,6 +126,9 @@ def self_test():
         'client/c.cc:2: client includes "service/encode/crc32.h" of service/encode',
         'common/b.h:1: common includes "tests/support/x.h", which belongs to no library layer',
         'service/encode/q.cc:1: service/encode includes "service/db/read_session.h" of service/db',
+        'service/pipeline/r.cc:1: service/pipeline includes "service/server/export_call.h" of '
+        'service/server',
+        'service/http/s.cc:2: service/http includes "service/db/x.h" of service/db',
     ]
     found = all(any(p.startswith(e) for p in problems) for e in expected)
     if not found or len(problems) != len(expected):

@@ -7,12 +7,15 @@ DVEXPORT_APT_PACKAGES=(
   cmake ninja-build g++ ccache pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libpqxx-dev libpq-dev libabsl-dev zlib1g-dev libdeflate-dev libzstd-dev prometheus-cpp-dev libssl-dev
+  libboost1.81-dev libboost-url1.81-dev  # Boost.Beast (headers) and Boost.URL: the HTTP door (service/http)
   libgtest-dev libbenchmark-dev nlohmann-json3-dev libexpat1-dev
   postgresql python3 python3-yaml openssl unzip zstd
   pgbouncer  # tests only: tests/integration/pgbouncer_test (transaction pooling)
   python3-grpcio  # tests and scripts/bench only: grpcio clients (tests/reliability/slow_grpc_reader.py reads slowly, tools/bench/password_burst.py guesses passwords)
   libcrypt-dev  # libxcrypt's crypt_rn: DHIS2's bcrypt password hashes (service/auth/password)
   nginx  # tests: the front proxy of the header-flood test (docs/SECURITY.md)
+  python3-requests  # tests only: tests/http_e2e (clients_test and nginx_proxy_test call the HTTP door as DHIS2's Python clients do)
+  wrk  # scripts/bench only: 64 concurrent HTTP exports (the HTTP door under load)
 )
 
 deps_install() {

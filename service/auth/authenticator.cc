@@ -111,7 +111,8 @@ uint64_t Authenticator::Authenticate(const Credentials& credentials, std::string
       Identity identity = cached->second.identity;
       lock.unlock();
       if (observer_ != nullptr) observer_->AuthCacheLookup(true);
-      absl::Status status = CheckPerCall(identity, peer_ip, std::chrono::system_clock::now());
+      absl::Status status = CheckPerCall(identity, peer_ip, std::chrono::system_clock::now(),
+                                         credentials.method, credentials.referrer);
       if (!status.ok()) {
         Refuse(AuthRefusal::kRejected, status);
         done(std::move(status));
@@ -128,7 +129,11 @@ uint64_t Authenticator::Authenticate(const Credentials& credentials, std::string
     Job& job = running->second;
     job.waiters.push_back(ticket);
     job.deadline = std::max(job.deadline, deadline);
-    waiters_[ticket] = {.done = std::move(done), .peer_ip = std::move(peer_ip), .key = key};
+    waiters_[ticket] = {.done = std::move(done),
+                        .peer_ip = std::move(peer_ip),
+                        .method = credentials.method,
+                        .referrer = credentials.referrer,
+                        .key = key};
     lock.unlock();
     if (observer_ != nullptr) observer_->AuthCacheLookup(false);
     return ticket;
@@ -174,7 +179,11 @@ uint64_t Authenticator::Authenticate(const Credentials& credentials, std::string
   job.credential = *std::move(presented);
   job.deadline = deadline;
   job.waiters.push_back(ticket);
-  waiters_[ticket] = {.done = std::move(done), .peer_ip = std::move(peer_ip), .key = key};
+  waiters_[ticket] = {.done = std::move(done),
+                      .peer_ip = std::move(peer_ip),
+                      .method = credentials.method,
+                      .referrer = credentials.referrer,
+                      .key = key};
   queue_.push_back(key);
   jobs_.emplace(key, std::move(job));
   lock.unlock();
@@ -292,7 +301,8 @@ void Authenticator::Verified(const std::string& key, absl::StatusOr<Identity> id
       waiter.done(identity.status());
       continue;
     }
-    absl::Status status = CheckPerCall(*identity, waiter.peer_ip, std::chrono::system_clock::now());
+    absl::Status status = CheckPerCall(*identity, waiter.peer_ip, std::chrono::system_clock::now(),
+                                       waiter.method, waiter.referrer);
     if (!status.ok()) {
       Refuse(AuthRefusal::kRejected, status);
       waiter.done(std::move(status));

@@ -114,7 +114,9 @@ class Authenticator {
   struct Waiter {
     Done done;
     std::string peer_ip;
-    std::string key;  // the job's cache key
+    std::string method;                   // the request's, for the token's rules
+    std::optional<std::string> referrer;  // the request's Referer, if any
+    std::string key;                      // the job's cache key
   };
   struct Job {
     PresentedCredential credential;

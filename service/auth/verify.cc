@@ -329,18 +329,21 @@ absl::StatusOr<Identity> Verify(db::ReadSession& session, const PresentedCredent
 }
 
 absl::Status CheckPerCall(const Identity& identity, std::string_view peer_ip_view,
-                          std::chrono::system_clock::time_point now) {
+                          std::chrono::system_clock::time_point now, std::string_view method_view,
+                          std::optional<std::string_view> referrer_view) {
   if (identity.principal.method != dhis2::AuthMethod::kApiToken) return absl::OkStatus();
   const absl::string_view peer_ip(peer_ip_view.data(), peer_ip_view.size());
   // ApiTokenAuthManager rechecks the expiry on a cache hit; Dhis2ApiTokenFilter applies the
-  // rules to every request. An export is a GET; a gRPC call has no Referer.
+  // rules to every request.
+  const absl::string_view method(method_view.data(), method_view.size());
+  std::optional<absl::string_view> referrer;
+  if (referrer_view) referrer = absl::string_view(referrer_view->data(), referrer_view->size());
   if (identity.token_expires_ms && *identity.token_expires_ms <= ToMillis(now)) {
     return Refused(kTokenExpired, "token_expired");
   }
   const dhis2::BrokenTokenRule broken =
-      dhis2::FindBrokenTokenRule(identity.token_rules, peer_ip, "GET", /*referrer=*/std::nullopt);
-  absl::Status status =
-      dhis2::CheckTokenRules(identity.token_rules, peer_ip, "GET", /*referrer=*/std::nullopt);
+      dhis2::FindBrokenTokenRule(identity.token_rules, peer_ip, method, referrer);
+  absl::Status status = dhis2::CheckTokenRules(identity.token_rules, peer_ip, method, referrer);
   switch (broken) {
     case dhis2::BrokenTokenRule::kNone:
       return absl::OkStatus();
@@ -349,6 +352,8 @@ absl::Status CheckPerCall(const Identity& identity, std::string_view peer_ip_vie
     case dhis2::BrokenTokenRule::kMethod:
       return WithReason(status, "method_not_allowed");
     case dhis2::BrokenTokenRule::kReferrer:
+      // Over HTTP the request could have carried one: DHIS2's message as it is.
+      if (referrer_view) return WithReason(status, "referrer_required");
       break;
   }
   return Refused(absl::StrCat(status.message(),

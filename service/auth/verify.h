@@ -26,6 +26,10 @@ struct Credentials {
   std::vector<std::string> authorization;
   // The username a verified client certificate maps to (--client_identities).
   std::optional<std::string> certificate_user;
+  // What a token's request rules see of the request (dhis2::CheckTokenRules): its HTTP method
+  // (an export over gRPC counts as a GET) and its Referer (a gRPC call carries none).
+  std::string method = "GET";
+  std::optional<std::string> referrer;
 };
 
 enum class CredentialKind { kApiToken, kBasic, kCertificate };
@@ -63,10 +67,12 @@ absl::StatusOr<Identity> Verify(db::ReadSession& session, const PresentedCredent
                                 std::chrono::system_clock::time_point now);
 
 // What DHIS2 checks again on every request, cached identity or not: the token's expiry, and its
-// request rules for an export (method GET, no Referer over gRPC, "peer_ip" the socket address).
-// OK for a password or certificate identity.
+// request rules ("peer_ip" the caller's address, "method" and "referrer" the request's: GET and
+// none for a gRPC call). OK for a password or certificate identity.
 absl::Status CheckPerCall(const Identity& identity, std::string_view peer_ip,
-                          std::chrono::system_clock::time_point now);
+                          std::chrono::system_clock::time_point now,
+                          std::string_view method = "GET",
+                          std::optional<std::string_view> referrer = std::nullopt);
 
 // Why Present, Verify or CheckPerCall refused, carried as a payload of their Unauthenticated
 // Status (the message stays DHIS2's): for a metrics label and the call log. One of

@@ -161,34 +161,51 @@ std::string GroupedInteger(int64_t value) {
   return text;
 }
 
-absl::Status CheckDhis2Rules(const ExportParams& params, const std::string& duration_text) {
+absl::Status CheckDhis2Rules(const ExportParams& params, const std::string& duration_text,
+                             RuleOrder order) {
   const bool has_dates = params.start_date.has_value();
+  absl::Status reported;
+  // Records a failing rule; true when it is the one to report.
+  auto fails = [&](absl::Status status) {
+    reported = std::move(status);
+    return order == RuleOrder::kFirstFailure;
+  };
   if (params.data_sets.empty() && params.data_elements.empty() &&
-      params.data_element_groups.empty()) {
-    return ExportErrorStatus(ExportError::kE2001);
+      params.data_element_groups.empty() && fails(ExportErrorStatus(ExportError::kE2001))) {
+    return reported;
   }
   if (params.periods.empty() && !has_dates && !params.last_updated_micros &&
-      duration_text.empty()) {
-    return ExportErrorStatus(ExportError::kE2002);
+      duration_text.empty() && fails(ExportErrorStatus(ExportError::kE2002))) {
+    return reported;
   }
-  if (!params.periods.empty() && has_dates) return ExportErrorStatus(ExportError::kE2003);
-  if (has_dates && *params.start_date > *params.end_date) {
-    return ExportErrorStatus(ExportError::kE2004);
+  if (!params.periods.empty() && has_dates && fails(ExportErrorStatus(ExportError::kE2003))) {
+    return reported;
   }
-  if (!duration_text.empty() && !params.last_updated_duration_micros) {
-    return ExportErrorStatus(ExportError::kE2005, DurationArgument(duration_text));
+  if (has_dates && *params.start_date > *params.end_date &&
+      fails(ExportErrorStatus(ExportError::kE2004))) {
+    return reported;
   }
-  if (params.org_units.empty() && params.org_unit_groups.empty()) {
-    return ExportErrorStatus(ExportError::kE2006);
+  if (!duration_text.empty() && !params.last_updated_duration_micros &&
+      fails(ExportErrorStatus(ExportError::kE2005, DurationArgument(duration_text)))) {
+    return reported;
   }
-  if (params.children && !params.org_unit_groups.empty()) {
-    return ExportErrorStatus(ExportError::kE2007);
+  if (params.org_units.empty() && params.org_unit_groups.empty() &&
+      fails(ExportErrorStatus(ExportError::kE2006))) {
+    return reported;
   }
-  if (params.children && params.org_units.empty()) return ExportErrorStatus(ExportError::kE2008);
+  if (params.children && !params.org_unit_groups.empty() &&
+      fails(ExportErrorStatus(ExportError::kE2007))) {
+    return reported;
+  }
+  if (params.children && params.org_units.empty() &&
+      fails(ExportErrorStatus(ExportError::kE2008))) {
+    return reported;
+  }
+  // The last rule: reported in either order.
   if (params.limit.has_value() && *params.limit < 0) {
-    return ExportErrorStatus(ExportError::kE2009, GroupedInteger(*params.limit));
+    reported = ExportErrorStatus(ExportError::kE2009, GroupedInteger(*params.limit));
   }
-  return absl::OkStatus();
+  return reported;
 }
 
 // The parsed id schemes of a request, in the proto's field order.
@@ -244,7 +261,8 @@ bool ExportParams::IsSingleDataValueSet() const {
          data_element_groups.empty();
 }
 
-absl::StatusOr<ExportParams> ValidateExportRequest(const dvexport::v1::ExportRequest& request) {
+absl::StatusOr<ExportParams> ValidateExportRequest(const dvexport::v1::ExportRequest& request,
+                                                   RuleOrder order) {
   absl::StatusOr<RequestIdSchemes> schemes = ParseIdSchemes(request);
   if (!schemes.ok()) return schemes.status();
   const std::optional<IdScheme>& input = schemes->input;
@@ -325,7 +343,7 @@ absl::StatusOr<ExportParams> ValidateExportRequest(const dvexport::v1::ExportReq
     params.changes_since = *token;
   }
 
-  status = CheckDhis2Rules(params, duration);
+  status = CheckDhis2Rules(params, duration, order);
   if (!status.ok()) return status;
   return params;
 }

@@ -78,6 +78,15 @@ struct ExportParams {
   bool IsSingleDataValueSet() const;
 };
 
+// Which failing rule of DHIS2's (step 2 below) ValidateExportRequest reports.
+enum class RuleOrder {
+  // The first failing rule in DHIS2's order: dvexport's documented gRPC behaviour.
+  kFirstFailure,
+  // The last failing rule, as DHIS2 2.42 reports it (each check overwrites the previous one):
+  // the HTTP door's behaviour, e.g. no parameters at all gives E2006, not E2001.
+  kLastFailure,
+};
+
 // Checks `request` and returns its normalised parameters, or InvalidArgument
 // describing the first problem found:
 // 1. Malformed values, naming the field and the value: first the id schemes
@@ -101,9 +110,11 @@ struct ExportParams {
 //    E2003 periods and dates; E2004 start_date after end_date; E2005
 //    last_updated_duration not <digits><d|h|m|s>; E2006 no org_unit and no
 //    org_unit_group; E2007 children with org_unit_group; E2008 children without
-//    org_unit; E2009 negative limit. DHIS2 reports the last failing rule;
-//    dvexport reports the first.
-absl::StatusOr<ExportParams> ValidateExportRequest(const dvexport::v1::ExportRequest& request);
+//    org_unit; E2009 negative limit. `order` says which failing rule is
+//    reported: the first (default) or, as DHIS2 does, the last. Step 1 comes
+//    first either way.
+absl::StatusOr<ExportParams> ValidateExportRequest(const dvexport::v1::ExportRequest& request,
+                                                   RuleOrder order = RuleOrder::kFirstFailure);
 
 }  // namespace dvexport::dhis2
 

@@ -115,7 +115,7 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
   if (options.handshake_timeout.count() <= 0 || options.handshake_timeout.count() > INT_MAX) {
     return absl::InvalidArgumentError("handshake_timeout must be between 1 ms and INT_MAX ms");
   }
-  ServiceOptions service_options = options.service;
+  pipeline::PipelineOptions service_options = options.service;
   std::unique_ptr<auth::ClientIdentities> client_identities;
   if (!options.client_identities_file.empty()) {
     if (options.tls_client_ca_file.empty()) {
@@ -123,7 +123,7 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
           "client_identities needs tls_client_ca: only a verified client certificate stands for "
           "a user");
     }
-    if (options.service.auth != AuthMode::kDhis2) {
+    if (options.service.auth != pipeline::AuthMode::kDhis2) {
       return absl::InvalidArgumentError("client_identities needs auth dhis2");
     }
     absl::StatusOr<auth::ClientIdentities> loaded =
@@ -140,23 +140,40 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
   server->pool_ = std::make_unique<db::ConnectionPool>(options.conninfo, options.pool_size);
   if (!options.metrics_listen.empty()) {
     ExportServer* self = server.get();
-    absl::StatusOr<std::unique_ptr<ServerMetrics>> metrics = ServerMetrics::Start(
-        options.metrics_listen,
-        {.active_exports =
-             [self] { return self->service_ == nullptr ? 0 : self->service_->active_exports(); },
-         .queued_exports =
-             [self] { return self->service_ == nullptr ? 0 : self->service_->queued_exports(); },
-         .db_pool_in_use = [self] { return self->pool_->in_use(); }});
+    absl::StatusOr<std::unique_ptr<pipeline::ServerMetrics>> metrics =
+        pipeline::ServerMetrics::Start(
+            options.metrics_listen,
+            {.active_exports =
+                 [self] {
+                   return self->pipeline_ == nullptr ? 0 : self->pipeline_->active_exports();
+                 },
+             .queued_exports =
+                 [self] {
+                   return self->pipeline_ == nullptr ? 0 : self->pipeline_->queued_exports();
+                 },
+             .db_pool_in_use = [self] { return self->pool_->in_use(); }});
     if (!metrics.ok()) return metrics.status();
     server->metrics_ = *std::move(metrics);
   }
   if (server->metrics_ != nullptr) {
-    server->metrics_->SetAuthMode(options.service.auth == AuthMode::kDhis2 ? "dhis2" : "none");
+    server->metrics_->SetAuthMode(options.service.auth == pipeline::AuthMode::kDhis2 ? "dhis2"
+                                                                                     : "none");
   }
-  server->log_ = std::make_unique<CallLog>(server->metrics_.get(), stderr);
-  server->service_ = std::make_unique<DataValueExportService>(
+  server->log_ = std::make_unique<pipeline::CallLog>(server->metrics_.get(), stderr);
+  server->pipeline_ = std::make_unique<pipeline::ExportPipeline>(
       server->pool_.get(), service_options, server->log_.get(), server->metrics_.get(),
       server->metrics_.get());
+  server->service_ = std::make_unique<DataValueExportService>(server->pipeline_.get());
+  if (!options.http.listen.empty()) {
+    http::HttpServerOptions http_options = options.http;
+    http_options.tls_cert_file = options.tls_cert_file;
+    http_options.tls_key_file = options.tls_key_file;
+    http_options.tls_client_ca_file = options.tls_client_ca_file;
+    absl::StatusOr<std::unique_ptr<http::HttpServer>> http =
+        http::HttpServer::Start(http_options, server->pipeline_.get());
+    if (!http.ok()) return http.status();
+    server->http_ = *std::move(http);
+  }
 
   grpc::EnableDefaultHealthCheckService(true);
   // gRPC's health service is built in without its descriptors: linking them in lets reflection
@@ -293,19 +310,25 @@ void ExportServer::StopProber() {
 
 ExportServer::~ExportServer() {
   StopProber();
+  if (http_ != nullptr) http_->Shutdown(std::chrono::system_clock::now());
   if (server_ != nullptr) {
     server_->Shutdown(std::chrono::system_clock::now());
     server_->Wait();
-    // Server::Wait has seen every call end; their last steps (OnDone) may still be on their way
-    // out. Bounded: gRPC has finished them.
-    service_->WaitForCalls(std::chrono::seconds(30));
   }
+  // Server::Wait has seen every call end; their last steps (OnDone) may still be on their way
+  // out. Bounded: gRPC and the HTTP door have finished them.
+  if (pipeline_ != nullptr) pipeline_->WaitForCalls(std::chrono::seconds(30));
 }
 
 void ExportServer::Shutdown(std::chrono::system_clock::time_point deadline) {
   StopProber();
   server_->GetHealthCheckService()->SetServingStatus(false);
+  // Both doors close at once, and their running calls share the same deadline.
+  std::thread http_shutdown;
+  if (http_ != nullptr)
+    http_shutdown = std::thread([this, deadline] { http_->Shutdown(deadline); });
   server_->Shutdown(deadline);
+  if (http_shutdown.joinable()) http_shutdown.join();
 }
 
 void ExportServer::Wait() { server_->Wait(); }

@@ -13,10 +13,10 @@
 
 #include "absl/status/statusor.h"
 #include "service/db/connection_pool.h"
-#include "service/server/call_log.h"
+#include "service/http/http_server.h"
+#include "service/pipeline/metrics.h"
 #include "service/server/export_service.h"
 #include "service/server/listener_probe.h"
-#include "service/server/metrics.h"
 
 namespace dvexport::server {
 
@@ -62,7 +62,11 @@ struct ServerOptions {
   // that its supervisor starts it again), but not call Shutdown itself: Shutdown joins the
   // watchdog's thread. Null: nothing more happens.
   std::function<void()> on_listener_lost;
-  ServiceOptions service;
+  // The export pipeline both doors share.
+  pipeline::PipelineOptions service;
+  // The HTTP door (DHIS2's GET /api/dataValueSets): off while http.listen is empty. Its TLS files
+  // are the gRPC door's (tls_cert_file, tls_key_file, tls_client_ca_file), whatever it holds.
+  http::HttpServerOptions http;
 };
 
 // Listener probes that fail in a row before the listener is taken as lost.
@@ -100,6 +104,8 @@ class ExportServer {
   int port() const { return port_; }
 
   const DataValueExportService& service() const { return *service_; }
+  // The HTTP door's port actually bound; 0 without the HTTP door.
+  int http_port() const { return http_ == nullptr ? 0 : http_->port(); }
   // The metrics port actually bound; 0 without metrics.
   int metrics_port() const { return metrics_ == nullptr ? 0 : metrics_->port(); }
 
@@ -109,7 +115,7 @@ class ExportServer {
   // True once the watchdog has taken the listener as lost.
   bool listener_lost() const;
 
-  // Health turns NOT_SERVING, new calls are refused, running calls get until
+  // Health turns NOT_SERVING, new calls (of both doors) are refused, running calls get until
   // "deadline" to finish and are then cancelled.
   void Shutdown(std::chrono::system_clock::time_point deadline);
 
@@ -130,9 +136,11 @@ class ExportServer {
 
   std::unique_ptr<db::ConnectionPool> pool_;
   std::unique_ptr<auth::ClientIdentities> client_identities_;
-  std::unique_ptr<ServerMetrics> metrics_;
-  std::unique_ptr<CallLog> log_;
+  std::unique_ptr<pipeline::ServerMetrics> metrics_;
+  std::unique_ptr<pipeline::CallLog> log_;
+  std::unique_ptr<pipeline::ExportPipeline> pipeline_;
   std::unique_ptr<DataValueExportService> service_;
+  std::unique_ptr<http::HttpServer> http_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   int descriptor_ceiling_ = 0;

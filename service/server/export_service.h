@@ -6,8 +6,7 @@
 #include <cstdint>
 
 #include "dvexport/v1/export.grpc.pb.h"
-#include "service/db/connection_pool.h"
-#include "service/server/call_log.h"
+#include "service/pipeline/export_pipeline.h"
 #include "service/server/export_call.h"
 
 namespace dvexport::server {
@@ -22,17 +21,13 @@ using DataValueExportCallbackBase = dvexport::v1::DataValueExport::WithRawCallba
         dvexport::v1::DataValueExport::WithRawCallbackMethod_CountDataValues<
             dvexport::v1::DataValueExport::Service>>>;
 
-// The DataValueExport gRPC service. Every call runs in its own READ ONLY, REPEATABLE READ
-// transaction (a db::ReadSession) on pooled connections, on threads of its own: no gRPC thread
-// waits for the database.
+// The DataValueExport gRPC service: the gRPC door of the export pipeline. Every call runs in its
+// own READ ONLY, REPEATABLE READ transaction (a db::ReadSession) on pooled connections, on threads
+// of its own: no gRPC thread waits for the database.
 class DataValueExportService final : public DataValueExportCallbackBase {
  public:
-  // "*pool", "*log", "*slot_observer" and "*auth_observer" (the last three may be null) must
-  // outlive the service. With options.auth kDhis2 the service authenticates every call (an
-  // auth::Authenticator of its own, on "pool").
-  DataValueExportService(db::ConnectionPool* pool, const ServiceOptions& options, CallLog* log,
-                         SlotObserver* slot_observer = nullptr,
-                         auth::AuthObserver* auth_observer = nullptr);
+  // "*pipeline" must outlive the service.
+  explicit DataValueExportService(pipeline::ExportPipeline* pipeline) : pipeline_(pipeline) {}
 
   grpc::ServerWriteReactor<grpc::ByteBuffer>* ExportFile(grpc::CallbackServerContext* context,
                                                          const grpc::ByteBuffer* request) override;
@@ -44,24 +39,22 @@ class DataValueExportService final : public DataValueExportCallbackBase {
                                             const grpc::ByteBuffer* request,
                                             grpc::ByteBuffer* response) override;
 
-  // Exports holding a slot now, and waiting for one.
-  int active_exports() const { return env_.slots->running(); }
-  int queued_exports() const { return env_.slots->queued(); }
+  // Exports holding a slot now, and waiting for one (of both doors).
+  int active_exports() const { return pipeline_->active_exports(); }
+  int queued_exports() const { return pipeline_->queued_exports(); }
 
-  // True once every call has ended (its reactor gone, its reader threads joined); false if
-  // "timeout" passed first. For the owner, after grpc::Server::Wait.
-  bool WaitForCalls(std::chrono::milliseconds timeout) { return env_.WaitForCalls(timeout); }
-  // Calls alive now (ended calls have joined their threads and freed their compressors).
-  int live_calls() const { return env_.live_calls(); }
+  // Calls alive now, of both doors (ended calls have joined their threads and freed their
+  // compressors).
+  int live_calls() const { return pipeline_->live_calls(); }
 
   // Exports that were read with more than one connection so far.
-  int64_t sliced_exports() const { return env_.sliced_exports.load(); }
+  int64_t sliced_exports() const { return pipeline_->sliced_exports(); }
 
-  // The service's authenticator; null with AuthMode::kNone.
-  const auth::Authenticator* authenticator() const { return env_.authenticator.get(); }
+  // The pipeline's authenticator; null with AuthMode::kNone.
+  const auth::Authenticator* authenticator() const { return pipeline_->authenticator(); }
 
  private:
-  CallEnvironment env_;
+  pipeline::ExportPipeline* const pipeline_;
 };
 
 }  // namespace dvexport::server

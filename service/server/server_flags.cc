@@ -4,13 +4,17 @@
 #include <chrono>
 #include <cstddef>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "service/db/libpq_gaps.h"
+#include "service/http/http_connection.h"
 
 namespace dvexport::server {
 namespace {
@@ -140,6 +144,14 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
       {"auth_max_failures_per_ip", flags.auth_max_failures_per_ip, 1, 100000, ""},
       {"auth_max_failures_per_user", flags.auth_max_failures_per_user, 1, 100000, ""},
       {"auth_failure_window_s", flags.auth_failure_window_s, 1, 86400, "at most a day"},
+      {"http_threads", flags.http_threads, 1, 64, ""},
+      {"http_max_connections", flags.http_max_connections, 1, 1000000, ""},
+      {"http_max_connections_per_peer", flags.http_max_connections_per_peer, 1, 1000000, ""},
+      {"http_header_timeout_ms", flags.http_header_timeout_ms, 100, 600000,
+       "at least 100 ms, at most 10 minutes"},
+      {"http_idle_timeout_s", flags.http_idle_timeout_s, 1, 3600, "at most an hour"},
+      {"http_max_header_kib", flags.http_max_header_kib, 1, 1024, ""},
+      {"http_max_url_kib", flags.http_max_url_kib, 1, 1024, ""},
   };
   for (const IntegerFlag& flag : integer_flags) {
     absl::Status status = CheckRange(flag);
@@ -160,6 +172,42 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
 
   const std::optional<HostPort> listen = ParseHostPort(flags.listen);
   if (!listen.has_value()) return NotHostPort("listen", flags.listen);
+  std::optional<HostPort> http;
+  if (!flags.http_listen.empty()) {
+    http = ParseHostPort(flags.http_listen);
+    if (!http.has_value()) return NotHostPort("http_listen", flags.http_listen);
+    if (http->port != 0 && http->port == listen->port &&
+        (http->host == listen->host || IsWildcardHost(http->host) ||
+         IsWildcardHost(listen->host))) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--http_listen \"", flags.http_listen, "\" takes the port of --listen \"",
+                       flags.listen, "\"; give it a port of its own"));
+    }
+  } else if (!flags.http_port_file.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--http_port_file \"", flags.http_port_file, "\" needs --http_listen"));
+  }
+  if (flags.http_max_url_kib > flags.http_max_header_kib) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--http_max_url_kib ", flags.http_max_url_kib, " is more than --http_max_header_kib ",
+        flags.http_max_header_kib, ": the request line is part of the request's head"));
+  }
+  {
+    std::vector<std::string> proxies;
+    for (absl::string_view entry :
+         absl::StrSplit(flags.http_trusted_proxies, ',', absl::SkipWhitespace())) {
+      proxies.emplace_back(absl::StripAsciiWhitespace(entry));
+    }
+    absl::StatusOr<http::TrustedProxies> parsed = http::TrustedProxies::Parse(proxies);
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--http_trusted_proxies: ", parsed.status().message()));
+    }
+  }
+  if (absl::EndsWith(flags.http_port_file, "/")) {
+    return absl::InvalidArgumentError(absl::StrCat("--http_port_file: \"", flags.http_port_file,
+                                                   "\" names a directory; give a file name"));
+  }
   std::optional<HostPort> metrics;
   if (!flags.metrics_listen.empty()) {
     metrics = ParseHostPort(flags.metrics_listen);
@@ -242,7 +290,8 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
   options.service.stall_timeout_contended = std::chrono::seconds(flags.stall_timeout_contended_s);
   options.service.max_zstd_level = flags.max_zstd_level;
   options.service.stall_min_rate = int64_t{flags.stall_min_rate_kib_s} * 1024;
-  options.service.auth = flags.auth == "none" ? AuthMode::kNone : AuthMode::kDhis2;
+  options.service.auth =
+      flags.auth == "none" ? pipeline::AuthMode::kNone : pipeline::AuthMode::kDhis2;
   options.service.authentication.cache_ttl = std::chrono::seconds(flags.auth_cache_s);
   options.service.authentication.workers = flags.auth_workers;
   options.service.authentication.max_pending = flags.auth_max_pending;
@@ -250,6 +299,19 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
   options.service.authentication.max_failures_per_user = flags.auth_max_failures_per_user;
   options.service.authentication.failure_window = std::chrono::seconds(flags.auth_failure_window_s);
   options.client_identities_file = flags.client_identities;
+  options.http.listen = flags.http_listen;
+  options.http.threads = flags.http_threads;
+  options.http.max_connections = flags.http_max_connections;
+  options.http.max_connections_per_peer = flags.http_max_connections_per_peer;
+  options.http.header_timeout = std::chrono::milliseconds(flags.http_header_timeout_ms);
+  options.http.idle_timeout = std::chrono::seconds(flags.http_idle_timeout_s);
+  options.http.max_header_bytes = static_cast<size_t>(flags.http_max_header_kib) * 1024;
+  options.http.max_url_bytes = static_cast<size_t>(flags.http_max_url_kib) * 1024;
+  options.http.trusted_proxies.clear();
+  for (absl::string_view entry :
+       absl::StrSplit(flags.http_trusted_proxies, ',', absl::SkipWhitespace())) {
+    options.http.trusted_proxies.emplace_back(absl::StripAsciiWhitespace(entry));
+  }
   return options;
 }
 

@@ -49,6 +49,17 @@ struct ServerFlags {
   int auth_max_failures_per_user = 10;
   int auth_failure_window_s = 300;
   std::string client_identities;
+  // The HTTP door (DHIS2's GET /api/dataValueSets); off while http_listen is empty.
+  std::string http_listen;
+  std::string http_port_file;
+  int http_threads = 2;
+  int http_max_connections = 4096;
+  int http_max_connections_per_peer = 256;
+  int http_header_timeout_ms = 10000;
+  int http_idle_timeout_s = 30;
+  int http_max_header_kib = 32;
+  int http_max_url_kib = 16;
+  std::string http_trusted_proxies;  // comma-separated addresses or CIDRs
 };
 
 // Checks every flag in "flags", and how they fit together, and returns the

@@ -156,6 +156,30 @@ ABSL_FLAG(int, auth_max_failures_per_user,
           "earned back evenly over --auth_failure_window_s (whether or not the user exists)");
 ABSL_FLAG(int, auth_failure_window_s, dvexport::server::ServerFlags().auth_failure_window_s,
           "seconds over which the failed-attempt limits refill completely, 1 to 86400 (a day)");
+ABSL_FLAG(std::string, http_listen, dvexport::server::ServerFlags().http_listen,
+          "host:port of the HTTP door: DHIS2's GET /api/dataValueSets (and /api/28../42/...) for "
+          "unchanged DHIS2 clients, on the same export slots and identities; HTTPS with --tls_cert "
+          "and --tls_key; port 0 picks a free port; empty: no HTTP door");
+ABSL_FLAG(std::string, http_port_file, dvexport::server::ServerFlags().http_port_file,
+          "write the HTTP door's port to this file once it listens (needs --http_listen)");
+ABSL_FLAG(int, http_threads, dvexport::server::ServerFlags().http_threads,
+          "threads of the HTTP door's event loop (1-64); exports run on their own threads");
+ABSL_FLAG(int, http_max_connections, dvexport::server::ServerFlags().http_max_connections,
+          "HTTP connections open at most (1-1000000); a new one beyond is closed at once");
+ABSL_FLAG(int, http_max_connections_per_peer,
+          dvexport::server::ServerFlags().http_max_connections_per_peer,
+          "HTTP connections of one client address at most (1-1000000); beyond: closed at once");
+ABSL_FLAG(int, http_header_timeout_ms, dvexport::server::ServerFlags().http_header_timeout_ms,
+          "the whole request head (and a TLS handshake) must arrive within this (100-600000 ms)");
+ABSL_FLAG(int, http_idle_timeout_s, dvexport::server::ServerFlags().http_idle_timeout_s,
+          "a keep-alive connection idle this long between requests is closed (1-3600 s)");
+ABSL_FLAG(int, http_max_header_kib, dvexport::server::ServerFlags().http_max_header_kib,
+          "request line and headers at most (1-1024 KiB); beyond: 431 and the connection closed");
+ABSL_FLAG(int, http_max_url_kib, dvexport::server::ServerFlags().http_max_url_kib,
+          "request target at most (1-1024 KiB, at most --http_max_header_kib); beyond: 414");
+ABSL_FLAG(std::string, http_trusted_proxies, dvexport::server::ServerFlags().http_trusted_proxies,
+          "comma-separated addresses or CIDRs of reverse proxies whose X-Forwarded-For names the "
+          "client (its address for a token's IP list and the failed-attempt limits); empty: none");
 ABSL_FLAG(std::string, client_identities, dvexport::server::ServerFlags().client_identities,
           "file of lines \"<subject DN or URI SAN> <username>\" ('#' comments): a client "
           "certificate verified against --tls_client_ca whose subject (as \"CN=...,O=...\") or "
@@ -201,6 +225,16 @@ dvexport::server::ServerFlags FlagValues() {
   flags.auth_max_failures_per_user = absl::GetFlag(FLAGS_auth_max_failures_per_user);
   flags.auth_failure_window_s = absl::GetFlag(FLAGS_auth_failure_window_s);
   flags.client_identities = absl::GetFlag(FLAGS_client_identities);
+  flags.http_listen = absl::GetFlag(FLAGS_http_listen);
+  flags.http_port_file = absl::GetFlag(FLAGS_http_port_file);
+  flags.http_threads = absl::GetFlag(FLAGS_http_threads);
+  flags.http_max_connections = absl::GetFlag(FLAGS_http_max_connections);
+  flags.http_max_connections_per_peer = absl::GetFlag(FLAGS_http_max_connections_per_peer);
+  flags.http_header_timeout_ms = absl::GetFlag(FLAGS_http_header_timeout_ms);
+  flags.http_idle_timeout_s = absl::GetFlag(FLAGS_http_idle_timeout_s);
+  flags.http_max_header_kib = absl::GetFlag(FLAGS_http_max_header_kib);
+  flags.http_max_url_kib = absl::GetFlag(FLAGS_http_max_url_kib);
+  flags.http_trusted_proxies = absl::GetFlag(FLAGS_http_trusted_proxies);
   return flags;
 }
 
@@ -312,14 +346,21 @@ int main(int argc, char** argv) {
   }
   std::fprintf(stderr,
                "{\"event\":\"started\",\"listen\":\"%s\",\"port\":%d,\"metrics_port\":%d,"
-               "\"descriptor_ceiling\":%d}\n",
+               "\"http_port\":%d,\"descriptor_ceiling\":%d}\n",
                options->listen.c_str(), (*server)->port(), (*server)->metrics_port(),
-               (*server)->descriptor_ceiling());
-  if (options->service.auth == dvexport::server::AuthMode::kNone) {
+               (*server)->http_port(), (*server)->descriptor_ceiling());
+  if (options->service.auth == dvexport::pipeline::AuthMode::kNone) {
     std::fprintf(stderr,
                  "{\"event\":\"warning\",\"message\":\"--auth none: calls are not "
                  "authenticated; whoever reaches the port reads every data value\"}\n");
   }
+  if (!flags.http_port_file.empty() &&
+      !WritePortFile(flags.http_port_file, (*server)->http_port())) {
+    std::fprintf(stderr, "dvexport-server: --http_port_file: cannot write %s: %s\n",
+                 flags.http_port_file.c_str(), std::strerror(errno));
+    return 1;
+  }
+  // The gRPC port file last: once it exists, so does the HTTP one.
   if (!flags.port_file.empty() && !WritePortFile(flags.port_file, (*server)->port())) {
     std::fprintf(stderr, "dvexport-server: --port_file: cannot write %s: %s\n",
                  flags.port_file.c_str(), std::strerror(errno));

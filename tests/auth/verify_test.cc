@@ -496,7 +496,7 @@ TEST_F(VerifyTest, LookupsEndAtTheDeadlineAndAtCancel) {
   const int64_t owner = AddUser(90, "verify_waiter");
   const std::string token = AddToken(90, owner, dhis2::ApiTokenType::kV2);
   absl::StatusOr<PresentedCredential> presented =
-      Present(Credentials{{"ApiToken " + token}, std::nullopt});
+      Present(Credentials{{"ApiToken " + token}, std::nullopt, "GET", std::nullopt});
   ASSERT_TRUE(presented.ok());
   {
     // A deadline already passed: no statement starts.

@@ -33,7 +33,7 @@ class ServerMetricsTest : public ::testing::Test {
 
   void StartServer(server::ServerOptions options) {
     // Not a test of authentication: calls carry no credentials.
-    options.service.auth = server::AuthMode::kNone;
+    options.service.auth = pipeline::AuthMode::kNone;
     server_.reset();
     options.listen = "127.0.0.1:0";
     options.metrics_listen = "127.0.0.1:0";
@@ -134,7 +134,8 @@ TEST_F(ServerMetricsTest, CountersMoveAfterAnExport) {
 
   std::string after = HttpGet(server_->metrics_port(), "/metrics");
   EXPECT_EQ(SumSamples(after, "dvexport_exports_total",
-                       {"rpc=\"ExportFile\"", "code=\"OK\"", "compression=\"COMPRESSION_GZIP\""}),
+                       {"transport=\"grpc\"", "rpc=\"ExportFile\"", "code=\"OK\"",
+                        "compression=\"COMPRESSION_GZIP\""}),
             1)
       << after;
   EXPECT_EQ(SumSamples(after, "dvexport_exports_total",

@@ -32,5 +32,89 @@ TEST(ExportFileNameTest, DatesThatDoNotParseAreLeftOut) {
   EXPECT_EQ(ExportFileName(Dates("2024-13-01", "2024-12-31"), "json"), "dataValues.json");
 }
 
+dvexport::v1::ExportRequest Period(const std::string& period) {
+  dvexport::v1::ExportRequest query;
+  query.add_period(period);
+  return query;
+}
+
+TEST(AttachmentFileNameTest, DataValuesWhenNoAttachment) {
+  EXPECT_EQ(AttachmentFileName(Period("202401"), "", "json"), "dataValues.json");
+  EXPECT_EQ(AttachmentFileName(Period("202401"), "", "csv", dvexport::v1::COMPRESSION_GZIP),
+            "dataValues.csv");
+  EXPECT_EQ(AttachmentFileName(Period("202401"), "", "xml", dvexport::v1::COMPRESSION_NONE),
+            "dataValues.xml");
+}
+
+// DHIS2's e2e DataValueSetTest: dataValues_2024-01-01_2050-01-30.xml.zip, entry .xml.
+TEST(AttachmentFileNameTest, DatesFollowTheNameWithoutPeriod) {
+  EXPECT_EQ(AttachmentFileName(Dates("2024-01-01", "2050-01-30"), "", "xml"),
+            "dataValues_2024-01-01_2050-01-30.xml");
+  EXPECT_EQ(
+      DownloadFileName(Dates("2024-01-01", "2050-01-30"), "", "xml", dvexport::v1::COMPRESSION_ZIP),
+      "dataValues_2024-01-01_2050-01-30.xml.zip");
+  // The name is cut at its first '.' first.
+  EXPECT_EQ(AttachmentFileName(Dates("20240105", "2024-03"), "my.data.json", "json",
+                               dvexport::v1::COMPRESSION_NONE),
+            "my_2024-01-05_2024-03-01.json");
+  // A period: DHIS2 does not use the dates, nor name them.
+  dvexport::v1::ExportRequest query = Dates("2024-01-01", "2024-12-31");
+  query.add_period("202401");
+  EXPECT_EQ(AttachmentFileName(query, "data.json", "json", dvexport::v1::COMPRESSION_NONE),
+            "data.json.json");
+  // One date, or one that does not parse: no suffix.
+  EXPECT_EQ(AttachmentFileName(Dates("2024-01-01", ""), "data", "csv"), "data.csv");
+  EXPECT_EQ(AttachmentFileName(Dates("2024-13-01", "2024-12-31"), "", "csv"), "dataValues.csv");
+}
+
+TEST(AttachmentFileNameTest, RemovesTheFormatAndCompressionExtensions) {
+  const dvexport::v1::ExportRequest query = Period("202401");
+  EXPECT_EQ(AttachmentFileName(query, "data.json", "json", dvexport::v1::COMPRESSION_NONE),
+            "data.json.json");
+  EXPECT_EQ(AttachmentFileName(query, "data.json.gz", "json", dvexport::v1::COMPRESSION_GZIP),
+            "data.json");
+  EXPECT_EQ(AttachmentFileName(query, "data.json.gzip", "json", dvexport::v1::COMPRESSION_GZIP),
+            "data.json");
+  // Every occurrence, left to right, once (Java's String.replace).
+  EXPECT_EQ(AttachmentFileName(query, "a.csv.gzb.csv.gz", "csv", dvexport::v1::COMPRESSION_GZIP),
+            "ab.csv");
+  EXPECT_EQ(AttachmentFileName(query, "a.csv.gzip", "csv", dvexport::v1::COMPRESSION_ZIP),
+            "a.csv.gzip.csv");
+  EXPECT_EQ(AttachmentFileName(query, "data.xml.zip", "xml"), "data.xml");
+  EXPECT_EQ(AttachmentFileName(query, "data.json.zip", "xml"), "data.json.zip.xml");
+  // The extension must match: a .csv.gz name of a JSON export keeps it.
+  EXPECT_EQ(AttachmentFileName(query, "data.csv.gz", "json", dvexport::v1::COMPRESSION_GZIP),
+            "data.csv.gz.json");
+  // zstd (dvexport only): .zst and .zstd.
+  EXPECT_EQ(AttachmentFileName(query, "data.csv.zst", "csv", dvexport::v1::COMPRESSION_ZSTD),
+            "data.csv");
+  EXPECT_EQ(AttachmentFileName(query, "data.csv.zstd", "csv", dvexport::v1::COMPRESSION_ZSTD),
+            "data.csv");
+  // No compression removes nothing.
+  EXPECT_EQ(AttachmentFileName(query, "data.csv.gz", "csv", dvexport::v1::COMPRESSION_NONE),
+            "data.csv.gz.csv");
+}
+
+TEST(AttachmentFileNameTest, DownloadNameEndsWithTheCompression) {
+  const dvexport::v1::ExportRequest query = Period("202401");
+  EXPECT_EQ(DownloadFileName(query, "", "json", dvexport::v1::COMPRESSION_GZIP),
+            "dataValues.json.gz");
+  EXPECT_EQ(DownloadFileName(query, "x.csv.zip", "csv", dvexport::v1::COMPRESSION_ZIP),
+            "x.csv.zip");
+  EXPECT_EQ(DownloadFileName(query, "", "csv", dvexport::v1::COMPRESSION_ZSTD),
+            "dataValues.csv.zst");
+  EXPECT_EQ(DownloadFileName(query, "data", "csv", dvexport::v1::COMPRESSION_UNSPECIFIED),
+            "data.csv");
+  EXPECT_EQ(CompressionFileSuffix(dvexport::v1::COMPRESSION_NONE), "");
+}
+
+TEST(AttachmentFileNameTest, AdxFilesAreXml) {
+  EXPECT_EQ(FileExtensionOf(dvexport::v1::FORMAT_ADX), "xml");
+  EXPECT_EQ(FileExtensionOf(dvexport::v1::FORMAT_XML), "xml");
+  EXPECT_EQ(FileExtensionOf(dvexport::v1::FORMAT_CSV), "csv");
+  EXPECT_EQ(FileExtensionOf(dvexport::v1::FORMAT_JSON_PRETTY), "json");
+  EXPECT_EQ(FileExtensionOf(dvexport::v1::FORMAT_UNSPECIFIED), "json");
+}
+
 }  // namespace
 }  // namespace dvexport::dhis2

@@ -344,6 +344,68 @@ TEST(ExportRequestValidatorTest, ReportsFirstFailingRuleInDhis2Order) {
   EXPECT_EQ(ErrorMessage(request), ExportErrorMessage(ExportError::kE2002));
 }
 
+std::string LastRuleMessage(const ExportRequest& request) {
+  absl::StatusOr<ExportParams> params = ValidateExportRequest(request, RuleOrder::kLastFailure);
+  EXPECT_FALSE(params.ok());
+  EXPECT_EQ(params.status().code(), absl::StatusCode::kInvalidArgument);
+  return std::string(params.status().message());
+}
+
+// DHIS2's validate(): each failing check overwrites the previous one.
+TEST(ExportRequestValidatorTest, ReportsLastFailingRuleWhenAskedAsDhis2Does) {
+  // GET /api/dataValueSets without parameters: E2006, not E2001 (DHIS2's ApiTokenAuthTest).
+  EXPECT_EQ(LastRuleMessage(ExportRequest()), ExportErrorMessage(ExportError::kE2006));
+  EXPECT_EQ(ErrorMessage(ExportRequest()), ExportErrorMessage(ExportError::kE2001));
+
+  // Fails E2001, E2003, E2004, E2006 and E2009 at once: the last one wins.
+  ExportRequest request;
+  request.add_period("202401");
+  request.set_start_date("2024-02-01");
+  request.set_end_date("2024-01-01");
+  request.set_limit(-5);
+  EXPECT_EQ(LastRuleMessage(request), ExportErrorMessage(ExportError::kE2009, "-5"));
+  request.clear_limit();
+  EXPECT_EQ(LastRuleMessage(request), ExportErrorMessage(ExportError::kE2006));
+  request.add_org_unit(kOrgUnit);
+  EXPECT_EQ(LastRuleMessage(request), ExportErrorMessage(ExportError::kE2004));
+  request.set_end_date("2024-02-01");
+  EXPECT_EQ(LastRuleMessage(request), ExportErrorMessage(ExportError::kE2003));
+  request.clear_period();
+  EXPECT_EQ(LastRuleMessage(request), ExportErrorMessage(ExportError::kE2001));
+  request.add_data_set(kDataSet);
+  EXPECT_TRUE(ValidateExportRequest(request, RuleOrder::kLastFailure).ok());
+
+  // E2005 after E2002 and E2001.
+  request = ExportRequest();
+  request.add_org_unit(kOrgUnit);
+  request.set_last_updated_duration("2w");
+  EXPECT_EQ(LastRuleMessage(request), ExportErrorMessage(ExportError::kE2005, "2w"));
+  EXPECT_EQ(ErrorMessage(request), ExportErrorMessage(ExportError::kE2001));
+}
+
+// E2008 (children without org units), unreachable in first-failure order, overwrites E2006 and
+// E2007 as in DHIS2.
+TEST(ExportRequestValidatorTest, LastFailureReachesE2008) {
+  ExportRequest request = ValidRequest();
+  request.clear_org_unit();
+  request.set_children(true);
+  EXPECT_EQ(LastRuleMessage(request), ExportErrorMessage(ExportError::kE2008));
+  request.add_org_unit_group("CXw2yu5fodb");
+  EXPECT_EQ(ErrorMessage(request), ExportErrorMessage(ExportError::kE2007));
+  EXPECT_EQ(LastRuleMessage(request), ExportErrorMessage(ExportError::kE2008));
+}
+
+// Malformed values come before any rule, whatever the order.
+TEST(ExportRequestValidatorTest, LastFailureStillReportsMalformedValuesFirst) {
+  ExportRequest request;
+  request.set_limit(-1);
+  request.add_org_unit("not-a-uid");
+  EXPECT_EQ(LastRuleMessage(request), std::string("org_unit: \"not-a-uid\"") + kUidRule);
+  request = ExportRequest();
+  request.add_period("2024X1");
+  EXPECT_EQ(LastRuleMessage(request), "period: \"2024X1\" is not a valid ISO period");
+}
+
 TEST(ExportParamsTest, SingleDataValueSetNeedsOneDataSetPeriodAndOrgUnit) {
   absl::StatusOr<ExportParams> params = ValidateExportRequest(ValidRequest());
   ASSERT_TRUE(params.ok()) << params.status();

@@ -49,7 +49,7 @@ class AdxMetadataTest : public ::testing::Test {
     fixture_ = new testing::FixtureDatabase("_adx", kExtraSql);
     if (fixture_->reader_conninfo().empty()) return;
     server::ServerOptions options;
-    options.service.auth = server::AuthMode::kNone;  // not a test of authentication
+    options.service.auth = pipeline::AuthMode::kNone;  // not a test of authentication
     options.listen = "127.0.0.1:0";
     options.conninfo = fixture_->reader_conninfo();
     auto started = server::ExportServer::Start(options);

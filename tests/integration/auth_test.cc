@@ -528,7 +528,7 @@ TEST_F(SilentDatabaseAuthTest, AbandonedWaitLeavesTheQueueAtOnce) {
 
 TEST_F(AuthTest, AuthNoneAsksNothingAndSaysSoInTheMetrics) {
   server::ServerOptions options = Options();
-  options.service.auth = server::AuthMode::kNone;
+  options.service.auth = pipeline::AuthMode::kNone;
   StartServer(options);
   grpc::Status status = Count("");
   EXPECT_TRUE(status.ok()) << status.error_message();

@@ -337,7 +337,7 @@ class ExportFileTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     server::ServerOptions options;
-    options.service.auth = server::AuthMode::kNone;  // not a test of authentication
+    options.service.auth = pipeline::AuthMode::kNone;  // not a test of authentication
     options.listen = "127.0.0.1:0";
     options.conninfo = testing::TestConninfo();
     options.pool_size = 4;

@@ -56,7 +56,7 @@ struct FileResult {
 struct Server {
   explicit Server(const db::ReadPlanOptions& plan) {
     server::ServerOptions options;
-    options.service.auth = server::AuthMode::kNone;  // not a test of authentication
+    options.service.auth = pipeline::AuthMode::kNone;  // not a test of authentication
     options.listen = "127.0.0.1:0";
     options.conninfo = testing::TestConninfo();
     options.pool_size = 8;

@@ -26,7 +26,7 @@ class ReflectionTest : public ::testing::Test {
  protected:
   void SetUp() override {
     server::ServerOptions options;
-    options.service.auth = server::AuthMode::kNone;  // not a test of authentication
+    options.service.auth = pipeline::AuthMode::kNone;  // not a test of authentication
     options.listen = "127.0.0.1:0";
     // Reflection needs no database; nothing connects until an export runs.
     options.conninfo = "host=127.0.0.1 port=1 connect_timeout=1";

@@ -106,7 +106,7 @@ class StreamExportTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     server::ServerOptions options;
-    options.service.auth = server::AuthMode::kNone;  // not a test of authentication
+    options.service.auth = pipeline::AuthMode::kNone;  // not a test of authentication
     options.listen = "127.0.0.1:0";
     options.conninfo = testing::TestConninfo();
     options.pool_size = 4;
@@ -482,7 +482,7 @@ TEST_F(ExportClientStreamTest, ConsumerThatStopsCancelsTheStreamAndFreesTheServe
   // A server with one export slot: it is only free again once the stopped
   // stream has ended on the server too.
   server::ServerOptions options;
-  options.service.auth = server::AuthMode::kNone;  // not a test of authentication
+  options.service.auth = pipeline::AuthMode::kNone;  // not a test of authentication
   options.listen = "127.0.0.1:0";
   options.conninfo = testing::TestConninfo();
   options.pool_size = 1;

@@ -123,7 +123,7 @@ class SyncTest : public ::testing::Test {
 
   static Server* StartServer(const db::ReadPlanOptions& plan) {
     server::ServerOptions options;
-    options.service.auth = server::AuthMode::kNone;  // not a test of authentication
+    options.service.auth = pipeline::AuthMode::kNone;  // not a test of authentication
     options.listen = "127.0.0.1:0";
     options.conninfo = fixture_->reader_conninfo();
     options.pool_size = 8;
@@ -504,7 +504,7 @@ TEST_F(SyncTest, ATokenOfAnotherDatabaseOfTheClusterIsRefused) {
   testing::FixtureDatabase other_fixture("_sync_other", kExtraSql);
   ASSERT_FALSE(other_fixture.reader_conninfo().empty());
   server::ServerOptions options;
-  options.service.auth = server::AuthMode::kNone;  // not a test of authentication
+  options.service.auth = pipeline::AuthMode::kNone;  // not a test of authentication
   options.listen = "127.0.0.1:0";
   options.conninfo = other_fixture.reader_conninfo();
   options.pool_size = 2;

@@ -23,7 +23,7 @@ namespace {
 
 std::unique_ptr<server::ExportServer> StartReplica() {
   server::ServerOptions options;
-  options.service.auth = server::AuthMode::kNone;  // not a test of authentication
+  options.service.auth = pipeline::AuthMode::kNone;  // not a test of authentication
   options.listen = "127.0.0.1:0";
   options.metrics_listen = "127.0.0.1:0";
   options.conninfo = testing::TestConninfo();

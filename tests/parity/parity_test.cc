@@ -74,7 +74,7 @@ class Fixture {
       : database_(suffix, extra_sql) {
     if (database_.reader_conninfo().empty()) return;
     server::ServerOptions options;
-    options.service.auth = server::AuthMode::kNone;  // not a test of authentication
+    options.service.auth = pipeline::AuthMode::kNone;  // not a test of authentication
     options.listen = "127.0.0.1:0";
     options.conninfo = database_.reader_conninfo();
     options.pool_size = 2;

@@ -39,7 +39,7 @@ class DatabaseErrorTest : public ::testing::Test {
 
   void StartServer(const std::string& user) {
     server::ServerOptions options;
-    options.service.auth = server::AuthMode::kNone;  // not a test of authentication
+    options.service.auth = pipeline::AuthMode::kNone;  // not a test of authentication
     options.listen = "127.0.0.1:0";
     // A later keyword wins in a conninfo.
     options.conninfo = absl::StrCat(PrivatePostgres::reader_conninfo(), " user=", user);

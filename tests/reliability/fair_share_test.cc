@@ -156,7 +156,7 @@ server::ServerOptions Options(const std::string& listen, int max_per_user) {
   // Callers by address carry no credentials: the slots then key them by address (--auth none).
   // Callers by token (listening on IPv4 only) are authenticated, and keyed by their username.
   options.service.auth =
-      listen == kBothLoopbacks ? server::AuthMode::kNone : server::AuthMode::kDhis2;
+      listen == kBothLoopbacks ? pipeline::AuthMode::kNone : pipeline::AuthMode::kDhis2;
   return options;
 }
 

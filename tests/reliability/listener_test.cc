@@ -203,7 +203,7 @@ TEST(DescriptorLimitTest, SoftLimitIsRaisedToTheHardLimitAtStartup) {
 // descriptor instead of handing EMFILE to gRPC, and the listener serves once descriptors are free.
 TEST(DescriptorLimitTest, FullDescriptorTableDropsTheConnectionAndKeepsListening) {
   server::ServerOptions options;
-  options.service.auth = server::AuthMode::kNone;  // not a test of authentication
+  options.service.auth = pipeline::AuthMode::kNone;  // not a test of authentication
   options.listen = "127.0.0.1:0";
   options.conninfo = PrivatePostgres::reader_conninfo();
   auto server = server::ExportServer::Start(options);
@@ -244,7 +244,7 @@ TEST(DescriptorLimitTest, FullDescriptorTableDropsTheConnectionAndKeepsListening
 // after gRPC's default 2 minutes: idle connections cannot hold descriptors for long.
 TEST(DescriptorLimitTest, IdleConnectionIsClosedAfterTheHandshakeTimeout) {
   server::ServerOptions options;
-  options.service.auth = server::AuthMode::kNone;  // not a test of authentication
+  options.service.auth = pipeline::AuthMode::kNone;  // not a test of authentication
   options.listen = "127.0.0.1:0";
   options.conninfo = PrivatePostgres::reader_conninfo();
   options.handshake_timeout = milliseconds(500);
@@ -308,7 +308,7 @@ class ListenerProbeTest : public ::testing::Test {
 
   static server::ServerOptions Options(bool tls, bool mutual) {
     server::ServerOptions options;
-    options.service.auth = server::AuthMode::kNone;  // not a test of authentication
+    options.service.auth = pipeline::AuthMode::kNone;  // not a test of authentication
     options.listen = "127.0.0.1:0";
     options.conninfo = PrivatePostgres::reader_conninfo();
     if (tls) {
@@ -370,7 +370,7 @@ TEST_F(ListenerProbeTest, PortThatOnlyTheKernelAnswersOrNobodyFails) {
 TEST(ListenerWatchdogTest, LostListenerTurnsHealthNotServingForGood) {
   std::atomic<int> lost_calls{0};
   server::ServerOptions options;
-  options.service.auth = server::AuthMode::kNone;  // not a test of authentication
+  options.service.auth = pipeline::AuthMode::kNone;  // not a test of authentication
   options.listen = "127.0.0.1:0";
   options.conninfo = PrivatePostgres::reader_conninfo();
   options.health_probe_interval = milliseconds(100);

@@ -44,7 +44,7 @@ class ReliabilityTest : public ::testing::Test {
 
   void StartServer(server::ServerOptions options = {}) {
     // Not a test of authentication: calls carry no credentials.
-    options.service.auth = server::AuthMode::kNone;
+    options.service.auth = pipeline::AuthMode::kNone;
     options.listen = "127.0.0.1:0";
     options.conninfo = PrivatePostgres::reader_conninfo();
     options.health_probe_interval = milliseconds(200);

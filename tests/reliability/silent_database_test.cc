@@ -211,7 +211,7 @@ class SilentMidStatementTest : public ::testing::Test {
     ASSERT_TRUE(WaitFor([] { return ActiveCopies() == 0; }, seconds(30)));
     proxy_ = std::make_unique<SilenceableProxy>(PrivatePostgres::port(), /*silent=*/false);
     server::ServerOptions options;
-    options.service.auth = server::AuthMode::kNone;  // not a test of authentication
+    options.service.auth = pipeline::AuthMode::kNone;  // not a test of authentication
     options.listen = "127.0.0.1:0";
     options.metrics_listen = "127.0.0.1:0";
     options.conninfo = ThroughProxy(*proxy_);

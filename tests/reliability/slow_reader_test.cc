@@ -101,7 +101,7 @@ class Child {
 
 std::unique_ptr<server::ExportServer> StartServer() {
   server::ServerOptions options;
-  options.service.auth = server::AuthMode::kNone;  // not a test of authentication
+  options.service.auth = pipeline::AuthMode::kNone;  // not a test of authentication
   options.listen = "127.0.0.1:0";
   options.conninfo = PrivatePostgres::reader_conninfo();
   options.pool_size = 8;

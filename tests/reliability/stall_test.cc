@@ -67,7 +67,7 @@ TEST(StalledClientTest, FourClientsThatStopReadingReleaseEverythingAfterTheStall
   constexpr int kClients = 4;
   constexpr milliseconds kStall(1000);
   server::ServerOptions options;
-  options.service.auth = server::AuthMode::kNone;  // not a test of authentication
+  options.service.auth = pipeline::AuthMode::kNone;  // not a test of authentication
   options.listen = "127.0.0.1:0";
   options.conninfo = PrivatePostgres::reader_conninfo();
   options.pool_size = 8;

@@ -46,7 +46,7 @@ struct Stream {
 struct Server {
   explicit Server(const std::string& conninfo) {
     server::ServerOptions options;
-    options.service.auth = server::AuthMode::kNone;  // not a test of authentication
+    options.service.auth = pipeline::AuthMode::kNone;  // not a test of authentication
     options.listen = "127.0.0.1:0";
     options.conninfo = conninfo;
     options.pool_size = 4;

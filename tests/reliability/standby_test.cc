@@ -39,7 +39,7 @@ class Server {
  public:
   Server(const std::string& conninfo, const db::ReadPlanOptions& plan) {
     server::ServerOptions options;
-    options.service.auth = server::AuthMode::kNone;  // not a test of authentication
+    options.service.auth = pipeline::AuthMode::kNone;  // not a test of authentication
     options.listen = "127.0.0.1:0";
     options.conninfo = conninfo;
     options.health_probe_interval = milliseconds(200);

@@ -41,7 +41,7 @@ class TlsTest : public ::testing::Test {
 
   void StartServer(bool mutual) {
     server::ServerOptions options;
-    options.service.auth = server::AuthMode::kNone;  // not a test of authentication
+    options.service.auth = pipeline::AuthMode::kNone;  // not a test of authentication
     options.listen = "127.0.0.1:0";
     options.conninfo = PrivatePostgres::reader_conninfo();
     options.tls_cert_file = File("server.pem");
@@ -108,7 +108,7 @@ TEST_F(TlsTest, MutualTlsAcceptsClientCertificate) {
 
 TEST_F(TlsTest, TlsFlagsAreValidated) {
   server::ServerOptions options;
-  options.service.auth = server::AuthMode::kNone;  // not a test of authentication
+  options.service.auth = pipeline::AuthMode::kNone;  // not a test of authentication
   options.listen = "127.0.0.1:0";
   options.tls_cert_file = File("server.pem");
   EXPECT_EQ(server::ExportServer::Start(options).status().code(),

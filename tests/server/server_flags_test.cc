@@ -24,6 +24,8 @@
 namespace dvexport::server {
 namespace {
 
+using pipeline::AuthMode;
+
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
@@ -33,6 +35,8 @@ ServerFlags RoomyFlags() {
   ServerFlags flags;
   flags.pool_size = 1000;
   flags.max_concurrent_exports = 1;
+  flags.http_max_header_kib = 1024;
+  flags.http_max_url_kib = 1;
   return flags;
 }
 
@@ -143,9 +147,24 @@ INSTANTIATE_TEST_SUITE_P(
         RangeCase{
             "auth_max_failures_per_user", 1, 100000,
             [](ServerFlags& f, int64_t v) { f.auth_max_failures_per_user = static_cast<int>(v); }},
+        RangeCase{"auth_failure_window_s", 1, 86400,
+                  [](ServerFlags& f, int64_t v) { f.auth_failure_window_s = static_cast<int>(v); }},
+        RangeCase{"http_threads", 1, 64,
+                  [](ServerFlags& f, int64_t v) { f.http_threads = static_cast<int>(v); }},
+        RangeCase{"http_max_connections", 1, 1000000,
+                  [](ServerFlags& f, int64_t v) { f.http_max_connections = static_cast<int>(v); }},
+        RangeCase{"http_max_connections_per_peer", 1, 1000000,
+                  [](ServerFlags& f,
+                     int64_t v) { f.http_max_connections_per_peer = static_cast<int>(v); }},
         RangeCase{
-            "auth_failure_window_s", 1, 86400,
-            [](ServerFlags& f, int64_t v) { f.auth_failure_window_s = static_cast<int>(v); }}),
+            "http_header_timeout_ms", 100, 600000,
+            [](ServerFlags& f, int64_t v) { f.http_header_timeout_ms = static_cast<int>(v); }},
+        RangeCase{"http_idle_timeout_s", 1, 3600,
+                  [](ServerFlags& f, int64_t v) { f.http_idle_timeout_s = static_cast<int>(v); }},
+        RangeCase{"http_max_header_kib", 1, 1024,
+                  [](ServerFlags& f, int64_t v) { f.http_max_header_kib = static_cast<int>(v); }},
+        RangeCase{"http_max_url_kib", 1, 1024,
+                  [](ServerFlags& f, int64_t v) { f.http_max_url_kib = static_cast<int>(v); }}),
     [](const ::testing::TestParamInfo<RangeCase>& info) { return info.param.flag; });
 
 TEST(ServerOptionsFromFlagsTest, DefaultsAreValid) {
@@ -226,6 +245,61 @@ TEST(ServerOptionsFromFlagsTest, CarriesEveryValueIntoTheOptionsUnchanged) {
   EXPECT_EQ(options->metrics_listen, "[::]:9464");
   EXPECT_EQ(options->handshake_timeout, std::chrono::milliseconds(120000));
   EXPECT_EQ(options->listener_probe_interval, std::chrono::milliseconds(100));
+}
+
+TEST(ServerOptionsFromFlagsTest, CarriesEveryHttpValueIntoTheHttpOptions) {
+  ServerFlags flags;
+  flags.listen = "127.0.0.1:50051";
+  flags.http_listen = "127.0.0.1:8080";
+  flags.http_port_file = "/run/dvexport/http_port";
+  flags.http_threads = 5;
+  flags.http_max_connections = 1234;
+  flags.http_max_connections_per_peer = 17;
+  flags.http_header_timeout_ms = 2500;
+  flags.http_idle_timeout_s = 45;
+  flags.http_max_header_kib = 64;
+  flags.http_max_url_kib = 8;
+  flags.http_trusted_proxies = " 10.0.0.0/8, ::1 ,192.168.1.7";
+  absl::StatusOr<ServerOptions> options = ServerOptionsFromFlags(flags);
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->http.listen, "127.0.0.1:8080");
+  EXPECT_EQ(options->http.threads, 5);
+  EXPECT_EQ(options->http.max_connections, 1234);
+  EXPECT_EQ(options->http.max_connections_per_peer, 17);
+  EXPECT_EQ(options->http.header_timeout, std::chrono::milliseconds(2500));
+  EXPECT_EQ(options->http.idle_timeout, std::chrono::seconds(45));
+  EXPECT_EQ(options->http.max_header_bytes, 64u * 1024);
+  EXPECT_EQ(options->http.max_url_bytes, 8u * 1024);
+  EXPECT_EQ(options->http.trusted_proxies,
+            (std::vector<std::string>{"10.0.0.0/8", "::1", "192.168.1.7"}));
+
+  // Off by default, and then its port file makes no sense.
+  ServerFlags off;
+  absl::StatusOr<ServerOptions> defaults = ServerOptionsFromFlags(off);
+  ASSERT_TRUE(defaults.ok()) << defaults.status();
+  EXPECT_EQ(defaults->http.listen, "");
+  off.http_port_file = "/tmp/http_port";
+  EXPECT_THAT(std::string(Check(off).message()), HasSubstr("--http_port_file"));
+}
+
+TEST(ServerOptionsFromFlagsTest, HttpFlagsThatCannotWorkAreRefusedNamingTheFlag) {
+  ServerFlags flags;
+  flags.listen = "127.0.0.1:50051";
+  flags.http_listen = "8080";
+  EXPECT_THAT(std::string(Check(flags).message()), HasSubstr("--http_listen"));
+  flags.http_listen = "0.0.0.0:50051";  // the gRPC door's port
+  EXPECT_THAT(std::string(Check(flags).message()), HasSubstr("--http_listen"));
+  flags.http_listen = "127.0.0.1:8080";
+  EXPECT_TRUE(Check(flags).ok());
+  flags.http_max_url_kib = 64;  // beyond the whole head's 32 KiB
+  EXPECT_THAT(std::string(Check(flags).message()), HasSubstr("--http_max_url_kib 64"));
+  flags.http_max_url_kib = 16;
+  flags.http_trusted_proxies = "10.0.0.1,proxy.example.org";
+  const std::string message(Check(flags).message());
+  EXPECT_THAT(message, HasSubstr("--http_trusted_proxies"));
+  EXPECT_THAT(message, HasSubstr("proxy.example.org"));
+  flags.http_trusted_proxies = "10.0.0.0/33";
+  EXPECT_THAT(std::string(Check(flags).message()), HasSubstr("10.0.0.0/33"));
 }
 
 TEST(ServerOptionsFromFlagsTest, ReportsTheIssueCasesThatOnceBrokeTheServer) {

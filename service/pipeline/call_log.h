@@ -1,21 +1,20 @@
-#ifndef DVEXPORT_SERVICE_SERVER_CALL_LOG_H_
-#define DVEXPORT_SERVICE_SERVER_CALL_LOG_H_
-
-#include <grpcpp/support/status.h>
+#ifndef DVEXPORT_SERVICE_PIPELINE_CALL_LOG_H_
+#define DVEXPORT_SERVICE_PIPELINE_CALL_LOG_H_
 
 #include <cstdio>
 #include <string>
 
+#include "absl/status/status.h"
 #include "dvexport/v1/export.pb.h"
-#include "service/server/metrics.h"
+#include "service/pipeline/metrics.h"
 
-namespace dvexport::server {
+namespace dvexport::pipeline {
 
 // The counts of a request's identifiers, for the call log: never the identifiers themselves.
 std::string SummarizeRequest(const dvexport::v1::ExportRequest& query);
 
-// Where every DataValueExport call reports once it has ended: one JSON line on "log"
-//   {"event":"export","rpc":"ExportFile","peer":...,"auth":"api_token","user":"district",
+// Where every call (of either door) reports once it has ended: one JSON line on "log"
+//   {"event":"export","rpc":"ExportFile","transport":"grpc","peer":...,"auth":"api_token","user":"district",
 //    "token_uid":"...","data_sets":1,"org_units":1,
 //    "periods":1,...,"format":"FORMAT_JSON","compression":"COMPRESSION_NONE",
 //    "values":29,"bytes":8123,"first_byte_seconds":0.004,"seconds":0.006,"status":"OK"}
@@ -30,13 +29,13 @@ class CallLog {
 
   // "summary": SummarizeRequest's text (empty if the request could not be read).
   void Write(const CallRecord& record, const std::string& peer, const std::string& summary,
-             const grpc::Status& status);
+             const absl::Status& status);
 
  private:
   ServerMetrics* const metrics_;
   std::FILE* const log_;
 };
 
-}  // namespace dvexport::server
+}  // namespace dvexport::pipeline
 
-#endif  // DVEXPORT_SERVICE_SERVER_CALL_LOG_H_
+#endif  // DVEXPORT_SERVICE_PIPELINE_CALL_LOG_H_

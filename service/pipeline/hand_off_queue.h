@@ -1,5 +1,5 @@
-#ifndef DVEXPORT_SERVICE_SERVER_HAND_OFF_QUEUE_H_
-#define DVEXPORT_SERVICE_SERVER_HAND_OFF_QUEUE_H_
+#ifndef DVEXPORT_SERVICE_PIPELINE_HAND_OFF_QUEUE_H_
+#define DVEXPORT_SERVICE_PIPELINE_HAND_OFF_QUEUE_H_
 
 #include <algorithm>
 #include <chrono>
@@ -13,7 +13,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 
-namespace dvexport::server {
+namespace dvexport::pipeline {
 
 // Carries the messages of one export from its reader threads (producers) to the gRPC reactor
 // that sends them (the consumer), in the order they were pushed. Bounded: a producer waits while
@@ -288,6 +288,6 @@ class HandOffQueue {
   const std::function<void()> ready_;
 };
 
-}  // namespace dvexport::server
+}  // namespace dvexport::pipeline
 
-#endif  // DVEXPORT_SERVICE_SERVER_HAND_OFF_QUEUE_H_
+#endif  // DVEXPORT_SERVICE_PIPELINE_HAND_OFF_QUEUE_H_

@@ -1,5 +1,5 @@
-#ifndef DVEXPORT_SERVICE_SERVER_EXPORT_SLOTS_H_
-#define DVEXPORT_SERVICE_SERVER_EXPORT_SLOTS_H_
+#ifndef DVEXPORT_SERVICE_PIPELINE_EXPORT_SLOTS_H_
+#define DVEXPORT_SERVICE_PIPELINE_EXPORT_SLOTS_H_
 
 #include <chrono>
 #include <condition_variable>
@@ -15,7 +15,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 
-namespace dvexport::server {
+namespace dvexport::pipeline {
 
 struct ExportSlotOptions {
   // Exports running at once.
@@ -173,6 +173,6 @@ class ExportSlots {
   std::thread timer_;
 };
 
-}  // namespace dvexport::server
+}  // namespace dvexport::pipeline
 
-#endif  // DVEXPORT_SERVICE_SERVER_EXPORT_SLOTS_H_
+#endif  // DVEXPORT_SERVICE_PIPELINE_EXPORT_SLOTS_H_

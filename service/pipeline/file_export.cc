@@ -1,5 +1,3 @@
-#include "service/server/file_export.h"
-
 #include <algorithm>
 #include <memory>
 #include <mutex>
@@ -23,15 +21,13 @@
 #include "service/encode/json_data_value_encoder.h"
 #include "service/encode/parallel_gzip_compressor.h"
 #include "service/encode/pretty_json_data_value_encoder.h"
-#include "service/encode/wire_format.h"
 #include "service/encode/xml_data_value_encoder.h"
 #include "service/encode/zip_compressor.h"
 #include "service/encode/zstd_compressor.h"
+#include "service/pipeline/streaming_export.h"
 
-namespace dvexport::server {
+namespace dvexport::pipeline {
 namespace {
-
-namespace chunk = encode::wire::file_chunk;
 
 // The first chunk is sent after this many rendered bytes, so that the first byte leaves within
 // milliseconds of the first row; later chunks are "chunk_size".
@@ -112,7 +108,8 @@ absl::StatusOr<std::unique_ptr<encode::FileCompressor>> CreateCompressor(
     }
     case dvexport::v1::COMPRESSION_ZIP: {
       encode::ZipOptions options;
-      options.entry_name = dhis2::ExportFileName(request.query(), FileExtension(request.format()));
+      options.entry_name = dhis2::AttachmentFileName(request.query(), request.attachment(),
+                                                     FileExtension(request.format()));
       options.modified_unix_seconds = absl::ToUnixSeconds(absl::Now());
       options.deflate.level = level;
       return encode::ZipCompressor::Create(options);
@@ -125,23 +122,6 @@ absl::StatusOr<std::unique_ptr<encode::FileCompressor>> CreateCompressor(
     default:
       return std::unique_ptr<encode::FileCompressor>();
   }
-}
-
-// A tag and a varint as a slice of their own.
-grpc::Slice TagAndVarintSlice(char tag, uint64_t value) {
-  char bytes[1 + encode::wire::kMaxVarint64];
-  const char* end = encode::wire::WriteTagAndVarint(bytes, tag, value);
-  return grpc::Slice(bytes, static_cast<size_t>(end - bytes));
-}
-
-// A FileChunk as three slices: the field's tag and length, "content" (one copy, into gRPC's
-// slice) and values_so_far (always written, last). No FileChunk object holds a second copy of
-// the bytes, and gRPC serializes nothing.
-grpc::ByteBuffer FrameChunk(char tag, std::string_view content, int64_t values_so_far) {
-  grpc::Slice parts[3] = {
-      TagAndVarintSlice(tag, content.size()), grpc::Slice(content.data(), content.size()),
-      TagAndVarintSlice(chunk::kValuesSoFar, static_cast<uint64_t>(values_so_far))};
-  return grpc::ByteBuffer(parts, 3);
 }
 
 // The rendered start and end of the document, written around the readers' values.
@@ -176,16 +156,17 @@ class DocumentFrame {
 };
 
 // The output side of one file: turns rendered bytes, in the order the readers hand them over,
-// into FileChunks (compressed if asked), and keeps the lengths and CRC-32s for the trailer.
+// into the file's chunks (compressed if asked), and keeps the lengths and CRC-32s for the
+// trailer.
 class FileSequencer {
  public:
   explicit FileSequencer(std::unique_ptr<encode::FileCompressor> compressor)
       : compressor_(std::move(compressor)) {}
 
-  // The message that carries "rendered" (holding "values" more values); nullopt-like empty
-  // ByteBuffer if nothing is to be sent yet (compressed output pending). "last" finishes the
-  // compressed stream.
-  bool Chunk(std::string_view rendered, int64_t values, bool last, OutgoingMessage* out) {
+  // The chunk that carries "rendered" (holding "values" more values) into "*out"; false if
+  // nothing is to be sent yet (compressed output pending). "last" finishes the compressed
+  // stream.
+  bool Next(std::string_view rendered, int64_t values, bool last, Chunk* out) {
     values_so_far_ += values;
     uncompressed_bytes_ += static_cast<int64_t>(rendered.size());
     std::string_view data = rendered;
@@ -206,12 +187,20 @@ class FileSequencer {
     }
     if (data.empty()) return false;
     file_bytes_ += static_cast<int64_t>(data.size());
-    *out = OutgoingMessage{FrameChunk(chunk::kData, data, values_so_far_), values_so_far_};
+    out->kind = Chunk::Kind::kFileData;
+    out->values_so_far = values_so_far_;
+    if (compressor_ != nullptr) {
+      // The compressed bytes are the chunk's: no copy.
+      out->bytes = std::move(compressed_);
+      compressed_ = std::string();
+    } else {
+      out->bytes.assign(data.data(), data.size());
+    }
     return true;
   }
 
-  // The last message; "change_token" as ReadSession::change_token.
-  OutgoingMessage Trailer(const std::string& change_token) const {
+  // The last chunk; "change_token" as ReadSession::change_token.
+  Chunk Trailer(const std::string& change_token) const {
     dvexport::v1::ExportTrailer trailer;
     trailer.set_change_token(change_token);
     trailer.set_values(values_so_far_);
@@ -219,8 +208,9 @@ class FileSequencer {
     trailer.set_uncompressed_crc32(uncompressed_crc_);
     trailer.set_file_bytes(file_bytes_);
     trailer.set_file_crc32(file_crc_);
-    return OutgoingMessage{FrameChunk(chunk::kTrailer, trailer.SerializeAsString(), values_so_far_),
-                           values_so_far_};
+    return Chunk{.kind = Chunk::Kind::kFileTrailer,
+                 .bytes = trailer.SerializeAsString(),
+                 .values_so_far = values_so_far_};
   }
 
   int64_t values_so_far() const { return values_so_far_; }
@@ -236,12 +226,13 @@ class FileSequencer {
 };
 
 template <typename Encoder>
-class FileExportCall final : public StreamingExportCall {
+class FileExport final : public StreamingExport {
  public:
-  FileExportCall(CallEnvironment* env, grpc::CallbackServerContext* context,
-                 const dvexport::v1::ExportFileRequest& request,
-                 std::unique_ptr<encode::FileCompressor> compressor)
-      : StreamingExportCall(env, context, "ExportFile"), sequencer_(std::move(compressor)) {
+  FileExport(ExportPipeline* pipeline, CallOrigin origin, ExportConsumer* consumer,
+             const dvexport::v1::ExportFileRequest& request,
+             std::unique_ptr<encode::FileCompressor> compressor)
+      : StreamingExport(pipeline, std::move(origin), consumer, "ExportFile"),
+        sequencer_(std::move(compressor)) {
     record().format = dvexport::v1::Format_Name(request.format());
     record().compression = dvexport::v1::Compression_Name(request.compression());
     Start(absl::OkStatus(), &request.query());
@@ -291,8 +282,8 @@ class FileExportCall final : public StreamingExportCall {
       first.append(frame_->start()).append(rendered);
       rendered = first;
     }
-    OutgoingMessage message;
-    if (!sequencer_.Chunk(rendered, values, /*last=*/false, &message)) return true;
+    Chunk message;
+    if (!sequencer_.Next(rendered, values, /*last=*/false, &message)) return true;
     return Push(std::move(message));
   }
 
@@ -306,8 +297,8 @@ class FileExportCall final : public StreamingExportCall {
     } else {
       rendered = std::string(frame_->End(sequencer_.values_so_far() > 0));
     }
-    OutgoingMessage message;
-    if (sequencer_.Chunk(rendered, 0, /*last=*/true, &message) && !Push(std::move(message))) {
+    Chunk message;
+    if (sequencer_.Next(rendered, 0, /*last=*/true, &message) && !Push(std::move(message))) {
       return ClientGoneError();
     }
     if (!Push(sequencer_.Trailer(session().change_token()))) {
@@ -326,12 +317,12 @@ class FileExportCall final : public StreamingExportCall {
 // them with one AdxDataValueEncoder, handing its buffer over every chunk_size (kFirstChunkSize
 // first). The document starts only once the ADX metadata is read, so that a missing code ends
 // the call before its first byte.
-class AdxFileExportCall final : public StreamingExportCall {
+class AdxFileExport final : public StreamingExport {
  public:
-  AdxFileExportCall(CallEnvironment* env, grpc::CallbackServerContext* context,
-                    const dvexport::v1::ExportFileRequest& request,
-                    std::unique_ptr<encode::FileCompressor> compressor)
-      : StreamingExportCall(env, context, "ExportFile"),
+  AdxFileExport(ExportPipeline* pipeline, CallOrigin origin, ExportConsumer* consumer,
+                const dvexport::v1::ExportFileRequest& request,
+                std::unique_ptr<encode::FileCompressor> compressor)
+      : StreamingExport(pipeline, std::move(origin), consumer, "ExportFile"),
         query_(dhis2::WithAdxDefaults(request.query())),
         buffer_(options().chunk_size + options().chunk_size / 4),
         encoder_(&buffer_),
@@ -394,8 +385,8 @@ class AdxFileExportCall final : public StreamingExportCall {
   // Sends what "buffer_" holds (with "values" more values) and empties it; false if the call is
   // stopping.
   bool HandOver(int64_t values, bool last) {
-    OutgoingMessage message;
-    const bool send = sequencer_.Chunk(buffer_.view(), values, last, &message);
+    Chunk message;
+    const bool send = sequencer_.Next(buffer_.view(), values, last, &message);
     buffer_.Clear();
     return !send || Push(std::move(message));
   }
@@ -418,11 +409,11 @@ class AdxFileExportCall final : public StreamingExportCall {
 };
 
 // Ends a call that cannot start: the request could not be read, or its file options are wrong.
-class RefusedFileExport final : public StreamingExportCall {
+class RefusedFileExport final : public StreamingExport {
  public:
-  RefusedFileExport(CallEnvironment* env, grpc::CallbackServerContext* context,
+  RefusedFileExport(ExportPipeline* pipeline, CallOrigin origin, ExportConsumer* consumer,
                     const absl::Status& status)
-      : StreamingExportCall(env, context, "ExportFile") {
+      : StreamingExport(pipeline, std::move(origin), consumer, "ExportFile") {
     Start(status, nullptr);
   }
 
@@ -433,36 +424,37 @@ class RefusedFileExport final : public StreamingExportCall {
 
 }  // namespace
 
-grpc::ServerWriteReactor<grpc::ByteBuffer>* StartFileExport(CallEnvironment* env,
-                                                            grpc::CallbackServerContext* context,
-                                                            const grpc::ByteBuffer* request_bytes) {
-  absl::StatusOr<dvexport::v1::ExportFileRequest> request =
-      ParseRequest<dvexport::v1::ExportFileRequest>(request_bytes);
+std::unique_ptr<Export> Export::StartFile(
+    ExportPipeline* pipeline, CallOrigin origin,
+    const absl::StatusOr<dvexport::v1::ExportFileRequest>& request, ExportConsumer* consumer) {
   absl::Status status = request.status();
-  if (status.ok()) status = ValidateFileOptions(*request, env->options.max_zstd_level);
+  if (status.ok()) status = ValidateFileOptions(*request, pipeline->options().max_zstd_level);
   std::unique_ptr<encode::FileCompressor> compressor;
   if (status.ok()) {
     absl::StatusOr<std::unique_ptr<encode::FileCompressor>> created = CreateCompressor(*request);
     status = created.status();
     if (status.ok()) compressor = *std::move(created);
   }
-  if (!status.ok()) return new RefusedFileExport(env, context, status);
+  if (!status.ok()) {
+    return std::make_unique<RefusedFileExport>(pipeline, std::move(origin), consumer, status);
+  }
   switch (request->format()) {
     case dvexport::v1::FORMAT_CSV:
-      return new FileExportCall<encode::CsvDataValueEncoder>(env, context, *request,
-                                                             std::move(compressor));
+      return std::make_unique<FileExport<encode::CsvDataValueEncoder>>(
+          pipeline, std::move(origin), consumer, *request, std::move(compressor));
     case dvexport::v1::FORMAT_JSON_PRETTY:
-      return new FileExportCall<encode::PrettyJsonDataValueEncoder>(env, context, *request,
-                                                                    std::move(compressor));
+      return std::make_unique<FileExport<encode::PrettyJsonDataValueEncoder>>(
+          pipeline, std::move(origin), consumer, *request, std::move(compressor));
     case dvexport::v1::FORMAT_XML:
-      return new FileExportCall<encode::XmlDataValueEncoder>(env, context, *request,
-                                                             std::move(compressor));
+      return std::make_unique<FileExport<encode::XmlDataValueEncoder>>(
+          pipeline, std::move(origin), consumer, *request, std::move(compressor));
     case dvexport::v1::FORMAT_ADX:
-      return new AdxFileExportCall(env, context, *request, std::move(compressor));
+      return std::make_unique<AdxFileExport>(pipeline, std::move(origin), consumer, *request,
+                                             std::move(compressor));
     default:
-      return new FileExportCall<encode::JsonDataValueEncoder>(env, context, *request,
-                                                              std::move(compressor));
+      return std::make_unique<FileExport<encode::JsonDataValueEncoder>>(
+          pipeline, std::move(origin), consumer, *request, std::move(compressor));
   }
 }
 
-}  // namespace dvexport::server
+}  // namespace dvexport::pipeline

@@ -1,4 +1,4 @@
-#include "service/server/export_slots.h"
+#include "service/pipeline/export_slots.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-namespace dvexport::server {
+namespace dvexport::pipeline {
 namespace {
 
 using std::chrono::milliseconds;
@@ -651,4 +651,4 @@ TEST(ExportSlotsTest, ConcurrentJoinsAndLeavesKeepTheBound) {
 }
 
 }  // namespace
-}  // namespace dvexport::server
+}  // namespace dvexport::pipeline

@@ -1,5 +1,5 @@
-#ifndef DVEXPORT_SERVICE_SERVER_METRICS_H_
-#define DVEXPORT_SERVICE_SERVER_METRICS_H_
+#ifndef DVEXPORT_SERVICE_PIPELINE_METRICS_H_
+#define DVEXPORT_SERVICE_PIPELINE_METRICS_H_
 
 #include <cstdint>
 #include <functional>
@@ -8,7 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "service/auth/authenticator.h"
-#include "service/server/export_slots.h"
+#include "service/pipeline/export_slots.h"
 
 namespace prometheus {
 class Counter;
@@ -20,13 +20,15 @@ template <typename T>
 class Family;
 }  // namespace prometheus
 
-namespace dvexport::server {
+namespace dvexport::pipeline {
 
 class GaugeCollectable;
 
 // One finished DataValueExport call, as the metrics and the log see it.
 struct CallRecord {
-  // The rpc's short name: ExportFile, StreamDataValues, CountDataValues.
+  // The door it came through: "grpc" or "http".
+  std::string transport;
+  // The rpc's short name: ExportFile, StreamDataValues, CountDataValues (over HTTP: ExportFile).
   std::string rpc;
   // ExportFile's format and compression enum names; "" for the other rpcs.
   std::string format;
@@ -55,10 +57,10 @@ struct CallRecord {
 };
 
 // Prometheus metrics of a dvexport server, served over HTTP at /metrics:
-//   dvexport_exports_total{rpc,format,compression,code}    counter
-//   dvexport_values_sent_total{rpc}, dvexport_bytes_sent_total{rpc}
-//   dvexport_export_duration_seconds{rpc}                  histogram
-//   dvexport_time_to_first_byte_seconds{rpc}               histogram
+//   dvexport_exports_total{transport,rpc,format,compression,code}    counter
+//   dvexport_values_sent_total{transport,rpc}, dvexport_bytes_sent_total{transport,rpc}
+//   dvexport_export_duration_seconds{transport,rpc}        histogram
+//   dvexport_time_to_first_byte_seconds{transport,rpc}     histogram
 //   dvexport_export_slot_wait_seconds                      histogram (exports given a slot)
 //   dvexport_auth_refusals_total{reason}                  counter: auth::RefusalReason's
 //                                                          (wrong_password, ...), rate_limited,
@@ -125,6 +127,6 @@ class ServerMetrics final : public SlotObserver, public auth::AuthObserver {
   int port_ = 0;
 };
 
-}  // namespace dvexport::server
+}  // namespace dvexport::pipeline
 
-#endif  // DVEXPORT_SERVICE_SERVER_METRICS_H_
+#endif  // DVEXPORT_SERVICE_PIPELINE_METRICS_H_

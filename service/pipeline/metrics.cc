@@ -1,4 +1,4 @@
-#include "service/server/metrics.h"
+#include "service/pipeline/metrics.h"
 
 #include <prometheus/collectable.h>
 #include <prometheus/counter.h>
@@ -14,7 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace dvexport::server {
+namespace dvexport::pipeline {
 
 // Gauges whose values live elsewhere (the service, the pool): read when scraped.
 class GaugeCollectable final : public prometheus::Collectable {
@@ -76,17 +76,18 @@ absl::StatusOr<std::unique_ptr<ServerMetrics>> ServerMetrics::Start(const std::s
   metrics->exports_ = &prometheus::BuildCounter()
                            .Name("dvexport_exports_total")
                            .Help(
-                               "DataValueExport calls finished, by rpc, format, compression "
-                               "and gRPC status code.")
+                               "DataValueExport calls finished, by transport (grpc, http), "
+                               "rpc, format, compression and gRPC status code.")
                            .Register(registry);
   metrics->values_sent_ = &prometheus::BuildCounter()
                                .Name("dvexport_values_sent_total")
                                .Help("Data values sent.")
                                .Register(registry);
-  metrics->bytes_sent_ = &prometheus::BuildCounter()
-                              .Name("dvexport_bytes_sent_total")
-                              .Help("Serialized bytes of the messages sent.")
-                              .Register(registry);
+  metrics->bytes_sent_ =
+      &prometheus::BuildCounter()
+           .Name("dvexport_bytes_sent_total")
+           .Help("Bytes sent: gRPC messages as serialized, HTTP bodies as framed.")
+           .Register(registry);
   metrics->duration_ = &prometheus::BuildHistogram()
                             .Name("dvexport_export_duration_seconds")
                             .Help("From a call's arrival to its status.")
@@ -169,18 +170,22 @@ ServerMetrics::~ServerMetrics() { exposer_.reset(); }
 
 void ServerMetrics::Record(const CallRecord& call) {
   exports_
-      ->Add({{"rpc", call.rpc},
+      ->Add({{"transport", call.transport},
+             {"rpc", call.rpc},
              {"format", call.format},
              {"compression", call.compression},
              {"code", call.code}})
       .Increment();
   if (call.values > 0 && call.rpc != "CountDataValues") {
-    values_sent_->Add({{"rpc", call.rpc}}).Increment(call.values);
+    values_sent_->Add({{"transport", call.transport}, {"rpc", call.rpc}}).Increment(call.values);
   }
-  if (call.bytes > 0) bytes_sent_->Add({{"rpc", call.rpc}}).Increment(call.bytes);
-  duration_->Add({{"rpc", call.rpc}}, SecondsBuckets()).Observe(call.seconds);
+  if (call.bytes > 0)
+    bytes_sent_->Add({{"transport", call.transport}, {"rpc", call.rpc}}).Increment(call.bytes);
+  duration_->Add({{"transport", call.transport}, {"rpc", call.rpc}}, SecondsBuckets())
+      .Observe(call.seconds);
   if (call.first_byte_seconds >= 0) {
-    first_byte_->Add({{"rpc", call.rpc}}, SecondsBuckets()).Observe(call.first_byte_seconds);
+    first_byte_->Add({{"transport", call.transport}, {"rpc", call.rpc}}, SecondsBuckets())
+        .Observe(call.first_byte_seconds);
   }
   if (!call.stall.empty()) stalled_->Add({{"timeout", call.stall}}).Increment();
 }
@@ -220,4 +225,4 @@ void ServerMetrics::AuthCacheLookup(bool hit) {
 
 void ServerMetrics::SlotUserCapWait() { user_cap_waits_->Increment(); }
 
-}  // namespace dvexport::server
+}  // namespace dvexport::pipeline

@@ -1,4 +1,4 @@
-#include "service/server/call_log.h"
+#include "service/pipeline/call_log.h"
 
 #include <string_view>
 
@@ -7,7 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "common/json_string.h"
 
-namespace dvexport::server {
+namespace dvexport::pipeline {
 using common::JsonString;
 
 std::string SummarizeRequest(const dvexport::v1::ExportRequest& query) {
@@ -21,11 +21,12 @@ std::string SummarizeRequest(const dvexport::v1::ExportRequest& query) {
 }
 
 void CallLog::Write(const CallRecord& record, const std::string& peer, const std::string& summary,
-                    const grpc::Status& status) {
+                    const absl::Status& status) {
   if (metrics_ != nullptr) metrics_->Record(record);
   if (log_ == nullptr) return;
-  std::string line = absl::StrCat("{\"event\":\"export\",\"rpc\":", JsonString(record.rpc),
-                                  ",\"peer\":", JsonString(peer));
+  std::string line =
+      absl::StrCat("{\"event\":\"export\",\"rpc\":", JsonString(record.rpc),
+                   ",\"transport\":", JsonString(record.transport), ",\"peer\":", JsonString(peer));
   if (!record.auth.empty()) absl::StrAppend(&line, ",\"auth\":", JsonString(record.auth));
   if (!record.user.empty()) absl::StrAppend(&line, ",\"user\":", JsonString(record.user));
   if (!record.token_uid.empty()) {
@@ -42,7 +43,9 @@ void CallLog::Write(const CallRecord& record, const std::string& peer, const std
   }
   absl::StrAppendFormat(&line, ",\"seconds\":%.4f,\"status\":%s", record.seconds,
                         JsonString(record.code));
-  if (!status.ok()) absl::StrAppend(&line, ",\"message\":", JsonString(status.error_message()));
+  if (!status.ok())
+    absl::StrAppend(&line, ",\"message\":",
+                    JsonString(std::string_view(status.message().data(), status.message().size())));
   line.push_back('}');
   line.push_back('\n');
   // One write of the whole line, so that concurrent calls do not interleave.
@@ -50,4 +53,4 @@ void CallLog::Write(const CallRecord& record, const std::string& peer, const std
   std::fflush(log_);
 }
 
-}  // namespace dvexport::server
+}  // namespace dvexport::pipeline

@@ -1,5 +1,3 @@
-#include "service/server/stream_export.h"
-
 #include <mutex>
 #include <optional>
 #include <string>
@@ -10,19 +8,24 @@
 #include "service/dhis2/change_token.h"
 #include "service/encode/chunk_buffer.h"
 #include "service/encode/protobuf_data_value_encoder.h"
+#include "service/pipeline/streaming_export.h"
 
-namespace dvexport::server {
+namespace dvexport::pipeline {
 namespace {
 
 using encode::ProtobufDataValueEncoder;
 
 static_assert(dhis2::kChangeTokenLength <= ProtobufDataValueEncoder::kMaxChangeTokenSize);
 
-class StreamExportCall final : public StreamingExportCall {
+// StreamDataValues: typed values as DataValueBatch messages of at most options.batch_bytes
+// serialized bytes (one value larger than that makes a batch of its own), written in wire format
+// by encode::ProtobufDataValueEncoder straight from the rows: no message objects, and no second
+// serialization by the door. The last batch has last = true, possibly with no values.
+class StreamExport final : public StreamingExport {
  public:
-  StreamExportCall(CallEnvironment* env, grpc::CallbackServerContext* context,
-                   const absl::StatusOr<dvexport::v1::ExportRequest>& request)
-      : StreamingExportCall(env, context, "StreamDataValues") {
+  StreamExport(ExportPipeline* pipeline, CallOrigin origin, ExportConsumer* consumer,
+               const absl::StatusOr<dvexport::v1::ExportRequest>& request)
+      : StreamingExport(pipeline, std::move(origin), consumer, "StreamDataValues") {
     Start(request.status(), request.ok() ? &*request : nullptr);
   }
 
@@ -69,10 +72,13 @@ class StreamExportCall final : public StreamingExportCall {
   // arrives, and WriteEnd sends the one held back with last = true.
   bool HandOver(std::string_view batch, int64_t count) {
     std::lock_guard<std::mutex> lock(order_mu_);
-    std::optional<OutgoingMessage> previous;
+    std::optional<Chunk> previous;
     if (pending_) previous = Frame(/*last=*/false);
     values_so_far_ += count;
-    pending_ = grpc::Slice(batch.data(), batch.size());
+    // Room for the end fields too, so that Frame appends them without copying the batch again.
+    pending_.emplace();
+    pending_->reserve(batch.size() + ProtobufDataValueEncoder::kMaxBatchEndSize);
+    pending_->append(batch);
     return !previous || Push(*std::move(previous));
   }
 
@@ -85,27 +91,29 @@ class StreamExportCall final : public StreamingExportCall {
   }
 
   // The batch held back (or none) with its end fields.
-  OutgoingMessage Frame(bool last) ABSL_EXCLUSIVE_LOCKS_REQUIRED(order_mu_) {
+  Chunk Frame(bool last) ABSL_EXCLUSIVE_LOCKS_REQUIRED(order_mu_) {
     char end[ProtobufDataValueEncoder::kMaxBatchEndSize];
     const char* const end_of_end = ProtobufDataValueEncoder::WriteBatchEnd(
         end, last, values_so_far_, last ? session().change_token() : std::string_view());
-    grpc::Slice parts[2] = {pending_ ? *std::move(pending_) : grpc::Slice(),
-                            grpc::Slice(end, static_cast<size_t>(end_of_end - end))};
+    Chunk chunk{.kind = Chunk::Kind::kBatch,
+                .bytes = pending_ ? *std::move(pending_) : std::string(),
+                .values_so_far = values_so_far_};
+    chunk.bytes.append(end, static_cast<size_t>(end_of_end - end));
     pending_.reset();
-    return OutgoingMessage{grpc::ByteBuffer(parts, 2), values_so_far_};
+    return chunk;
   }
 
   std::mutex order_mu_;
-  std::optional<grpc::Slice> pending_ ABSL_GUARDED_BY(order_mu_);
+  std::optional<std::string> pending_ ABSL_GUARDED_BY(order_mu_);
   int64_t values_so_far_ ABSL_GUARDED_BY(order_mu_) = 0;
 };
 
 }  // namespace
 
-grpc::ServerWriteReactor<grpc::ByteBuffer>* StartStreamExport(CallEnvironment* env,
-                                                              grpc::CallbackServerContext* context,
-                                                              const grpc::ByteBuffer* request) {
-  return new StreamExportCall(env, context, ParseRequest<dvexport::v1::ExportRequest>(request));
+std::unique_ptr<Export> Export::StartStream(
+    ExportPipeline* pipeline, CallOrigin origin,
+    const absl::StatusOr<dvexport::v1::ExportRequest>& request, ExportConsumer* consumer) {
+  return std::make_unique<StreamExport>(pipeline, std::move(origin), consumer, request);
 }
 
-}  // namespace dvexport::server
+}  // namespace dvexport::pipeline

@@ -1,4 +1,4 @@
-#include "service/server/hand_off_queue.h"
+#include "service/pipeline/hand_off_queue.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-namespace dvexport::server {
+namespace dvexport::pipeline {
 namespace {
 
 using Queue = HandOffQueue<int>;
@@ -397,4 +397,4 @@ TEST(HandOffQueueTest, ShorterStallTimeoutWinsOverALongerContendedOne) {
 }
 
 }  // namespace
-}  // namespace dvexport::server
+}  // namespace dvexport::pipeline

@@ -1,4 +1,4 @@
-#include "service/server/export_slots.h"
+#include "service/pipeline/export_slots.h"
 
 #include <algorithm>
 #include <utility>
@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace dvexport::server {
+namespace dvexport::pipeline {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -284,4 +284,4 @@ void ExportSlots::RunTimer() {
   }
 }
 
-}  // namespace dvexport::server
+}  // namespace dvexport::pipeline

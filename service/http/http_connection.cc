@@ -1,0 +1,846 @@
+#include "service/http/http_connection.h"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/bio.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <type_traits>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "service/auth/client_identities.h"
+#include "service/http/data_value_sets_request.h"
+#include "service/http/http_server.h"
+#include "service/pipeline/streaming_export.h"
+
+namespace dvexport::http {
+namespace {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = boost::asio::ip::tcp;
+
+// A GET may carry a body (DHIS2 ignores it): read and dropped up to this size, 413 beyond.
+constexpr uint64_t kMaxBodyBytes = 64 * 1024;
+// Bytes read at once while waiting for a request, or discarding the client's last bytes.
+constexpr size_t kReadBytes = 16 * 1024;
+// How often a running export's socket is checked for a client that went away.
+constexpr std::chrono::milliseconds kWatchInterval{200};
+// A closing connection gives its client this long to take the last response (the TLS
+// close_notify exchange, or the lingering read before close), and a response to a client that
+// does not read gets this long while the server shuts down.
+constexpr std::chrono::milliseconds kCloseGrace{1000};
+
+net::ip::address Unmapped(const net::ip::address& address) {
+  if (address.is_v6() && address.to_v6().is_v4_mapped()) {
+    return net::ip::make_address_v4(net::ip::v4_mapped, address.to_v6());
+  }
+  return address;
+}
+
+// The address as the call log and the authenticator name it: "10.0.0.7", "::1".
+std::string AddressText(const net::ip::address& address) {
+  beast::error_code ignored;
+  return address.to_string(ignored);
+}
+
+// The peer in gRPC's form: "ipv4:127.0.0.1:5555", "ipv6:[::1]:5555".
+std::string GrpcPeer(const net::ip::address& address, unsigned short port) {
+  if (address.is_v4()) return absl::StrCat("ipv4:", AddressText(address), ":", port);
+  return absl::StrCat("ipv6:[", AddressText(address), "]:", port);
+}
+
+// Whether the client of a running export has gone: the socket is no longer ESTABLISHED. A
+// client that half-closed its side (CLOSE_WAIT: it sent FIN and may still read) counts as gone,
+// as nginx treats a client's EOF during a response: HTTP clients do not half-close while they
+// wait for a response, and a FIN is how a client that stops waiting usually says so.
+bool ClientGone(int fd) {
+  tcp_info info{};
+  socklen_t length = sizeof(info);
+  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return true;
+  return info.tcpi_state != TCP_ESTABLISHED;
+}
+
+// The DHIS2 username the connection's verified client certificate stands for; nullopt without a
+// certificate, or when it is not listed. The subject is written as gRPC writes it (RFC 2253), so
+// that one --client_identities file serves both doors.
+std::optional<std::string> CertificateUser(SSL* ssl, const auth::ClientIdentities* identities) {
+  if (identities == nullptr) return std::nullopt;
+  X509* certificate = SSL_get1_peer_certificate(ssl);
+  if (certificate == nullptr) return std::nullopt;
+  std::optional<std::string> user;
+  if (SSL_get_verify_result(ssl) == X509_V_OK) {
+    std::string subject;
+    BIO* bio = BIO_new(BIO_s_mem());
+    if (bio != nullptr) {
+      if (X509_NAME_print_ex(bio, X509_get_subject_name(certificate), 0, XN_FLAG_RFC2253) >= 0) {
+        char* data = nullptr;
+        const long length = BIO_get_mem_data(bio, &data);
+        if (length > 0) subject.assign(data, static_cast<size_t>(length));
+      }
+      BIO_free(bio);
+    }
+    std::vector<std::string> uris;
+    auto* names = static_cast<GENERAL_NAMES*>(
+        X509_get_ext_d2i(certificate, NID_subject_alt_name, nullptr, nullptr));
+    if (names != nullptr) {
+      for (int i = 0; i < sk_GENERAL_NAME_num(names); ++i) {
+        const GENERAL_NAME* name = sk_GENERAL_NAME_value(names, i);
+        if (name->type != GEN_URI) continue;
+        const ASN1_STRING* uri = name->d.uniformResourceIdentifier;
+        uris.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(uri)),
+                          static_cast<size_t>(ASN1_STRING_length(uri)));
+      }
+      GENERAL_NAMES_free(names);
+    }
+    user = identities->Find(subject, uris);
+  }
+  X509_free(certificate);
+  return user;
+}
+
+// A WebMessage in JSON of the door's own (not a refusal of an export).
+HttpResponse JsonMessage(int status, std::string_view message) {
+  HttpResponse response;
+  response.status = status;
+  response.headers = {{"Content-Type", "application/json;charset=UTF-8"},
+                      {"Cache-Control", "no-cache, private"},
+                      {"X-Content-Type-Options", "nosniff"},
+                      {"X-XSS-Protection", "0"}};
+  response.body = WebMessageBody(status, message, "", MessageFormat::kJson);
+  return response;
+}
+
+// The status line and headers as they go on the wire, the blank line included.
+std::string HeadText(const bhttp::response<bhttp::empty_body>& head) {
+  std::ostringstream out;
+  out << head.base();
+  return out.str();
+}
+
+bool IsHttpParseError(const beast::error_code& error) {
+  return error.category() == bhttp::make_error_code(bhttp::error::bad_method).category();
+}
+
+// Why an export of a HEAD request is cancelled once its headers are known.
+absl::Status HeadAnswered() {
+  return absl::CancelledError("HEAD: the headers were sent, the body is not");
+}
+
+absl::Status ShuttingDown() {
+  return absl::UnavailableError("the server is shutting down; try again");
+}
+
+template <class Stream>
+class Connection final : public HttpConnection {
+ public:
+  static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
+
+  Connection(tcp::socket socket, const ConnectionShared& shared, const net::ip::address& peer,
+             unsigned short port)
+      : shared_(shared),
+        options_(*shared.options),
+        strand_(socket.get_executor()),
+        stream_(MakeStream(std::move(socket), shared.tls)),
+        watch_(strand_),
+        peer_address_(peer),
+        peer_(GrpcPeer(peer, port)),
+        peer_ip_(AddressText(peer)),
+        accepted_(std::chrono::steady_clock::now()) {}
+
+  ~Connection() override { shared_.tracker->Remove(this, peer_ip_); }
+
+  void Begin() override {
+    net::dispatch(strand_, [self = Self()] { self->Open(); });
+  }
+
+  void Stop() override {
+    net::post(strand_, [self = Self()] {
+      if (self->export_ == nullptr && !self->writing_) self->CloseSocket();
+    });
+  }
+
+  void CancelExport() override {
+    net::post(strand_, [self = Self()] {
+      if (self->export_ != nullptr) {
+        self->export_->Cancel(ShuttingDown());
+        // A write in flight might never complete; without one, the refusal (503) still goes out.
+        if (self->writing_) self->CloseSocket();
+      } else {
+        self->CloseSocket();
+      }
+    });
+  }
+
+  void Ready() override {
+    net::post(strand_, [self = Self()] { self->Pump(); });
+  }
+
+  void Abort(const absl::Status& /*status*/) override {
+    // The client took nothing for the stall timeout: its write in flight will not complete.
+    net::post(strand_, [self = Self()] {
+      if (self->export_ == nullptr) return;
+      self->draining_ = true;
+      self->CloseSocket();
+    });
+  }
+
+ private:
+  static Stream MakeStream(tcp::socket socket, net::ssl::context* tls) {
+    if constexpr (kTls) {
+      return Stream(std::move(socket), *tls);
+    } else {
+      return Stream(std::move(socket));
+    }
+  }
+
+  std::shared_ptr<Connection> Self() {
+    return std::static_pointer_cast<Connection>(shared_from_this());
+  }
+
+  beast::tcp_stream& lowest() { return beast::get_lowest_layer(stream_); }
+  bool stopping() const { return shared_.tracker->stopping(); }
+
+  void Open() {
+    if (stopping()) {
+      CloseSocket();
+      return;
+    }
+    if constexpr (kTls) {
+      lowest().expires_at(accepted_ + options_.header_timeout);
+      stream_.async_handshake(
+          net::ssl::stream_base::server,
+          [self = Self()](const beast::error_code& error) { self->OnHandshake(error); });
+    } else {
+      ReadRequest();
+    }
+  }
+
+  void OnHandshake(const beast::error_code& error) {
+    if (error) {
+      CloseSocket();
+      return;
+    }
+    if constexpr (kTls) {
+      if (shared_.pipeline->options().auth == pipeline::AuthMode::kDhis2) {
+        certificate_user_ =
+            CertificateUser(stream_.native_handle(), shared_.pipeline->options().client_identities);
+      }
+    }
+    ReadRequest();
+  }
+
+  // The next request: a connection's first within header_timeout of the accept; a later one
+  // within idle_timeout to its first byte, then header_timeout.
+  void ReadRequest() {
+    if (stopping()) {
+      GracefulClose();
+      return;
+    }
+    parser_.emplace();
+    parser_->header_limit(static_cast<std::uint32_t>(
+        std::min<size_t>(options_.max_header_bytes, std::numeric_limits<std::uint32_t>::max())));
+    parser_->body_limit(kMaxBodyBytes);
+    if (requests_ == 0) {
+      lowest().expires_at(accepted_ + options_.header_timeout);
+      ReadHead();
+    } else if (buffer_.size() > 0) {
+      lowest().expires_after(options_.header_timeout);
+      ReadHead();
+    } else {
+      lowest().expires_after(options_.idle_timeout);
+      stream_.async_read_some(buffer_.prepare(kReadBytes),
+                              [self = Self()](const beast::error_code& error, size_t bytes) {
+                                if (error) {
+                                  self->CloseSocket();
+                                  return;
+                                }
+                                self->buffer_.commit(bytes);
+                                self->lowest().expires_after(self->options_.header_timeout);
+                                self->ReadHead();
+                              });
+    }
+  }
+
+  void ReadHead() {
+    bhttp::async_read(stream_, buffer_, *parser_,
+                      [self = Self()](const beast::error_code& error, size_t) {
+                        self->lowest().expires_never();
+                        if (error) {
+                          self->OnReadError(error);
+                        } else {
+                          self->Serve();
+                        }
+                      });
+  }
+
+  void OnReadError(const beast::error_code& error) {
+    if (error == bhttp::error::header_limit) {
+      // The head outgrew max_header_bytes. The parser has the request line once it is complete:
+      // without one, or with a target over max_url_bytes, the target is what is too long.
+      const std::string_view target = parser_->get().target();
+      if (target.empty() || target.size() > options_.max_url_bytes) {
+        RespondAndClose(414, "The request target is too long");
+      } else {
+        RespondAndClose(431, "The request header fields are too large");
+      }
+    } else if (error == bhttp::error::body_limit) {
+      RespondAndClose(413, "The request body is too large: a GET carries no body");
+    } else if (error == bhttp::error::end_of_stream || error == bhttp::error::partial_message ||
+               !IsHttpParseError(error)) {
+      // The client closed, the connection failed, or the head did not arrive in time.
+      CloseSocket();
+    } else {
+      RespondAndClose(400, absl::StrCat("The request is not valid HTTP/1.1: ", error.message()));
+    }
+  }
+
+  void Serve() {
+    ++requests_;
+    const bhttp::request<bhttp::string_body>& request = parser_->get();
+    version_ = request.version();
+    head_only_ = request.method() == bhttp::verb::head;
+    keep_alive_ = request.keep_alive();
+    const std::string_view target = request.target();
+    if (target.size() > options_.max_url_bytes) {
+      RespondAndClose(414, "The request target is too long");
+      return;
+    }
+    const std::string_view path = target.substr(0, target.find('?'));
+    if (!IsDataValueSetsPath(path)) {
+      Respond(JsonMessage(404, "Not found: dvexport serves only GET /api/dataValueSets"),
+              keep_alive_);
+      return;
+    }
+    if (request.method() != bhttp::verb::get && !head_only_) {
+      const std::string_view method = request.method_string();
+      HttpResponse response = JsonMessage(
+          405, absl::StrCat("Request method '", absl::string_view(method.data(), method.size()),
+                            "' is not supported"));
+      response.headers.emplace_back("Allow", "GET, HEAD");
+      Respond(std::move(response), keep_alive_);
+      return;
+    }
+    // Several Accept headers mean their values joined (RFC 9110 5.3).
+    std::string accept;
+    for (auto [field, end] = request.equal_range(bhttp::field::accept); field != end; ++field) {
+      if (!accept.empty()) accept.append(", ");
+      accept.append(field->value());
+    }
+    ParsedRequest parsed = ParseDataValueSetsRequest(target, accept);
+    pipeline::CallOrigin origin = Origin(request);
+    token_credential_ = false;
+    for (const std::string& value : origin.credentials.authorization) {
+      if (absl::StartsWithIgnoreCase(value, "ApiToken")) token_credential_ = true;
+    }
+    if (!parsed.request.has_value()) {
+      Respond(parsed.refusal.has_value() ? *std::move(parsed.refusal)
+                                         : JsonMessage(500, "The request could not be parsed"),
+              keep_alive_);
+      return;
+    }
+    message_format_ = parsed.request->message_format;
+    if (stopping()) {
+      Respond(RefusalResponse(ShuttingDown(), message_format_, token_credential_), false);
+      return;
+    }
+    ok_headers_ = std::move(parsed.request->headers);
+    head_sent_ = false;
+    draining_ = false;
+    export_self_ = Self();
+    shared_.tracker->ExportStarted();
+    export_ = pipeline::Export::StartFile(shared_.pipeline, std::move(origin),
+                                          parsed.request->export_request, this);
+    if (!watching_) {
+      watching_ = true;
+      Watch();
+    }
+  }
+
+  pipeline::CallOrigin Origin(const bhttp::request<bhttp::string_body>& request) const {
+    pipeline::CallOrigin origin;
+    origin.transport = "http";
+    origin.peer = peer_;
+    std::vector<std::string_view> forwarded_for;
+    for (auto [field, end] = request.equal_range("X-Forwarded-For"); field != end; ++field) {
+      forwarded_for.push_back(field->value());
+    }
+    origin.peer_ip = shared_.proxies->ClientAddress(peer_address_, forwarded_for);
+    // No deadline over HTTP: the slot queue's wait, the statement timeout and the stall timeout
+    // bound an export.
+    origin.deadline = std::chrono::system_clock::time_point::max();
+    for (auto [field, end] = request.equal_range(bhttp::field::authorization); field != end;
+         ++field) {
+      origin.credentials.authorization.emplace_back(field->value());
+    }
+    origin.credentials.certificate_user = certificate_user_;
+    origin.credentials.method = std::string(request.method_string());
+    const auto referer = request.find(bhttp::field::referer);
+    if (referer != request.end()) origin.credentials.referrer = std::string(referer->value());
+    // DHIS2's URL reports the last failing rule of E2001-E2009.
+    origin.last_rule_wins = true;
+    return origin;
+  }
+
+  // Checks every kWatchInterval, while an export runs, that its client is still there.
+  void Watch() {
+    watch_.expires_after(kWatchInterval);
+    watch_.async_wait([self = Self()](const beast::error_code&) {
+      if (self->export_ == nullptr) {
+        self->watching_ = false;
+        return;
+      }
+      if (self->open_ && !self->draining_ && ClientGone(self->lowest().socket().native_handle())) {
+        self->export_->Cancel(pipeline::ClientGoneError());
+        self->draining_ = true;
+        self->CloseSocket();
+        self->Pump();
+      }
+      self->Watch();
+    });
+  }
+
+  // Takes the export's next chunk and writes it, unless a write is in flight.
+  void Pump() {
+    while (export_ != nullptr && !writing_) {
+      pipeline::Chunk chunk;
+      switch (export_->TakeNext(&chunk)) {
+        case pipeline::Export::Next::kEmpty:
+          return;
+        case pipeline::Export::Next::kDone:
+          EndExport();
+          return;
+        case pipeline::Export::Next::kChunk:
+          break;
+      }
+      // The client is gone, or a HEAD has its headers: the export is cancelled, and what it had
+      // queued is dropped until kDone.
+      if (draining_ || !open_) continue;
+      const bool trailer = chunk.kind == pipeline::Chunk::Kind::kFileTrailer;
+      out_head_.clear();
+      if (!head_sent_) {
+        head_sent_ = true;
+        out_head_ = HeadText(OkHead());
+        if (head_only_) {
+          export_->Cancel(HeadAnswered());
+          draining_ = true;
+          Write(net::buffer(out_head_), /*report_sent=*/false);
+          return;
+        }
+      }
+      if (version_ < 11) {
+        // HTTP/1.0 has no chunked encoding: the body is the bytes, and closing the connection
+        // ends it. A failure after the first byte is then told apart from the end only over TLS
+        // (no close_notify); over plaintext the client cannot tell: HTTP/1.0 has no way to.
+        if (trailer) {
+          if (out_head_.empty()) {
+            export_->Sent(0);
+            continue;
+          }
+          Write(net::buffer(out_head_), /*report_sent=*/true);
+        } else {
+          out_body_ = std::move(chunk.bytes);
+          Write(std::array<net::const_buffer, 2>{net::buffer(out_head_), net::buffer(out_body_)},
+                /*report_sent=*/true);
+        }
+      } else if (trailer) {
+        // The trailer's bytes (the gRPC door's ExportTrailer) are not part of the file.
+        Write(beast::buffers_cat(net::buffer(out_head_), bhttp::make_chunk_last()),
+              /*report_sent=*/true);
+      } else {
+        out_body_ = std::move(chunk.bytes);
+        Write(beast::buffers_cat(net::buffer(out_head_), bhttp::make_chunk(net::buffer(out_body_))),
+              /*report_sent=*/true);
+      }
+      return;
+    }
+  }
+
+  // The 200 of an export: the request's headers, chunked (HTTP/1.1), and the change token.
+  bhttp::response<bhttp::empty_body> OkHead() const {
+    bhttp::response<bhttp::empty_body> head{bhttp::status::ok, version_};
+    for (const auto& [name, value] : ok_headers_) head.insert(name, value);
+    const std::string token = export_->change_token();
+    // Valid only if the body completes (the last chunk arrives).
+    if (!token.empty()) head.set("Dvexport-Change-Token", token);
+    if (version_ >= 11) head.chunked(true);
+    head.keep_alive(version_ >= 11 && keep_alive_);
+    return head;
+  }
+
+  // One write of an export's output; "report_sent": the export is told its bytes were sent.
+  template <class Buffers>
+  void Write(const Buffers& buffers, bool report_sent) {
+    writing_ = true;
+    // No timeout: the pipeline's stall timeout ends an export whose client reads nothing (Abort).
+    lowest().expires_never();
+    net::async_write(stream_, buffers,
+                     [self = Self(), report_sent](const beast::error_code& error, size_t bytes) {
+                       self->OnChunkWritten(error, bytes, report_sent);
+                     });
+  }
+
+  void OnChunkWritten(const beast::error_code& error, size_t bytes, bool report_sent) {
+    writing_ = false;
+    out_body_.clear();
+    if (export_ == nullptr) return;
+    if (error) {
+      export_->Cancel(pipeline::ClientGoneError());
+      draining_ = true;
+      CloseSocket();
+    } else if (report_sent) {
+      export_->Sent(bytes);
+    }
+    Pump();
+  }
+
+  // TakeNext said kDone: the export is destroyed, and the connection answers, goes on or closes.
+  void EndExport() {
+    const absl::Status status = export_->status();
+    export_.reset();
+    shared_.tracker->ExportEnded();
+    watch_.cancel();
+    // The last reference may be this one: the connection lives until the end of this call.
+    const std::shared_ptr<Connection> self = std::move(export_self_);
+    if (!open_) return;
+    if (!head_sent_) {
+      // Refused (or cancelled) before its first chunk.
+      Respond(RefusalResponse(
+                  status.ok() ? absl::InternalError("the export ended without output") : status,
+                  message_format_, token_credential_),
+              keep_alive_);
+      return;
+    }
+    if (head_only_) {
+      Continue(keep_alive_ && version_ >= 11);
+      return;
+    }
+    if (!status.ok()) {
+      // After the 200: the connection ends without the last chunk, a broken transfer.
+      CloseSocket();
+      return;
+    }
+    Continue(keep_alive_ && version_ >= 11);
+  }
+
+  void Continue(bool keep_alive) {
+    if (keep_alive && !stopping()) {
+      ReadRequest();
+    } else {
+      GracefulClose();
+    }
+  }
+
+  // A complete response with Content-Length; then the next request, or the end if not
+  // "keep_alive".
+  void Respond(HttpResponse response, bool keep_alive) {
+    keep_alive = keep_alive && !stopping();
+    bhttp::response<bhttp::empty_body> head{bhttp::status::ok, version_ < 11 ? 10u : 11u};
+    head.result(static_cast<unsigned>(response.status));
+    for (const auto& [name, value] : response.headers) head.insert(name, value);
+    head.content_length(response.body.size());
+    head.keep_alive(keep_alive);
+    out_head_ = HeadText(head);
+    out_body_ = head_only_ ? std::string() : std::move(response.body);
+    writing_ = true;
+    lowest().expires_after(stopping() ? kCloseGrace : options_.header_timeout);
+    net::async_write(
+        stream_, std::array<net::const_buffer, 2>{net::buffer(out_head_), net::buffer(out_body_)},
+        [self = Self(), keep_alive](const beast::error_code& error, size_t) {
+          self->writing_ = false;
+          self->lowest().expires_never();
+          self->out_body_.clear();
+          if (error) {
+            self->CloseSocket();
+          } else {
+            self->Continue(keep_alive);
+          }
+        });
+  }
+
+  // An answer to a request that cannot be read on: then the connection closes.
+  void RespondAndClose(int status, std::string_view message) {
+    if (requests_ == 0) version_ = 11;
+    head_only_ = false;
+    Respond(JsonMessage(status, message), /*keep_alive=*/false);
+  }
+
+  // Ends the connection after a complete response: TLS sends its close_notify; plaintext sends
+  // FIN and reads what the client still sends for a moment before closing, so that the kernel
+  // does not answer unread bytes with a reset that could destroy the response in flight.
+  void GracefulClose() {
+    if (!open_) return;
+    lowest().expires_after(kCloseGrace);
+    if constexpr (kTls) {
+      stream_.async_shutdown([self = Self()](const beast::error_code&) { self->CloseSocket(); });
+    } else {
+      beast::error_code ignored;
+      lowest().socket().shutdown(tcp::socket::shutdown_send, ignored);
+      Discard();
+    }
+  }
+
+  void Discard() {
+    buffer_.clear();
+    stream_.async_read_some(buffer_.prepare(kReadBytes),
+                            [self = Self()](const beast::error_code& error, size_t) {
+                              if (error) {
+                                self->CloseSocket();
+                              } else {
+                                self->Discard();
+                              }
+                            });
+  }
+
+  void CloseSocket() {
+    if (!open_) return;
+    open_ = false;
+    lowest().close();
+  }
+
+  const ConnectionShared& shared_;
+  const HttpServerOptions& options_;
+  const net::any_io_executor strand_;
+  Stream stream_;
+  net::steady_timer watch_;
+  const net::ip::address peer_address_;
+  const std::string peer_;     // gRPC's form
+  const std::string peer_ip_;  // the socket's
+  const std::chrono::steady_clock::time_point accepted_;
+  std::optional<std::string> certificate_user_;
+
+  // Everything below is touched on the strand only.
+  beast::flat_buffer buffer_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  bool open_ = true;  // the socket is not closed
+  bool writing_ = false;
+  bool watching_ = false;
+  int requests_ = 0;
+
+  // The request being answered.
+  unsigned version_ = 11;
+  bool head_only_ = false;
+  bool keep_alive_ = true;
+  bool token_credential_ = false;
+  MessageFormat message_format_ = MessageFormat::kJson;
+  std::vector<std::pair<std::string, std::string>> ok_headers_;
+
+  // Its export, until TakeNext said kDone; "export_self_" keeps the connection (the export's
+  // consumer) alive until then.
+  std::unique_ptr<pipeline::Export> export_;
+  std::shared_ptr<Connection> export_self_;
+  bool head_sent_ = false;
+  bool draining_ = false;
+
+  // What the write in flight sends.
+  std::string out_head_;
+  std::string out_body_;
+};
+
+// One address or network as bytes, IPv4-mapped addresses as IPv4.
+struct AddressBytes {
+  bool v6 = false;
+  std::array<unsigned char, 16> bytes{};
+};
+
+AddressBytes BytesOf(const net::ip::address& address) {
+  const net::ip::address plain = Unmapped(address);
+  AddressBytes result;
+  if (plain.is_v4()) {
+    const auto v4 = plain.to_v4().to_bytes();
+    std::copy(v4.begin(), v4.end(), result.bytes.begin());
+  } else {
+    result.v6 = true;
+    result.bytes = plain.to_v6().to_bytes();
+  }
+  return result;
+}
+
+}  // namespace
+
+absl::StatusOr<TrustedProxies> TrustedProxies::Parse(const std::vector<std::string>& entries) {
+  TrustedProxies proxies;
+  for (const std::string& entry : entries) {
+    const absl::string_view text = absl::StripAsciiWhitespace(entry);
+    const size_t slash = text.find('/');
+    beast::error_code error;
+    const net::ip::address address =
+        net::ip::make_address(std::string(text.substr(0, slash)), error);
+    const absl::Status invalid = absl::InvalidArgumentError(absl::StrCat(
+        "trusted proxy \"", entry, "\" is neither an IP address nor a network (10.0.0.0/8)"));
+    if (error) return invalid;
+    const AddressBytes bytes = BytesOf(address);
+    Network network{.v6 = bytes.v6, .bytes = bytes.bytes, .prefix = bytes.v6 ? 128 : 32};
+    if (slash != absl::string_view::npos) {
+      int prefix = -1;
+      if (!absl::SimpleAtoi(text.substr(slash + 1), &prefix) || prefix < 0 ||
+          prefix > network.prefix) {
+        return invalid;
+      }
+      // A mapped address's prefix counts the 96 bits before the IPv4 part.
+      if (!bytes.v6 && address.is_v6()) {
+        if (prefix < 96) return invalid;
+        prefix -= 96;
+      }
+      network.prefix = prefix;
+    }
+    proxies.networks_.push_back(network);
+  }
+  return proxies;
+}
+
+bool TrustedProxies::Contains(const net::ip::address& address) const {
+  const AddressBytes bytes = BytesOf(address);
+  for (const Network& network : networks_) {
+    if (network.v6 != bytes.v6) continue;
+    const int whole = network.prefix / 8;
+    if (!std::equal(network.bytes.begin(), network.bytes.begin() + whole, bytes.bytes.begin())) {
+      continue;
+    }
+    const int rest = network.prefix % 8;
+    if (rest == 0) return true;
+    const unsigned mask = (0xFFu << (8 - rest)) & 0xFFu;
+    if ((network.bytes[whole] & mask) == (bytes.bytes[whole] & mask)) return true;
+  }
+  return false;
+}
+
+std::string TrustedProxies::ClientAddress(
+    const net::ip::address& peer, const std::vector<std::string_view>& forwarded_for) const {
+  net::ip::address believed = Unmapped(peer);
+  if (!Contains(believed)) return AddressText(believed);
+  std::vector<absl::string_view> hops;
+  for (std::string_view value : forwarded_for) {
+    for (absl::string_view hop :
+         absl::StrSplit(absl::string_view(value.data(), value.size()), ',')) {
+      hops.push_back(hop);
+    }
+  }
+  for (auto hop = hops.rbegin(); hop != hops.rend(); ++hop) {
+    beast::error_code error;
+    const net::ip::address address =
+        net::ip::make_address(std::string(absl::StripAsciiWhitespace(*hop)), error);
+    if (error) break;
+    believed = Unmapped(address);
+    if (!Contains(believed)) break;
+  }
+  return AddressText(believed);
+}
+
+bool ConnectionTracker::Admit(const std::string& peer_ip) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopping() || admitted_ >= max_connections_) return false;
+  int& from_peer = per_peer_[peer_ip];
+  if (from_peer >= max_per_peer_) {
+    if (from_peer == 0) per_peer_.erase(peer_ip);
+    return false;
+  }
+  ++from_peer;
+  ++admitted_;
+  return true;
+}
+
+void ConnectionTracker::Add(const std::shared_ptr<HttpConnection>& connection) {
+  std::lock_guard<std::mutex> lock(mu_);
+  open_.emplace(connection.get(), connection);
+}
+
+void ConnectionTracker::Remove(const HttpConnection* connection, const std::string& peer_ip) {
+  std::lock_guard<std::mutex> lock(mu_);
+  open_.erase(connection);
+  auto from_peer = per_peer_.find(peer_ip);
+  if (from_peer != per_peer_.end() && --from_peer->second <= 0) per_peer_.erase(from_peer);
+  --admitted_;
+  changed_.notify_all();
+}
+
+void ConnectionTracker::ExportStarted() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++exports_;
+}
+
+void ConnectionTracker::ExportEnded() {
+  std::lock_guard<std::mutex> lock(mu_);
+  --exports_;
+  changed_.notify_all();
+}
+
+std::vector<std::shared_ptr<HttpConnection>> ConnectionTracker::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_.store(true, std::memory_order_release);
+  }
+  return List();
+}
+
+std::vector<std::shared_ptr<HttpConnection>> ConnectionTracker::List() const {
+  std::vector<std::shared_ptr<HttpConnection>> list;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [key, connection] : open_) {
+    if (std::shared_ptr<HttpConnection> alive = connection.lock()) list.push_back(alive);
+  }
+  return list;
+}
+
+bool ConnectionTracker::WaitForExports(std::chrono::system_clock::time_point deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return changed_.wait_until(lock, deadline,
+                             [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return exports_ == 0; });
+}
+
+void ConnectionTracker::WaitForConnections() {
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait(lock, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return admitted_ == 0; });
+}
+
+int ConnectionTracker::connections() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return admitted_;
+}
+
+std::shared_ptr<HttpConnection> HttpConnection::Start(tcp::socket socket,
+                                                      const ConnectionShared& shared) {
+  beast::error_code error;
+  const tcp::endpoint remote = socket.remote_endpoint(error);
+  const net::ip::address peer = Unmapped(remote.address());
+  if (error || !shared.tracker->Admit(AddressText(peer))) {
+    socket.close(error);
+    return nullptr;
+  }
+  socket.set_option(tcp::no_delay(true), error);
+  std::shared_ptr<HttpConnection> connection;
+  if (shared.tls != nullptr) {
+    connection = std::make_shared<Connection<beast::ssl_stream<beast::tcp_stream>>>(
+        std::move(socket), shared, peer, remote.port());
+  } else {
+    connection = std::make_shared<Connection<beast::tcp_stream>>(std::move(socket), shared, peer,
+                                                                 remote.port());
+  }
+  // Registered before it starts, so that a Shutdown either lists it or is seen by it (Open).
+  shared.tracker->Add(connection);
+  connection->Begin();
+  return connection;
+}
+
+}  // namespace dvexport::http

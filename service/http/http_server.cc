@@ -1,0 +1,218 @@
+#include "service/http/http_server.h"
+
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include <boost/asio/ip/v6_only.hpp>
+#include <boost/asio/post.hpp>
+#include <cerrno>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/pem_file.h"
+
+namespace dvexport::http {
+namespace {
+
+namespace net = boost::asio;
+using tcp = boost::asio::ip::tcp;
+using boost::system::error_code;
+
+// How long accepting pauses after the process ran out of descriptors (or memory): the
+// connection stays in the backlog until one is free.
+constexpr std::chrono::milliseconds kAcceptRetry{100};
+
+// Advertises the CA's names in the handshake, so that a client holding several certificates
+// picks one this CA signed.
+void AdvertiseClientCas(SSL_CTX* context, const std::string& pem) {
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  if (bio == nullptr) return;
+  while (X509* certificate = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
+    SSL_CTX_add_client_CA(context, certificate);
+    X509_free(certificate);
+  }
+  BIO_free(bio);
+}
+
+// The TLS context of the HTTPS door, from the same files as the gRPC door's.
+absl::StatusOr<std::unique_ptr<net::ssl::context>> MakeTlsContext(
+    const HttpServerOptions& options) {
+  if (options.tls_cert_file.empty() && options.tls_key_file.empty()) {
+    if (!options.tls_client_ca_file.empty()) {
+      return absl::InvalidArgumentError("tls_client_ca needs tls_cert and tls_key");
+    }
+    return nullptr;
+  }
+  if (options.tls_cert_file.empty() || options.tls_key_file.empty()) {
+    return absl::InvalidArgumentError("tls_cert and tls_key go together");
+  }
+  absl::StatusOr<common::PemKeyPair> pair = common::ReadPemKeyPair(
+      options.tls_cert_file, "--tls_cert", options.tls_key_file, "--tls_key");
+  if (!pair.ok()) return pair.status();
+  auto context = std::make_unique<net::ssl::context>(net::ssl::context::tls_server);
+  error_code error;
+  context->set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
+                           net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 |
+                           net::ssl::context::no_tlsv1_1 | net::ssl::context::single_dh_use,
+                       error);
+  if (!error) context->use_certificate_chain(net::buffer(pair->certificate_chain), error);
+  if (!error) {
+    context->use_private_key(net::buffer(pair->private_key), net::ssl::context::pem, error);
+  }
+  if (!error && !options.tls_client_ca_file.empty()) {
+    absl::StatusOr<std::string> ca =
+        common::ReadPemCertificates(options.tls_client_ca_file, "--tls_client_ca");
+    if (!ca.ok()) return ca.status();
+    context->add_certificate_authority(net::buffer(*ca), error);
+    if (!error) {
+      context->set_verify_mode(net::ssl::verify_peer | net::ssl::verify_fail_if_no_peer_cert,
+                               error);
+    }
+    if (!error) AdvertiseClientCas(context->native_handle(), *ca);
+  }
+  if (error) {
+    return absl::InvalidArgumentError(absl::StrCat("the HTTPS door cannot use --tls_cert ",
+                                                   options.tls_cert_file, ": ", error.message()));
+  }
+  return context;
+}
+
+// "host:port" ("[::1]:8080" for an IPv6 address) as host and port.
+absl::StatusOr<std::pair<std::string, std::string>> SplitListen(const std::string& listen) {
+  const size_t colon = listen.rfind(':');
+  int port = -1;
+  if (colon == std::string::npos || !absl::SimpleAtoi(listen.substr(colon + 1), &port) ||
+      port < 0 || port > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the HTTP listen address \"", listen, "\" is not host:port"));
+  }
+  std::string host = listen.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  return std::make_pair(host, listen.substr(colon + 1));
+}
+
+}  // namespace
+
+HttpServer::HttpServer(const HttpServerOptions& options, pipeline::ExportPipeline* pipeline,
+                       TrustedProxies proxies)
+    : options_(options),
+      proxies_(std::move(proxies)),
+      tracker_(options.max_connections, options.max_connections_per_peer),
+      io_(options.threads),
+      accept_strand_(net::make_strand(io_)),
+      acceptor_(accept_strand_),
+      accept_retry_(accept_strand_),
+      work_(io_.get_executor()) {
+  shared_.options = &options_;
+  shared_.pipeline = pipeline;
+  shared_.proxies = &proxies_;
+  shared_.tracker = &tracker_;
+}
+
+absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& options,
+                                                              pipeline::ExportPipeline* pipeline) {
+  if (options.threads < 1) return absl::InvalidArgumentError("the HTTP door needs a thread");
+  if (options.max_connections < 1 || options.max_connections_per_peer < 1) {
+    return absl::InvalidArgumentError("the HTTP door's connection limits must be at least 1");
+  }
+  absl::StatusOr<TrustedProxies> proxies = TrustedProxies::Parse(options.trusted_proxies);
+  if (!proxies.ok()) return proxies.status();
+  absl::StatusOr<std::unique_ptr<net::ssl::context>> tls = MakeTlsContext(options);
+  if (!tls.ok()) return tls.status();
+  absl::StatusOr<std::pair<std::string, std::string>> listen = SplitListen(options.listen);
+  if (!listen.ok()) return listen.status();
+
+  std::unique_ptr<HttpServer> server(new HttpServer(options, pipeline, *std::move(proxies)));
+  server->tls_ = *std::move(tls);
+  server->shared_.tls = server->tls_.get();
+
+  error_code error;
+  tcp::resolver resolver(server->io_);
+  const tcp::resolver::results_type resolved =
+      resolver.resolve(listen->first, listen->second, tcp::resolver::passive, error);
+  if (error || resolved.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("the HTTP listen address \"", options.listen,
+                                                   "\" does not resolve: ", error.message()));
+  }
+  const tcp::endpoint endpoint = resolved.begin()->endpoint();
+  tcp::acceptor& acceptor = server->acceptor_;
+  acceptor.open(endpoint.protocol(), error);
+  if (!error) acceptor.set_option(tcp::acceptor::reuse_address(true), error);
+  // "[::]" serves IPv4 too, as gRPC's does.
+  if (!error && endpoint.address().is_v6() && endpoint.address().is_unspecified()) {
+    acceptor.set_option(net::ip::v6_only(false), error);
+  }
+  if (!error) acceptor.bind(endpoint, error);
+  if (!error) acceptor.listen(net::socket_base::max_listen_connections, error);
+  if (error) {
+    return absl::UnavailableError(
+        absl::StrCat("the HTTP door cannot listen on ", options.listen, ": ", error.message()));
+  }
+  server->port_ = acceptor.local_endpoint(error).port();
+
+  net::post(server->accept_strand_, [s = server.get()] { s->Accept(); });
+  for (int i = 0; i < options.threads; ++i) {
+    server->threads_.emplace_back([s = server.get()] { s->io_.run(); });
+  }
+  return server;
+}
+
+HttpServer::~HttpServer() { Shutdown(std::chrono::system_clock::now()); }
+
+void HttpServer::Accept() {
+  acceptor_.async_accept(
+      net::make_strand(io_),
+      [this](const error_code& error, tcp::socket socket) { OnAccept(error, std::move(socket)); });
+}
+
+void HttpServer::OnAccept(const error_code& error, tcp::socket socket) {
+  if (!acceptor_.is_open() || error == net::error::operation_aborted) return;
+  if (error) {
+    const int code = error.value();
+    if (error.category() == boost::system::system_category() &&
+        (code == EMFILE || code == ENFILE || code == ENOBUFS || code == ENOMEM)) {
+      accept_retry_.expires_after(kAcceptRetry);
+      accept_retry_.async_wait([this](const error_code& waited) {
+        if (!waited && acceptor_.is_open()) Accept();
+      });
+      return;
+    }
+    // An error of that one connection (ECONNABORTED and the like): on to the next.
+    Accept();
+    return;
+  }
+  // Closed at once when over a limit (HttpConnection::Start).
+  HttpConnection::Start(std::move(socket), shared_);
+  Accept();
+}
+
+void HttpServer::Shutdown(std::chrono::system_clock::time_point deadline) {
+  std::lock_guard<std::mutex> lock(shutdown_mu_);
+  if (shut_down_) return;
+  shut_down_ = true;
+  std::vector<std::shared_ptr<HttpConnection>> connections = tracker_.Stop();
+  net::post(accept_strand_, [this] {
+    error_code ignored;
+    acceptor_.close(ignored);
+    accept_retry_.cancel();
+  });
+  for (const std::shared_ptr<HttpConnection>& connection : connections) connection->Stop();
+  connections.clear();
+  if (!tracker_.WaitForExports(deadline)) {
+    for (const std::shared_ptr<HttpConnection>& connection : tracker_.List()) {
+      connection->CancelExport();
+    }
+  }
+  // Every export ends within about 100 ms of its Cancel; every other step of a connection is
+  // bounded by header_timeout, idle_timeout or the close's grace.
+  tracker_.WaitForConnections();
+  work_.reset();
+  io_.stop();
+  for (std::thread& thread : threads_) thread.join();
+}
+
+}  // namespace dvexport::http

@@ -1,0 +1,75 @@
+#include "service/pipeline/call_session.h"
+
+#include <utility>
+
+namespace dvexport::pipeline {
+
+void CallSession::Bind(ExportPipeline* pipeline, std::chrono::system_clock::time_point deadline) {
+  pipeline_ = pipeline;
+  deadline_ = deadline;
+}
+
+absl::StatusOr<dhis2::ExportParams> CallSession::Open(const dvexport::v1::ExportRequest& query,
+                                                      dhis2::RuleOrder order) {
+  absl::StatusOr<dhis2::ExportParams> params = dhis2::ValidateExportRequest(query, order);
+  if (!params.ok()) return params.status();
+  std::lock_guard<std::mutex> lock(mu_);
+  session_ = std::make_unique<db::ReadSession>(pipeline_->pool(), pipeline_->options().session(),
+                                               deadline_);
+  return params;
+}
+
+void CallSession::Authenticate(const CallOrigin& origin, CallRecord* record,
+                               std::function<void(absl::Status)> done) {
+  if (pipeline_->authenticator() == nullptr) {
+    record->auth = "none";
+    user_key_ = origin.peer_ip;
+    done(absl::OkStatus());
+    return;
+  }
+  const uint64_t ticket = pipeline_->authenticator()->Authenticate(
+      origin.credentials, origin.peer_ip, deadline_,
+      [this, record, done = std::move(done)](absl::StatusOr<auth::Identity> identity) {
+        if (!identity.ok()) {
+          done(identity.status());
+          return;
+        }
+        record->auth = dhis2::AuthMethodName(identity->principal.method);
+        record->user = identity->principal.username;
+        record->token_uid = identity->principal.token_uid;
+        user_key_ = identity->principal.username;
+        principal_ = std::move(identity->principal);
+        done(absl::OkStatus());
+      });
+  auth_ticket_.store(ticket);
+}
+
+absl::Status CallSession::AwaitSlot(std::string user, std::function<void(absl::Status)> admitted,
+                                    std::function<void(bool)> contended) {
+  return pipeline_->slots().Join(&ticket_, std::move(user), deadline_, std::move(admitted),
+                                 std::move(contended));
+}
+
+void CallSession::Cancel() {
+  // First, and without the lock: an abandoned authentication answers (Cancelled) on this thread,
+  // and the call's answer to that cancels the session again.
+  const uint64_t auth_ticket = auth_ticket_.exchange(0);
+  if (auth_ticket != 0 && pipeline_ != nullptr && pipeline_->authenticator() != nullptr) {
+    pipeline_->authenticator()->Abandon(auth_ticket);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (session_ != nullptr) session_->Cancel();
+  }
+  if (pipeline_ != nullptr) pipeline_->slots().Leave(&ticket_);
+}
+
+void CallSession::Close() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    session_.reset();
+  }
+  if (pipeline_ != nullptr) pipeline_->slots().Leave(&ticket_);
+}
+
+}  // namespace dvexport::pipeline

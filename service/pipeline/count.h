@@ -1,0 +1,59 @@
+#ifndef DVEXPORT_SERVICE_PIPELINE_COUNT_H_
+#define DVEXPORT_SERVICE_PIPELINE_COUNT_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "dvexport/v1/export.pb.h"
+#include "service/pipeline/call_log.h"
+#include "service/pipeline/call_session.h"
+#include "service/pipeline/export.h"
+#include "service/pipeline/export_pipeline.h"
+
+namespace dvexport::pipeline {
+
+// CountDataValues, whatever door it came through: authenticated and validated as an export is,
+// then counted on a thread of its own (never a door's), without an export slot (only a pool
+// connection, waited for at most --connection_wait_ms and never past the deadline), bounded like
+// an export's queries (the deadline, Cancel).
+class Count {
+ public:
+  using Done = std::function<void(absl::StatusOr<int64_t>)>;
+
+  // "done" is called exactly once, from any thread, with the count or why there is none, after
+  // the call was logged. The Count must live until then.
+  static std::unique_ptr<Count> Start(ExportPipeline* pipeline, CallOrigin origin,
+                                      const absl::StatusOr<dvexport::v1::ExportRequest>& request,
+                                      Done done);
+  // Joins the count's thread (unless it is the calling one).
+  ~Count();
+
+  // The caller went away: the count's database waits end within about 100 ms. Any thread.
+  void Cancel() { session_.Cancel(); }
+
+ private:
+  Count(ExportPipeline* pipeline, CallOrigin origin, std::string summary, Done done);
+  void Run(dhis2::ExportParams params);
+  void End(absl::StatusOr<int64_t> count);
+
+  ExportPipeline* const pipeline_;
+  const CallOrigin origin_;
+  const std::string summary_;
+  const Done done_;
+  const std::chrono::steady_clock::time_point started_;
+  CallRecord record_;
+  CallSession session_;
+  std::mutex thread_mu_;
+  std::thread thread_ ABSL_GUARDED_BY(thread_mu_);
+};
+
+}  // namespace dvexport::pipeline
+
+#endif  // DVEXPORT_SERVICE_PIPELINE_COUNT_H_

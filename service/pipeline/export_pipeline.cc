@@ -1,0 +1,42 @@
+#include "service/pipeline/export_pipeline.h"
+
+namespace dvexport::pipeline {
+
+ExportPipeline::ExportPipeline(db::ConnectionPool* pool, const PipelineOptions& options,
+                               CallLog* log, SlotObserver* slot_observer,
+                               auth::AuthObserver* auth_observer)
+    : pool_(pool),
+      options_(options),
+      slots_(std::make_unique<ExportSlots>(options.slots(), slot_observer)),
+      log_(log) {
+  if (options.auth == AuthMode::kDhis2) {
+    auth::AuthenticatorOptions authentication = options.authentication;
+    // Its database waits as bounded as an export's (and never past the call's deadline).
+    authentication.session = options.session();
+    authenticator_ = std::make_unique<auth::Authenticator>(pool, authentication, auth_observer);
+  }
+}
+
+void ExportPipeline::CallStarted() {
+  std::lock_guard<std::mutex> lock(calls_mu_);
+  ++live_calls_;
+}
+
+void ExportPipeline::CallEnded() {
+  std::lock_guard<std::mutex> lock(calls_mu_);
+  if (--live_calls_ == 0) calls_ended_.notify_all();
+}
+
+bool ExportPipeline::WaitForCalls(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(calls_mu_);
+  return calls_ended_.wait_for(lock, timeout, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(calls_mu_) {
+    return live_calls_ == 0;
+  });
+}
+
+int ExportPipeline::live_calls() const {
+  std::lock_guard<std::mutex> lock(calls_mu_);
+  return live_calls_;
+}
+
+}  // namespace dvexport::pipeline

@@ -1,0 +1,208 @@
+#include "service/pipeline/streaming_export.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace dvexport::pipeline {
+namespace {
+
+absl::Status StalledClientError(const PipelineOptions& options) {
+  return absl::DeadlineExceededError(absl::StrCat(
+      "the client read nothing for ", options.stall_timeout.count() / 1000.0,
+      " s after it could have read what it had been sent at ", options.stall_min_rate / 1024.0,
+      " KiB/s (the server's --stall_timeout_s and --stall_min_rate_kib_s); the export was "
+      "stopped"));
+}
+
+absl::Status ContendedStallError(const PipelineOptions& options) {
+  return absl::DeadlineExceededError(absl::StrCat(
+      "the client read nothing for ", options.stall_timeout_contended.count() / 1000.0,
+      " s while exports of other users waited for an export slot (the server's "
+      "--stall_timeout_contended_s); the export was stopped to give its slot to them"));
+}
+
+}  // namespace
+
+absl::Status ClientGoneError() {
+  return absl::CancelledError("the client went away; the export was stopped");
+}
+
+absl::Status CallCancelledError() {
+  return absl::CancelledError("the call was cancelled (by the client, its deadline or shutdown)");
+}
+
+StreamingExport::StreamingExport(ExportPipeline* pipeline, CallOrigin origin,
+                                 ExportConsumer* consumer, std::string rpc)
+    : pipeline_(pipeline),
+      origin_(std::move(origin)),
+      consumer_(consumer),
+      started_(std::chrono::steady_clock::now()),
+      queue_(/*capacity=*/4, /*producers=*/1, [this] { consumer_->Ready(); },
+             pipeline->options().stall_timeout, StalledClientError(pipeline->options()),
+             {.bytes_per_second = static_cast<double>(pipeline->options().stall_min_rate),
+              .max_bytes = static_cast<size_t>(pipeline->options().stall_max_unread)},
+             {.timeout = pipeline->options().stall_timeout_contended,
+              .status = ContendedStallError(pipeline->options())}) {
+  record_.rpc = std::move(rpc);
+  record_.transport = origin_.transport;
+  pipeline_->CallStarted();
+}
+
+StreamingExport::~StreamingExport() {
+  {
+    std::lock_guard<std::mutex> lock(threads_mu_);
+    for (std::thread& thread : threads_) {
+      if (!thread.joinable()) continue;
+      // The last reader may be the thread that ends the door's call (its Ready found kDone).
+      if (thread.get_id() == std::this_thread::get_id()) {
+        thread.detach();
+      } else {
+        thread.join();
+      }
+    }
+  }
+  pipeline_->CallEnded();
+}
+
+void StreamingExport::Start(const absl::Status& status, const dvexport::v1::ExportRequest* query) {
+  session_.Bind(pipeline_, origin_.deadline);
+  if (status.ok()) summary_ = SummarizeRequest(*query);
+  const absl::StatusOr<dhis2::ExportParams> params =
+      status.ok() ? session_.Open(*query, origin_.last_rule_wins ? dhis2::RuleOrder::kLastFailure
+                                                                 : dhis2::RuleOrder::kFirstFailure)
+                  : absl::StatusOr<dhis2::ExportParams>(status);
+  // Authenticated first, as DHIS2 authenticates before it reads a request: a caller without an
+  // identity is told only that, whatever it sent, never holds a slot, and is refused before the
+  // first byte.
+  session_.Authenticate(origin_, &record_, [this, params](absl::Status authenticated) {
+    if (!authenticated.ok()) {
+      ReaderDone(std::move(authenticated));
+      return;
+    }
+    if (!params.ok()) {
+      ReaderDone(params.status());
+      return;
+    }
+    absl::Status queued = session_.AwaitSlot(
+        session_.user_key(),
+        [this, params = *params](absl::Status admitted) {
+          if (!admitted.ok()) {
+            ReaderDone(std::move(admitted));
+            return;
+          }
+          std::lock_guard<std::mutex> lock(threads_mu_);
+          threads_.emplace_back(&StreamingExport::RunFirstReader, this, params);
+        },
+        // Under the slots' lock: the queue takes only its own.
+        [this](bool contended) { queue_.SetContended(contended); });
+    if (!queued.ok()) ReaderDone(std::move(queued));
+  });
+}
+
+void StreamingExport::RunFirstReader(dhis2::ExportParams params) {
+  absl::Status status = session().Begin(params, session_.principal());
+  if (status.ok()) {
+    std::lock_guard<std::mutex> lock(token_mu_);
+    change_token_ = session().change_token();
+  }
+  absl::StatusOr<int> readers = 1;
+  if (status.ok() && !ReadsInOrder()) {
+    // Extra connections only where the pool keeps one for every export that may still start.
+    const int keep_available =
+        std::max(0, options().max_concurrent_exports - pipeline_->slots().running());
+    readers = session().PlanReads(keep_available);
+    status = readers.status();
+  }
+  if (status.ok() && *readers > 1) {
+    pipeline_->CountSlicedExport();
+    running_readers_.fetch_add(*readers - 1);
+    queue_.AddProducers(*readers - 1);
+    std::lock_guard<std::mutex> lock(threads_mu_);
+    for (int i = 1; i < *readers; ++i) {
+      threads_.emplace_back(&StreamingExport::RunReader, this, i);
+    }
+  }
+  if (status.ok()) status = ReadValues(0);
+  ReaderDone(std::move(status));
+}
+
+void StreamingExport::RunReader(int index) { ReaderDone(ReadValues(index)); }
+
+void StreamingExport::ReaderDone(absl::Status status) {
+  // A failure stops the others first, so that its status, not theirs, is the call's.
+  if (!status.ok()) StopReaders(status);
+  if (running_readers_.fetch_sub(1) == 1) {
+    // The last reader: every value is queued.
+    if (status.ok() && !queue_.stopped()) {
+      status = session().Finish();
+      if (status.ok()) status = WriteEnd();
+    }
+    session_.Close();
+    // The database is done with; the export ends once the client has taken the last chunks, or
+    // when it takes nothing for the stall timeout.
+    if (status.ok()) queue_.WaitUntilSent();
+  }
+  EndIfStalled();
+  queue_.Close(std::move(status));
+}
+
+void StreamingExport::StopReaders(absl::Status why) {
+  queue_.Stop(std::move(why));
+  session_.Cancel();
+}
+
+void StreamingExport::EndIfStalled() {
+  if (!queue_.stalled() || stall_ended_.exchange(true)) return;
+  const absl::Status status = queue_.status();
+  record_.stall = queue_.contended_stall() ? "stall_timeout_contended" : "stall_timeout";
+  StopReaders(status);
+  // A stalled client also holds back the end that would follow the chunks: the door ends its
+  // write in flight (and the call) instead.
+  consumer_->Abort(status);
+}
+
+Export::Next StreamingExport::TakeNext(Chunk* chunk) {
+  switch (queue_.TryPop(chunk)) {
+    case Queue::Next::kItem:
+      if (record_.first_byte_seconds < 0) {
+        record_.first_byte_seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+      }
+      record_.values = chunk->values_so_far;
+      return Next::kChunk;
+    case Queue::Next::kEmpty:
+      return Next::kEmpty;
+    case Queue::Next::kDone:
+      break;
+  }
+  // Reported before the door sends the end, so that a client that has its status finds the call
+  // in the log and the metrics.
+  if (!reported_.exchange(true)) {
+    const absl::Status status = queue_.status();
+    record_.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    record_.code = absl::StatusCodeToString(status.code());
+    if (pipeline_->log() != nullptr) {
+      pipeline_->log()->Write(record_, origin_.peer, summary_, status);
+    }
+  }
+  return Next::kDone;
+}
+
+void StreamingExport::Sent(size_t bytes) {
+  record_.bytes += static_cast<int64_t>(bytes);
+  // The transport took the chunk (gRPC: within the client's flow-control window; HTTP: into the
+  // socket's send buffer), not necessarily the client.
+  queue_.Sent(bytes);
+}
+
+void StreamingExport::Cancel(absl::Status why) { StopReaders(std::move(why)); }
+
+std::string StreamingExport::change_token() const {
+  std::lock_guard<std::mutex> lock(token_mu_);
+  return change_token_;
+}
+
+}  // namespace dvexport::pipeline
