@@ -10,14 +10,10 @@ import gzip
 import requests
 
 import http_raw  # beside this file
+from http_raw import check
 
 NO_STORE = "no-cache, no-store, max-age=0, must-revalidate"
 JSON = "application/json;charset=UTF-8"
-
-
-def check(condition, message):
-    if not condition:
-        raise AssertionError(message)
 
 
 def same_bytes(name, got, expected):

@@ -3,7 +3,6 @@ given by --header-timeout-ms) takes the malformed and slow requests, "idle" (a l
 timeout, --http_max_connections_per_peer given by --per-peer) the idle connections."""
 
 import argparse
-import json
 import os
 import resource
 import select
@@ -13,16 +12,12 @@ import time
 import urllib.request
 
 import http_raw  # beside this file
+from http_raw import check, export_lines
 
 Q1 = "dataSet=JurnHCkmDCn&period=202401&orgUnit=ImspTQPwCqd&children=true"
 EVERYTHING = ("dataSet=JurnHCkmDCn,Se00xj4OCO2,av9SOZj6FcK,QfF9ZANatcj,IF4YaBzxNHa"
               "&orgUnit=ImspTQPwCqd,EqZQbZsbFhc&children=true&startDate=2000-01-01"
               "&endDate=2030-12-31&includeDeleted=true")
-
-
-def check(condition, message):
-    if not condition:
-        raise AssertionError(message)
 
 
 def metric(port, name):
@@ -75,19 +70,6 @@ def normal_export(port, token, expected, source=None):
     check(response.status == 200 and response.complete, f"a normal export: {response!r}")
     check(response.body == expected,
           f"a normal export: {len(response.body)} bytes against the CLI's {len(expected)}")
-
-
-def export_lines(log):
-    lines = []
-    with open(log, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            if event.get("event") == "export":
-                lines.append(event)
-    return lines
 
 
 def main():

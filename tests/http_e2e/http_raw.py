@@ -2,6 +2,7 @@
 (whether a chunked body ended with its last chunk, whether a connection stayed open, bytes that
 are not valid HTTP) stays visible here."""
 
+import json
 import socket
 import time
 
@@ -164,3 +165,35 @@ def get(host, port, target, headers=(), method="GET", timeout=30.0, source=None)
         return connection.read_response(method=method)
     finally:
         connection.close()
+
+
+# What the test scripts share besides HTTP.
+
+def check(condition, message):
+    if not condition:
+        raise AssertionError(message)
+
+
+def export_lines(log):
+    """The "export" lines of a dvexport-server log, parsed, in order."""
+    lines = []
+    with open(log, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if event.get("event") == "export":
+                lines.append(event)
+    return lines
+
+
+def next_export_line(log, seen, within=10.0):
+    """The first export line of "log" after the first "seen" ones, waiting for it."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        lines = export_lines(log)
+        if len(lines) > seen:
+            return lines[seen]
+        time.sleep(0.05)
+    raise AssertionError(f"{log}: no export line after the {seen} seen")

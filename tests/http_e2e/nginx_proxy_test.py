@@ -16,6 +16,7 @@ import time
 import requests
 
 import http_raw  # beside this file
+from http_raw import check, export_lines, next_export_line
 
 Q1 = "dataSet=JurnHCkmDCn&period=202401&orgUnit=ImspTQPwCqd&children=true"
 LIMITED = b"too many failed authentication attempts from this address"
@@ -23,35 +24,6 @@ LIMITED = b"too many failed authentication attempts from this address"
 EVERYTHING = ("dataSet=JurnHCkmDCn,Se00xj4OCO2,av9SOZj6FcK,QfF9ZANatcj,IF4YaBzxNHa"
               "&orgUnit=ImspTQPwCqd,EqZQbZsbFhc&children=true&startDate=2000-01-01"
               "&endDate=2030-12-31&includeDeleted=true")
-
-
-def check(condition, message):
-    if not condition:
-        raise AssertionError(message)
-
-
-def export_lines(log):
-    lines = []
-    with open(log, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            if event.get("event") == "export":
-                lines.append(event)
-    return lines
-
-
-def next_export_line(log, seen, within=10.0):
-    """The first export line of "log" after the first "seen" ones, waiting for it."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        lines = export_lines(log)
-        if len(lines) > seen:
-            return lines[seen]
-        time.sleep(0.05)
-    raise AssertionError(f"{log}: no export line after the {seen} seen")
 
 
 def main():
