@@ -603,16 +603,20 @@ QueryParameters CollectParameters(const boost::urls::url_view& url) {
 // The 400 for a target that parse_origin_form refused: names the first parameter of "query"
 // that is not valid percent-encoded text (RFC 3986: '%' then two hex digits; characters such
 // as space, '"', '<', '>' and bytes above 0x7F percent-encoded).
+// Boost.URL 1.81 is given NUL-terminated copies only: Debian's libboost_url reads pieces of a
+// larger buffer up to a NUL (strlen; AddressSanitizer caught it reading past the request target).
 HttpResponse InvalidTargetRefusal(absl::string_view query, MessageFormat format) {
   for (absl::string_view piece : absl::StrSplit(query, '&')) {
-    if (boost::urls::parse_query(Std(piece)).has_value()) continue;
+    const std::string piece_copy(piece);
+    if (boost::urls::parse_query(piece_copy).has_value()) continue;
     const size_t equals = piece.find('=');
     const absl::string_view key = piece.substr(0, equals);
     const absl::string_view value =
         equals == absl::string_view::npos ? absl::string_view() : piece.substr(equals + 1);
+    const std::string key_copy(key);
     boost::urls::result<boost::urls::pct_string_view> decoded_key =
-        boost::urls::make_pct_string_view(Std(key));
-    if (!decoded_key.has_value() || !boost::urls::parse_query(Std(key)).has_value()) {
+        boost::urls::make_pct_string_view(key_copy);
+    if (!decoded_key.has_value() || !boost::urls::parse_query(key_copy).has_value()) {
       return Refusal(400,
                      absl::StrCat("Parameter name ", QuoteValue(key),
                                   " is not valid percent-encoded text (RFC 3986)"),
@@ -806,7 +810,9 @@ ParsedRequest ParseDataValueSetsRequest(std::string_view target_text,
     return parsed;
   }
 
-  boost::urls::result<boost::urls::url_view> url = boost::urls::parse_origin_form(Std(target));
+  // A NUL-terminated copy (see InvalidTargetRefusal); the url_view points into it.
+  const std::string target_copy(target);
+  boost::urls::result<boost::urls::url_view> url = boost::urls::parse_origin_form(target_copy);
   if (!url.has_value()) {
     parsed.refusal = InvalidTargetRefusal(query, message_format);
     return parsed;

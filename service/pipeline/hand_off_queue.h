@@ -7,8 +7,11 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -31,6 +34,12 @@ namespace dvexport::pipeline {
 //   and sets status() to its argument unless a failure came first.
 // - "ready" is called outside the queue's lock: for the first message (or the end, if there is
 //   none), then at most once per TryPop that found nothing.
+// - The consumer may destroy the queue (its export) as soon as TryPop said kDone, even while
+//   another thread is still inside a "ready" call that announced it: the destructor waits until
+//   every "ready" call of another thread has returned, so that a consumer's "ready" (a post to
+//   its event loop, say) never outlives what it posts to; a "ready" call of the destroying thread
+//   itself is not waited for. After "ready" returns, the notifying thread touches nothing of the
+//   queue.
 // - Stalls: the consumer makes progress when it takes a message (TryPop) and when it reports a
 //   taken message sent (Sent). Bytes reported sent also buy it time ("credit"): as long as a
 //   reader at credit.bytes_per_second would need to read them after the consumer's transport took
@@ -80,10 +89,21 @@ class HandOffQueue {
         credit_(credit),
         contended_(std::move(contended)),
         producers_(producers),
-        ready_(std::move(ready)) {}
+        notifier_(std::make_shared<Notifier>(std::move(ready))) {}
 
   HandOffQueue(const HandOffQueue&) = delete;
   HandOffQueue& operator=(const HandOffQueue&) = delete;
+
+  // Waits for the "ready" calls of other threads under way (see the contract).
+  ~HandOffQueue() {
+    Notifier& notifier = *notifier_;
+    const std::thread::id self = std::this_thread::get_id();
+    std::unique_lock<std::mutex> lock(notifier.mu);
+    notifier.idle.wait(lock, [&notifier, self]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(notifier.mu) {
+      return std::all_of(notifier.calling.begin(), notifier.calling.end(),
+                         [self](std::thread::id id) { return id == self; });
+    });
+  }
 
   // More producers, added by one that has not closed yet.
   void AddProducers(int n) {
@@ -94,7 +114,7 @@ class HandOffQueue {
   // Producer: queues "item", waiting while the queue is full. False (and "item" dropped) if the
   // queue was stopped, or stalled meanwhile.
   bool Push(Item item) {
-    bool wake = false;
+    std::shared_ptr<Notifier> notifier;  // set: call "ready" once the lock is released
     {
       std::unique_lock<std::mutex> lock(mu_);
       if (!WaitLocked(lock, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -105,9 +125,9 @@ class HandOffQueue {
       // The consumer had nothing to send: its stall clock starts now.
       if (items_.empty() && unsent_ == 0) last_progress_ = Clock::now();
       items_.push_back(std::move(item));
-      wake = std::exchange(consumer_waiting_, false);
+      if (std::exchange(consumer_waiting_, false)) notifier = AnnounceLocked();
     }
-    if (wake) ready_();
+    if (notifier != nullptr) notifier->Call();
     return true;
   }
 
@@ -122,28 +142,28 @@ class HandOffQueue {
 
   // Producer: this producer has pushed everything it will; an error stops the queue.
   void Close(absl::Status status) {
-    bool wake = false;
+    std::shared_ptr<Notifier> notifier;  // set: call "ready" once the lock is released
     {
       std::lock_guard<std::mutex> lock(mu_);
       --producers_;
       if (!status.ok() && status_.ok()) status_ = std::move(status);
       if (!status_.ok()) StopLocked();
-      if (producers_ == 0) wake = std::exchange(consumer_waiting_, false);
+      if (producers_ == 0 && std::exchange(consumer_waiting_, false)) notifier = AnnounceLocked();
     }
-    if (wake) ready_();
+    if (notifier != nullptr) notifier->Call();
   }
 
   // Consumer: the client has gone (or the call failed): "why" becomes the status unless a
   // failure came first.
   void Stop(absl::Status why) {
-    bool wake = false;
+    std::shared_ptr<Notifier> notifier;  // set: call "ready" once the lock is released
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (status_.ok()) status_ = std::move(why);
       StopLocked();
-      if (producers_ == 0) wake = std::exchange(consumer_waiting_, false);
+      if (producers_ == 0 && std::exchange(consumer_waiting_, false)) notifier = AnnounceLocked();
     }
-    if (wake) ready_();
+    if (notifier != nullptr) notifier->Call();
   }
 
   // Consumer: the next message, if any. kEmpty arms "ready"; kDone once every producer closed
@@ -215,6 +235,32 @@ class HandOffQueue {
   }
 
  private:
+  // "ready", and the threads inside it now (one entry per call). Shared with each call, so that
+  // a call that returns after the queue was destroyed touches only this.
+  struct Notifier {
+    explicit Notifier(std::function<void()> ready_function) : ready(std::move(ready_function)) {}
+
+    // Calls "ready"; the call was registered (AnnounceLocked) before the queue's lock was let go.
+    void Call() {
+      ready();
+      std::lock_guard<std::mutex> lock(mu);
+      calling.erase(std::find(calling.begin(), calling.end(), std::this_thread::get_id()));
+      idle.notify_all();
+    }
+
+    const std::function<void()> ready;
+    std::mutex mu;
+    std::condition_variable idle;  // a call returned
+    std::vector<std::thread::id> calling ABSL_GUARDED_BY(mu);
+  };
+
+  // Under the queue's lock, before it is let go: this thread will call "ready" (Notifier::Call),
+  // so that a destructor that runs once the lock is free waits for that call.
+  std::shared_ptr<Notifier> AnnounceLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    std::lock_guard<std::mutex> lock(notifier_->mu);
+    notifier_->calling.push_back(std::this_thread::get_id());
+    return notifier_;
+  }
   // Waits until "done" holds (true) or the queue is stopped (false). While the consumer makes no
   // progress for stall_timeout_ past its credit (or, contended, for the contended timeout past
   // the credit of at most as long), the wait ends with the queue stalled and stopped (false).
@@ -285,7 +331,7 @@ class HandOffQueue {
   // The consumer starts idle: the first message (or the end) wakes it.
   bool consumer_waiting_ ABSL_GUARDED_BY(mu_) = true;
   absl::Status status_ ABSL_GUARDED_BY(mu_);
-  const std::function<void()> ready_;
+  const std::shared_ptr<Notifier> notifier_;
 };
 
 }  // namespace dvexport::pipeline

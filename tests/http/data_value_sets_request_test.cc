@@ -1,5 +1,7 @@
 #include "service/http/data_value_sets_request.h"
 
+#include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -501,6 +503,29 @@ TEST(DataValueSetsRequestTest, InvalidPercentEncodingNamesTheParameter) {
   // The path itself.
   EXPECT_EQ(Refused("/api/dataValueSets.%zz?orgUnit=a").body,
             BadRequest("The request target is not a valid URI path and query (RFC 3986)"));
+}
+
+// A target is a piece of the connection's buffer, never NUL-terminated: parsing reads only its
+// bytes (AddressSanitizer checks it here: the target is a heap buffer exactly its size), and a
+// bad parameter before a good one is still the one named.
+TEST(DataValueSetsRequestTest, TargetWithoutATerminatingNulIsReadToItsEndOnly) {
+  for (const std::string text : {"/api/dataValueSets?dataSet=%ZZ&period=202401&orgUnit=abc",
+                                 "/api/dataValueSets?dataSet=a&period=%E2%82&orgUnit=%ZZ",
+                                 "/api/dataValueSets?%zz=1&orgUnit=x",
+                                 "/api/dataValueSets?dataSet=pBOMPrpg1QX&orgUnit=ImspTQPwCqd"}) {
+    const std::unique_ptr<char[]> buffer(new char[text.size()]);
+    std::memcpy(buffer.get(), text.data(), text.size());
+    const ParsedRequest parsed =
+        ParseDataValueSetsRequest(std::string_view(buffer.get(), text.size()), "");
+    const ParsedRequest expected = ParseDataValueSetsRequest(text, "");
+    ASSERT_EQ(parsed.request.has_value(), expected.request.has_value()) << text;
+    if (parsed.refusal.has_value()) {
+      EXPECT_EQ(parsed.refusal->body, expected.refusal->body) << text;
+    }
+  }
+  EXPECT_EQ(Refused("/api/dataValueSets?dataSet=%ZZ&period=202401&orgUnit=abc").body,
+            BadRequest("Value '%ZZ' is not valid for parameter dataSet. It is not valid "
+                       "percent-encoded text (RFC 3986)"));
 }
 
 TEST(DataValueSetsRequestTest, InvalidUtf8NamesTheParameter) {

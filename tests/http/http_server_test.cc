@@ -30,7 +30,6 @@
 #include <optional>
 #include <string>
 #include <thread>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -817,6 +816,12 @@ TEST_F(HttpServerTest, HttpsWithAMappedClientCertificate) {
   StartServer(options);
 
   const std::string target = SmallTarget();
+  // Members end in reverse order: the stream (and its timers) before the io_context it runs on.
+  struct TlsClient {
+    std::unique_ptr<net::ssl::context> context;
+    std::unique_ptr<net::io_context> io;
+    std::unique_ptr<beast::ssl_stream<tcp::socket>> stream;
+  };
   auto connect = [&](bool with_certificate, beast::error_code* error) {
     auto context = std::make_unique<net::ssl::context>(net::ssl::context::tls_client);
     context->load_verify_file(dir + "/ca.pem");
@@ -836,7 +841,7 @@ TEST_F(HttpServerTest, HttpsWithAMappedClientCertificate) {
       request.set(bhttp::field::host, "127.0.0.1");
       bhttp::write(*stream, request, *error);
     }
-    return std::make_tuple(std::move(context), std::move(io), std::move(stream));
+    return TlsClient{std::move(context), std::move(io), std::move(stream)};
   };
 
   beast::error_code error;

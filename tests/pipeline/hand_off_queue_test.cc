@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -36,6 +37,43 @@ TEST(HandOffQueueTest, EndWithoutItemsWakesTheIdleConsumer) {
   int item = 0;
   EXPECT_EQ(queue.TryPop(&item), Queue::Next::kDone);
   EXPECT_EQ(queue.status().code(), absl::StatusCode::kNotFound);
+}
+
+// The consumer may destroy the queue once it saw kDone, while the producer that closed it is
+// still inside "ready" (an HTTP connection's post to its event loop, whose io_context must outlive
+// it): the destructor waits for that call. AddressSanitizer caught the race this prevents.
+TEST(HandOffQueueTest, DestroyingTheQueueWaitsForAReadyCallOfAnotherThread) {
+  std::atomic<bool> in_ready{false};
+  std::atomic<bool> ready_returned{false};
+  auto queue = std::make_unique<Queue>(4, 1, [&] {
+    in_ready = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    ready_returned = true;
+  });
+  std::thread producer([&] { queue->Close(absl::OkStatus()); });
+  while (!in_ready) std::this_thread::yield();
+  int item = 0;
+  ASSERT_EQ(queue->TryPop(&item), Queue::Next::kDone);
+  queue.reset();
+  EXPECT_TRUE(ready_returned);
+  producer.join();
+}
+
+// A consumer whose "ready" itself ends the export (finds kDone and destroys the queue) is not
+// waited for by its own destructor: no deadlock, and the notifying call touches nothing after.
+TEST(HandOffQueueTest, ReadyThatDestroysTheQueueItselfDoesNotWaitForItself) {
+  std::unique_ptr<Queue> queue;
+  bool destroyed = false;
+  queue = std::make_unique<Queue>(4, 1, [&] {
+    int item = 0;
+    if (queue->TryPop(&item) == Queue::Next::kDone) {
+      queue.reset();
+      destroyed = true;
+    }
+  });
+  queue->Close(absl::OkStatus());
+  EXPECT_TRUE(destroyed);
+  EXPECT_EQ(queue, nullptr);
 }
 
 TEST(HandOffQueueTest, EmptyPopArmsReadyForTheNextPushOnlyOnce) {
