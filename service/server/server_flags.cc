@@ -19,6 +19,15 @@
 namespace dvexport::server {
 namespace {
 
+// --http_trusted_proxies: comma-separated entries, surrounding whitespace dropped.
+std::vector<std::string> TrustedProxyList(absl::string_view flag) {
+  std::vector<std::string> entries;
+  for (absl::string_view entry : absl::StrSplit(flag, ',', absl::SkipWhitespace())) {
+    entries.emplace_back(absl::StripAsciiWhitespace(entry));
+  }
+  return entries;
+}
+
 // An integer flag and the values it may take.
 struct IntegerFlag {
   absl::string_view name;
@@ -193,12 +202,8 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
         flags.http_max_header_kib, ": the request line is part of the request's head"));
   }
   {
-    std::vector<std::string> proxies;
-    for (absl::string_view entry :
-         absl::StrSplit(flags.http_trusted_proxies, ',', absl::SkipWhitespace())) {
-      proxies.emplace_back(absl::StripAsciiWhitespace(entry));
-    }
-    absl::StatusOr<http::TrustedProxies> parsed = http::TrustedProxies::Parse(proxies);
+    absl::StatusOr<http::TrustedProxies> parsed =
+        http::TrustedProxies::Parse(TrustedProxyList(flags.http_trusted_proxies));
     if (!parsed.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("--http_trusted_proxies: ", parsed.status().message()));
@@ -307,11 +312,7 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
   options.http.idle_timeout = std::chrono::seconds(flags.http_idle_timeout_s);
   options.http.max_header_bytes = static_cast<size_t>(flags.http_max_header_kib) * 1024;
   options.http.max_url_bytes = static_cast<size_t>(flags.http_max_url_kib) * 1024;
-  options.http.trusted_proxies.clear();
-  for (absl::string_view entry :
-       absl::StrSplit(flags.http_trusted_proxies, ',', absl::SkipWhitespace())) {
-    options.http.trusted_proxies.emplace_back(absl::StripAsciiWhitespace(entry));
-  }
+  options.http.trusted_proxies = TrustedProxyList(flags.http_trusted_proxies);
   return options;
 }
 
