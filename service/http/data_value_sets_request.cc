@@ -767,6 +767,8 @@ absl::Status Bind(const QueryParameters& parameters, dvexport::v1::ExportFileReq
 std::vector<std::pair<std::string, std::string>> SuccessHeaders(
     const dvexport::v1::ExportFileRequest& request) {
   std::vector<std::pair<std::string, std::string>> headers;
+  // Room for all of them at once (and no growth from empty, where GCC 12 at -O3 warns falsely).
+  headers.reserve(6);
   headers.emplace_back("Content-Type", ContentTypeOf(request.format()));
   const Compression compression = request.compression();
   const bool compressed = compression == dvexport::v1::COMPRESSION_GZIP ||
