@@ -7,6 +7,7 @@ DVEXPORT_APT_PACKAGES=(
   cmake ninja-build g++ ccache pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libpqxx-dev libpq-dev libabsl-dev zlib1g-dev libdeflate-dev libzstd-dev prometheus-cpp-dev libssl-dev
+  libisal-dev  # ISA-L's igzip: gzip and zip deflate at levels 1-3, several times zlib's speed (service/encode)
   libboost1.81-dev libboost-url1.81-dev  # Boost.Beast (headers) and Boost.URL: the HTTP door (service/http)
   libgtest-dev libbenchmark-dev nlohmann-json3-dev libexpat1-dev
   postgresql python3 python3-yaml openssl unzip zstd

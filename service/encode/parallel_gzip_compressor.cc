@@ -1,5 +1,6 @@
 #include "service/encode/parallel_gzip_compressor.h"
 
+#include <isa-l/igzip_lib.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -18,6 +19,8 @@ constexpr size_t kDictionarySize = 32 * 1024;
 // Negative window bits: raw deflate, no zlib or gzip wrapper (we write our own).
 constexpr int kRawWindowBits = -15;
 constexpr int kMemLevel = 8;
+// Levels 1-3 are ISA-L's levels 1-3; above, zlib.
+constexpr int kIsalMaxLevel = 3;
 
 void AppendLittleEndian32(uint32_t v, std::string* out) {
   const char bytes[4] = {static_cast<char>(v), static_cast<char>(v >> 8),
@@ -37,51 +40,108 @@ struct ParallelGzipCompressor::Block {
   bool done = false;
 };
 
-// One deflate state per worker thread, reset for every block.
+// One deflate state per worker thread, reset for every block: ISA-L's igzip for levels 1-3, zlib
+// for 4-9 (ParallelGzipOptions::level says why).
 class ParallelGzipCompressor::Worker {
  public:
-  explicit Worker(int level) {
-    ok_ = deflateInit2(&stream_, level, Z_DEFLATED, kRawWindowBits, kMemLevel,
+  explicit Worker(int level) : isal_(level <= kIsalMaxLevel) {
+    if (isal_) {
+      isal_deflate_init(&isal_stream_);
+      isal_stream_.level = static_cast<uint32_t>(level);
+      // ISA-L's suggested buffer for each level (hash tables and the token queue), ~0.3-1 MiB.
+      const uint32_t size = level == 1   ? ISAL_DEF_LVL1_DEFAULT
+                            : level == 2 ? ISAL_DEF_LVL2_DEFAULT
+                                         : ISAL_DEF_LVL3_DEFAULT;
+      level_buffer_ = std::make_unique_for_overwrite<uint8_t[]>(size);
+      isal_stream_.level_buf = level_buffer_.get();
+      isal_stream_.level_buf_size = size;
+      isal_stream_.gzip_flag = IGZIP_DEFLATE;  // Raw deflate: we write the wrapper ourselves.
+      ok_ = true;
+      return;
+    }
+    ok_ = deflateInit2(&zlib_stream_, level, Z_DEFLATED, kRawWindowBits, kMemLevel,
                        Z_DEFAULT_STRATEGY) == Z_OK;
-    if (!ok_) stream_.state = nullptr;
+    if (!ok_) zlib_stream_.state = nullptr;
   }
   ~Worker() {
-    if (stream_.state != nullptr) deflateEnd(&stream_);
+    if (!isal_ && zlib_stream_.state != nullptr) deflateEnd(&zlib_stream_);
   }
   bool ok() const { return ok_; }
 
   void Run(Block* block) {
     block->crc = common::Crc32(0, block->input);
-    if (deflateReset(&stream_) != Z_OK) std::abort();
-    if (!block->dictionary.empty() &&
-        deflateSetDictionary(&stream_, reinterpret_cast<const Bytef*>(block->dictionary.data()),
-                             static_cast<uInt>(block->dictionary.size())) != Z_OK) {
-      std::abort();
-    }
-    stream_.next_in = reinterpret_cast<Bytef*>(block->input.data());
-    stream_.avail_in = static_cast<uInt>(block->input.size());
-    const int flush = block->last ? Z_FINISH : Z_SYNC_FLUSH;
-    // deflateBound ignores the sync flush marker and the empty final block; leave room for both.
-    size_t capacity = deflateBound(&stream_, static_cast<uLong>(block->input.size())) + 64;
+    // zlib's deflateBound (stored blocks for incompressible input), plus the sync flush marker
+    // and the final empty block; the loops below grow the buffer should a library want more.
+    const size_t n = block->input.size();
+    size_t capacity = n + (n >> 12) + (n >> 14) + (n >> 25) + 128;
     block->output.resize(capacity);
-    size_t produced = 0;
-    for (;;) {
-      stream_.next_out = reinterpret_cast<Bytef*>(block->output.data() + produced);
-      stream_.avail_out = static_cast<uInt>(capacity - produced);
-      const int result = deflate(&stream_, flush);
-      produced = capacity - stream_.avail_out;
-      if (result == Z_STREAM_ERROR) std::abort();
-      const bool complete =
-          block->last ? result == Z_STREAM_END : (stream_.avail_in == 0 && stream_.avail_out != 0);
-      if (complete) break;
-      capacity *= 2;
-      block->output.resize(capacity);
-    }
+    const size_t produced = isal_ ? RunIsal(block, capacity) : RunZlib(block, capacity);
     block->output.resize(produced);
   }
 
  private:
-  z_stream stream_{};
+  // ISA-L: the block as one stateful stream primed with the dictionary, ended with SYNC_FLUSH
+  // (byte-aligned, not final) or, for the last block, end_of_stream (a final block).
+  size_t RunIsal(Block* block, size_t capacity) {
+    isal_deflate_reset(&isal_stream_);
+    if (!block->dictionary.empty() &&
+        isal_deflate_set_dict(&isal_stream_, reinterpret_cast<uint8_t*>(block->dictionary.data()),
+                              static_cast<uint32_t>(block->dictionary.size())) != COMP_OK) {
+      std::abort();
+    }
+    isal_stream_.next_in = reinterpret_cast<uint8_t*>(block->input.data());
+    isal_stream_.avail_in = static_cast<uint32_t>(block->input.size());
+    isal_stream_.flush = block->last ? NO_FLUSH : SYNC_FLUSH;
+    isal_stream_.end_of_stream = block->last ? 1 : 0;
+    size_t produced = 0;
+    for (;;) {
+      isal_stream_.next_out = reinterpret_cast<uint8_t*>(block->output.data() + produced);
+      isal_stream_.avail_out = static_cast<uint32_t>(capacity - produced);
+      if (isal_deflate(&isal_stream_) != COMP_OK) std::abort();
+      produced = capacity - isal_stream_.avail_out;
+      // Done when all input is in and the flush (or the final block) is written: ISA-L is back
+      // at a new block header (sync flush) or at its end state (end of stream).
+      const auto state = isal_stream_.internal_state.state;
+      if (isal_stream_.avail_in == 0 &&
+          (block->last ? state == ZSTATE_END : state == ZSTATE_NEW_HDR)) {
+        return produced;
+      }
+      capacity *= 2;
+      block->output.resize(capacity);
+    }
+  }
+
+  size_t RunZlib(Block* block, size_t capacity) {
+    if (deflateReset(&zlib_stream_) != Z_OK) std::abort();
+    if (!block->dictionary.empty() &&
+        deflateSetDictionary(&zlib_stream_,
+                             reinterpret_cast<const Bytef*>(block->dictionary.data()),
+                             static_cast<uInt>(block->dictionary.size())) != Z_OK) {
+      std::abort();
+    }
+    zlib_stream_.next_in = reinterpret_cast<Bytef*>(block->input.data());
+    zlib_stream_.avail_in = static_cast<uInt>(block->input.size());
+    const int flush = block->last ? Z_FINISH : Z_SYNC_FLUSH;
+    size_t produced = 0;
+    for (;;) {
+      zlib_stream_.next_out = reinterpret_cast<Bytef*>(block->output.data() + produced);
+      zlib_stream_.avail_out = static_cast<uInt>(capacity - produced);
+      const int result = deflate(&zlib_stream_, flush);
+      produced = capacity - zlib_stream_.avail_out;
+      if (result == Z_STREAM_ERROR) std::abort();
+      const bool complete = block->last
+                                ? result == Z_STREAM_END
+                                : (zlib_stream_.avail_in == 0 && zlib_stream_.avail_out != 0);
+      if (complete) return produced;
+      capacity *= 2;
+      block->output.resize(capacity);
+    }
+  }
+
+  const bool isal_;
+  isal_zstream isal_stream_{};
+  std::unique_ptr<uint8_t[]> level_buffer_;
+  z_stream zlib_stream_{};
   bool ok_ = false;
 };
 
