@@ -7,17 +7,23 @@ selectors and labels, consistent ports, probes, security settings, resources,
 server flags that dvexport-server defines, and ghz calls and request fields
 that exist in the proto.
 
-Usage: validate_deploy.py REPO_ROOT
+With binaries after the root (the server, the CLI, the load generator as built), every
+shared library they name (ELF NEEDED) must come from a package the Dockerfile's runtime
+stage installs, or from one of Debian's required packages that debian:12-slim holds.
+
+Usage: validate_deploy.py REPO_ROOT [BINARY ...]
 """
 
 import json
 import pathlib
 import re
+import subprocess
 import sys
 
 import yaml
 
 ROOT = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".").resolve()
+BINARIES = [pathlib.Path(p) for p in sys.argv[2:]]
 DEPLOY = ROOT / "deploy"
 failures = []
 
@@ -321,6 +327,74 @@ def check_dockerfile():
             exposed.update(p.split("/")[0] for p in i.split()[1:])
     check("50051" in exposed, "Dockerfile: EXPOSE 50051")
     check((ROOT / ".dockerignore").is_file(), ".dockerignore missing")
+    installs = re.search(r"apt-get install ([^&\n]*)", runtime_text)
+    if check(installs, "Dockerfile: the runtime stage installs its libraries with apt-get"):
+        check_runtime_libraries({w for w in installs.group(1).split() if not w.startswith("-")})
+
+
+# Debian 12's packages of priority "required" that binaries link (debian:12-slim has them).
+BASE_PACKAGES = {"libc6", "libgcc-s1", "libstdc++6", "libcrypt1", "zlib1g"}
+# The sanitizer builds' runtimes (ctest also runs this in build-asan): never in the image.
+SANITIZER_RUNTIME = re.compile(r"^lib(asan|ubsan|tsan|lsan)\.so")
+
+
+def package_owning(path):
+    """The Debian package that holds "path" (dpkg knows each file under one of the names that
+    Debian 12's merged /usr gives it, the link or its target), or None."""
+    resolved = str(pathlib.Path(path).resolve())
+    candidates = []
+    for candidate in (path, resolved):
+        candidates += [candidate, re.sub(r"^/usr/", "/", candidate), re.sub(r"^/lib", "/usr/lib",
+                                                                            candidate)]
+    for candidate in dict.fromkeys(candidates):
+        owner = subprocess.run(["dpkg", "-S", candidate], capture_output=True, text=True)
+        if owner.returncode == 0:
+            return owner.stdout.split(":")[0]
+    return None
+
+
+def with_dependencies(packages):
+    """"packages" and what they depend on, recursively, as dpkg records it here (what apt-get
+    install brings along in the image)."""
+    closure, todo = set(), list(packages)
+    while todo:
+        package = todo.pop()
+        if package in closure:
+            continue
+        closure.add(package)
+        depends = subprocess.run(["dpkg-query", "-W", "-f", "${Depends},${Pre-Depends}", package],
+                                 capture_output=True, text=True).stdout
+        for alternative in depends.split(","):
+            name = alternative.split("|")[0].split("(")[0].split(":")[0].strip()
+            if name:
+                todo.append(name)
+    return closure
+
+
+def check_runtime_libraries(runtime_packages):
+    """Each NEEDED library of BINARIES, resolved as ldd resolves it, is in a runtime package."""
+    runtime_packages = with_dependencies(runtime_packages)
+    for binary in BINARIES:
+        if not check(binary.is_file(), f"runtime libraries: {binary} missing"):
+            continue
+        dynamic = subprocess.run(["readelf", "-d", str(binary)], capture_output=True, text=True,
+                                 check=True).stdout
+        needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dynamic)
+        resolved = dict(re.findall(r"^\s*(\S+) => (/\S+)", subprocess.run(
+            ["ldd", str(binary)], capture_output=True, text=True, check=True).stdout, re.M))
+        for name in needed:
+            if SANITIZER_RUNTIME.match(name) or name.startswith("ld-linux"):
+                continue
+            path = resolved.get(name)
+            if not check(path, f"runtime libraries: {binary.name} needs {name}, not found"):
+                continue
+            owner = package_owning(path)
+            if not check(owner, f"runtime libraries: no Debian package holds {path} ({name})"):
+                continue
+            package = owner
+            check(package in runtime_packages or package in BASE_PACKAGES,
+                  f"Dockerfile: the runtime stage must install {package}: "
+                  f"{binary.name} needs {name}")
 
 
 # ---------------------------------------------------------------- ghz
