@@ -46,6 +46,9 @@ BufferedFdWriter::BufferedFdWriter(int fd, std::string name, WriteLimits limits)
 
 absl::Status BufferedFdWriter::Append(absl::string_view data) {
   if (!status_.ok()) return status_;
+  // A reader at the other end (a pipe, a FIFO, a terminal) gets the first bytes as they arrive
+  // rather than after the first 1 MiB: the export's first chunk is written through.
+  if (polled_ && bytes_written_ == 0 && buffered_ == 0) return WriteFully(data.data(), data.size());
   if (data.size() <= kBufferSize - buffered_) {
     std::memcpy(buffer_.get() + buffered_, data.data(), data.size());
     buffered_ += data.size();

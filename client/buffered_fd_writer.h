@@ -24,7 +24,9 @@ struct WriteLimits {
 };
 
 // Writes to a file descriptor through a large buffer, so that a stream of
-// chunks of any size reaches the kernel as few large write() calls. On Linux,
+// chunks of any size reaches the kernel as few large write() calls. The first
+// Append to a descriptor with a reader (not a regular file) is written at once,
+// so that the reader's first byte does not wait for the buffer to fill. On Linux,
 // when the descriptor is a regular file, it also starts the write-back of
 // every kWriteBackSize bytes written (sync_file_range), so that a final fsync
 // has less left to do. Not thread-safe.

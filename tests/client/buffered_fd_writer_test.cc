@@ -40,6 +40,34 @@ TEST_F(BufferedFdWriterTest, HoldsSmallAppendsUntilFlush) {
   EXPECT_EQ(ReadFile(path_), "{\"dataValues\":[]}");
 }
 
+// What the reader of a pipe (dvexport export -o - | ...) can read now, without waiting.
+std::string ReadAvailable(int fd) {
+  std::string out;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buffer, sizeof(buffer))) > 0) out.append(buffer, static_cast<size_t>(n));
+  return out;
+}
+
+TEST(BufferedFdWriterPipeTest, TheReaderGetsTheFirstAppendAtOnceAndLaterOnesBuffered) {
+  int fds[2];
+  ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+  ASSERT_EQ(::fcntl(fds[0], F_SETFL, O_NONBLOCK), 0);  // The read end only.
+  {
+    BufferedFdWriter writer(fds[1], "pipe");
+    ASSERT_TRUE(writer.Append("{\"dataValues\":[{\"value\":\"1\"}").ok());
+    EXPECT_EQ(ReadAvailable(fds[0]), "{\"dataValues\":[{\"value\":\"1\"}")
+        << "the first chunk waits for the buffer to fill";
+    ASSERT_TRUE(writer.Append(",{\"value\":\"2\"}").ok());
+    ASSERT_TRUE(writer.Append("]}").ok());
+    EXPECT_EQ(ReadAvailable(fds[0]), "") << "later chunks go out as large writes";
+    ASSERT_TRUE(writer.Flush().ok());
+    EXPECT_EQ(ReadAvailable(fds[0]), ",{\"value\":\"2\"}]}");
+  }
+  ::close(fds[0]);
+  ::close(fds[1]);
+}
+
 TEST_F(BufferedFdWriterTest, WritesThroughAppendsOfABufferOrMore) {
   BufferedFdWriter writer(fd_, "out");
   const std::string large(BufferedFdWriter::kBufferSize, 'x');
