@@ -103,6 +103,21 @@ TEST(ParallelGzipCompressorTest, GzipAndPythonReadTheOutput) {
   }
 }
 
+// Java's GZIPInputStream, as DHIS2 and other Java programs read a gzip file: ISA-L's levels and
+// zlib's.
+TEST(ParallelGzipCompressorTest, JavaReadsTheOutput) {
+  if (std::system("command -v java >/dev/null") != 0) GTEST_SKIP() << "no java";
+  const std::string text = ExportLikeText(2'000'000);
+  for (int level : {1, 6}) {
+    auto compressor = CreateOrDie(level);
+    const std::string compressed = CompressInPieces(compressor.get(), text, 7, 200'000);
+    EXPECT_TRUE(RunDecompressor("java -Xshare:auto " DVEXPORT_TEST_SOURCE_DIR
+                                "/ReadGzip.java \"$1\"",
+                                compressed) == text)
+        << level;
+  }
+}
+
 TEST(ParallelGzipCompressorTest, ManySmallCompressCalls) {
   const std::string text = ExportLikeText(1'000'000);
   auto compressor = CreateOrDie(1, 32 * 1024);
