@@ -48,11 +48,11 @@ struct WriteLimits {
 // (sync_file_range(SYNC_FILE_RANGE_WRITE), which does not wait), and then
 // waits until everything before the previous range is on disk. Without that,
 // the kernel starts writing only past vm.dirty_background_ratio (10% of the
-// available memory by default: GBs), and the final fsync waits for hundreds of
-// MB; an export that
-// outruns the disk is held back instead, with at most about 3N bytes not yet
-// on disk: two ranges under write-back and less than N since (each range is N
-// bytes plus at most one write). A wait that sees a write-back error (EIO,
+// available memory by default: GBs), and the final fsync writes hundreds of
+// MB. The waits bound what is not yet on disk to about 3N bytes (two ranges
+// under write-back and less than N since; each range is N bytes plus at most
+// one write): an export that outruns the disk is held back instead of filling
+// the page cache. A wait that sees a write-back error (EIO,
 // ENOSPC) fails the writer: the kernel reports such an error once per open
 // file, so that the final fsync would not see it again. sync_file_range
 // failing with ENOSYS, EINVAL or ESPIPE (a file system without it) turns the
