@@ -33,14 +33,16 @@ BufferedFdWriter::BufferedFdWriter(int fd, std::string name, WriteLimits limits)
 #ifdef __linux__
   // Pipes, sockets and terminals have no page cache to write back. With
   // O_APPEND the writes go to the end of the file, not to the current offset.
-  // A wrong offset would only start the write-back of other pages.
-  if (!examined) return;
+  // A wrong offset would only write back (and wait for) other pages.
+  if (!examined || limits_.write_back_bytes <= 0) return;
   const off_t offset =
       (flags >= 0 && (flags & O_APPEND) != 0) ? st.st_size : ::lseek(fd_, 0, SEEK_CUR);
   if (offset < 0) return;
   write_back_ = true;
   offset_ = offset;
   write_back_from_ = offset;
+  previous_from_ = offset;
+  waited_to_ = offset;
 #endif
 }
 
@@ -90,7 +92,8 @@ absl::Status BufferedFdWriter::WriteFully(const char* data, size_t size) {
     data += written;
     size -= static_cast<size_t>(written);
     bytes_written_ += written;
-    Written(static_cast<size_t>(written));
+    status_ = Written(static_cast<size_t>(written));
+    if (!status_.ok()) return status_;
   }
   return absl::OkStatus();
 }
@@ -123,15 +126,55 @@ absl::Status BufferedFdWriter::WaitUntilWritable() {
   }
 }
 
-void BufferedFdWriter::Written(size_t size) {
-  if (!write_back_) return;
+absl::Status BufferedFdWriter::Written(size_t size) {
+  if (!write_back_) return absl::OkStatus();
   offset_ += static_cast<int64_t>(size);
-  if (offset_ - write_back_from_ < static_cast<int64_t>(kWriteBackSize)) return;
+  if (offset_ - write_back_from_ < limits_.write_back_bytes) return absl::OkStatus();
 #ifdef __linux__
-  // Only a hint: its errors (EINVAL, ESPIPE, EIO...) are left to the fsync.
-  (void)::sync_file_range(fd_, write_back_from_, offset_ - write_back_from_, SYNC_FILE_RANGE_WRITE);
+  absl::StatusOr<bool> on = SyncRange(write_back_from_, offset_, SYNC_FILE_RANGE_WRITE);
+  if (!on.ok() || !*on) return on.status();
+  // The range before the previous one has had two ranges' worth of writes to
+  // reach the disk: when the disk keeps up, this wait is over at once; when it
+  // does not, the export waits here rather than piling up dirty pages for the
+  // final fsync. WRITE as well: SYNC_FILE_RANGE_WRITE alone may skip pages
+  // it finds locked or already under write-back, which this call writes too.
+  if (previous_from_ > waited_to_) {
+    on =
+        SyncRange(waited_to_, previous_from_,
+                  SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+    if (!on.ok() || !*on) return on.status();
+    waited_to_ = previous_from_;
+  }
 #endif
+  previous_from_ = write_back_from_;
   write_back_from_ = offset_;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> BufferedFdWriter::SyncRange(int64_t from, int64_t to, unsigned int flags) {
+#ifdef __linux__
+  for (;;) {
+    const int result = sync_file_range_ ? sync_file_range_(fd_, from, to - from, flags)
+                                        : ::sync_file_range(fd_, from, to - from, flags);
+    if (result == 0) return true;
+    if (errno == EINTR) continue;
+    // The file system (or the kernel) cannot do it: the final fsync writes
+    // everything, as it would without write-back.
+    if (errno == ENOSYS || errno == EINVAL || errno == ESPIPE) {
+      write_back_ = false;
+      return false;
+    }
+    // EIO, ENOSPC...: the bytes already written may not reach the disk, and a
+    // wait has consumed the error, which the final fsync would then not report.
+    return absl::ErrnoToStatus(errno, absl::StrCat("writing back ", name_));
+  }
+#else
+  (void)from;
+  (void)to;
+  (void)flags;
+  write_back_ = false;
+  return false;
+#endif
 }
 
 }  // namespace dvexport::client

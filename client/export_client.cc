@@ -82,11 +82,12 @@ bool WorthAnotherAttempt(grpc::StatusCode code, bool received_any, int attempt) 
          (code == grpc::StatusCode::UNAVAILABLE && (received_any || attempt > 1));
 }
 
-WriteLimits LimitsOf(std::chrono::steady_clock::time_point start, std::chrono::milliseconds timeout,
+WriteLimits LimitsOf(std::chrono::steady_clock::time_point start, const ExportOptions& options,
                      int stop_fd) {
   WriteLimits limits;
-  if (timeout.count() > 0) limits.deadline = start + timeout;
+  if (options.timeout.count() > 0) limits.deadline = start + options.timeout;
   limits.stop_fd = stop_fd;
+  limits.write_back_bytes = options.write_back_bytes;
   return limits;
 }
 
@@ -246,7 +247,7 @@ absl::StatusOr<ExportSummary> ExportClient::ExportToFile(const ExportFileRequest
                   });
   if (!status.ok()) return status;
   for (int attempt = 1;; ++attempt) {
-    BufferedFdWriter writer(file.fd(), path, LimitsOf(start, options.timeout, cancelled_fd_));
+    BufferedFdWriter writer(file.fd(), path, LimitsOf(start, options, cancelled_fd_));
     int64_t bytes_received = 0;
     bool retryable = false;
     absl::StatusOr<ExportSummary> summary =
@@ -285,7 +286,7 @@ absl::StatusOr<ExportSummary> ExportClient::ExportToFd(const ExportFileRequest& 
   const std::optional<std::chrono::system_clock::time_point> deadline = DeadlineOf(options.timeout);
   for (int attempt = 1;; ++attempt) {
     BufferedFdWriter writer(fd, absl::StrCat("file descriptor ", fd),
-                            LimitsOf(start, options.timeout, cancelled_fd_));
+                            LimitsOf(start, options, cancelled_fd_));
     int64_t bytes_received = 0;
     bool retryable = false;
     absl::StatusOr<ExportSummary> summary =

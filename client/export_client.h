@@ -17,13 +17,12 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "client/buffered_fd_writer.h"
 #include "client/credentials.h"
 #include "dvexport/v1/export.grpc.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 
 namespace dvexport::client {
-
-class BufferedFdWriter;
 
 // How far an export has come.
 struct ExportProgress {
@@ -64,6 +63,10 @@ struct ExportOptions {
   // CallCredentialsSpec); empty: none. Invalid credentials fail the export
   // with INVALID_ARGUMENT before any call.
   CallCredentialsSpec credentials;
+  // ExportToFile into a regular file: the write-back range (see
+  // WriteLimits::write_back_bytes); 0: everything is written by the final
+  // fsync. Ignored for a FIFO, a device, a pipe or a socket.
+  int64_t write_back_bytes = kDefaultWriteBackBytes;
 };
 
 // Options of StreamDataValues, CountDataValues and Health.

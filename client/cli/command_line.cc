@@ -18,6 +18,10 @@ namespace {
 // zstd levels above 19 need much larger windows; the server refuses them.
 constexpr int kMaxZstdLevel = 19;
 
+// --writeback-mib's help names the default.
+static_assert(client::kDefaultWriteBackBytes == int64_t{8} << 20,
+              "--writeback-mib's help says the default is 8");
+
 using dvexport::v1::Compression;
 using dvexport::v1::Format;
 
@@ -397,6 +401,22 @@ const FlagSpec kFlags[] = {
              absl::StrCat("--compression-level: '", value, "' is not 1 to ", kMaxZstdLevel));
        }
        flags.compression_level = level;
+       return absl::OkStatus();
+     }},
+    {kFileCommands | kStreamCommand, "Output", "--writeback-mib", "", "N",
+     "A regular file is written to disk while the export goes on: every N MiB written, that "
+     "much is handed to the disk, and the export waits when the disk falls two such ranges "
+     "behind, so that the final fsync has little left to do. 0 to 1024; 0: all of it at the "
+     "final fsync. Default: 8.",
+     Arity::kValue,
+     [](absl::string_view value, ExportFlags& flags) {
+       int mib;
+       if (!absl::SimpleAtoi(value, &mib) || mib < 0 || mib > kMaxWriteBackMib) {
+         return UsageError(absl::StrCat("--writeback-mib: '", value,
+                                        "' is not a whole number of MiB from 0 (off) to ",
+                                        kMaxWriteBackMib));
+       }
+       flags.command.write_back_bytes = int64_t{mib} << 20;
        return absl::OkStatus();
      }},
     {kSyncCommand, "Sync", "--state", "", "FILE",

@@ -57,7 +57,13 @@ struct CommandLine {
   std::string token_file;
   std::string user;
   client::CallCredentialsSpec credentials;
+  // kExport, kSync, kStream into a regular file: its write-back range
+  // (--writeback-mib; client::WriteLimits::write_back_bytes), 0 for none.
+  int64_t write_back_bytes = client::kDefaultWriteBackBytes;
 };
+
+// The largest --writeback-mib.
+inline constexpr int kMaxWriteBackMib = 1024;
 
 // The commands, as typed: "export", "sync", "stream", "count", "health".
 inline constexpr absl::string_view kCommandNames[] = {"export", "sync", "stream", "count",

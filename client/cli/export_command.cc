@@ -105,6 +105,7 @@ int RunExport(const CommandLine& input) {
   options.timeout = command.timeout;
   options.max_attempts = command.channel.max_attempts;
   options.credentials = command.credentials;
+  options.write_back_bytes = command.write_back_bytes;
   options.on_retry = [&progress_line, &options](const absl::Status& failure, int next_attempt,
                                                 std::chrono::milliseconds wait) {
     if (progress_line.has_value()) progress_line->Clear();

@@ -139,6 +139,7 @@ int RunStream(const CommandLine& command) {
   if (command.timeout.count() > 0)
     limits.deadline = std::chrono::steady_clock::now() + command.timeout;
   limits.stop_fd = client.cancelled_fd();
+  limits.write_back_bytes = command.write_back_bytes;
   client::BufferedFdWriter writer(to_stdout ? STDOUT_FILENO : file->fd(),
                                   to_stdout ? "stdout" : command.output, limits);
 

@@ -230,6 +230,18 @@ TEST_F(CliTest, ExitsWithTwoOnAUsageError) {
   EXPECT_THAT(dir_.List(), IsEmpty());
 }
 
+TEST_F(CliTest, RefusesAWriteBackRangeOutOfRangeNamingTheFlag) {
+  const int exit_code =
+      Run({"export", "--server", server_.address(), "--writeback-mib", "2048", "-o", target()});
+
+  EXPECT_EQ(exit_code, 2);
+  EXPECT_THAT(Stderr(),
+              StartsWith("dvexport: --writeback-mib: '2048' is not a whole number of MiB from 0 "
+                         "(off) to 1024\n"));
+  EXPECT_THAT(server_.requests(), IsEmpty());
+  EXPECT_THAT(dir_.List(), IsEmpty());
+}
+
 TEST_F(CliTest, PrintsHelp) {
   EXPECT_EQ(Run({"export", "--help"}), 0);
   EXPECT_THAT(Stdout(), StartsWith("Usage: dvexport export --server HOST:PORT"));
@@ -297,6 +309,29 @@ TEST_F(CliTest, WritesDevNullInPlace) {
   EXPECT_THAT(Stderr(), HasSubstr("dvexport: /dev/null is not a regular file: it was written in "
                                   "place, without a temporary file; the bytes matched the "
                                   "server's trailer"));
+}
+
+// The write-back range (--writeback-mib) on and off: a file of several ranges
+// comes out intact, and a device is written without any.
+TEST_F(CliTest, WritesTheFileWithAndWithoutWriteBack) {
+  const std::string file = MakeFileContent((5 << 20) + 333);
+  for (const char* mib : {"0", "1", "3"}) {
+    SCOPED_TRACE(mib);
+    server_.SetScript(GoodScript(file, 77, 65536 + 13));
+
+    const int exit_code = Run({"export", "--server", server_.address(), "--format", "json",
+                               "--writeback-mib", mib, "-o", target()});
+
+    EXPECT_EQ(exit_code, 0) << Stderr();
+    EXPECT_TRUE(ReadFile(target()) == file) << "the file differs from the bytes sent";
+    EXPECT_THAT(dir_.List(), ElementsAre("out.json"));
+  }
+
+  server_.SetScript(GoodScript(file, 77, 65536 + 13));
+  const int exit_code = Run({"export", "--server", server_.address(), "--format", "json",
+                             "--writeback-mib=1", "-o", "/dev/null"});
+  EXPECT_EQ(exit_code, 0) << Stderr();
+  ExpectStillTheCharacterDevice("/dev/null", 3);
 }
 
 TEST_F(CliTest, ReportsAFullDeviceAndLeavesIt) {

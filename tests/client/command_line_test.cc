@@ -261,7 +261,8 @@ TEST(UsageTest, ListsEveryFlag) {
        {"--server HOST:PORT", "--timeout SECONDS", "--data-set UID,...", "--data-element UID,...",
         "--period ISO,...", "--start-date DATE", "--end-date DATE", "--org-unit UID,...",
         "--children", "--include-deleted", "--limit N", "-o, --output FILE", "--format json|csv",
-        "--compression gzip|zip|zstd|none", "--compression-level N", "-h, --help"}) {
+        "--compression gzip|zip|zstd|none", "--compression-level N", "--writeback-mib N",
+        "-h, --help"}) {
     EXPECT_THAT(ExportUsage(), HasSubstr(flag));
     EXPECT_THAT(Usage(), HasSubstr(flag));
   }
@@ -317,6 +318,31 @@ TEST(ParseCommandLineTest, AttemptsAndNoRetrySetTheAttemptsOfEveryCommand) {
   EXPECT_EQ(ParseOk({"count", "--server", "h:1", "--no-retry"}).channel.max_attempts, 1);
   EXPECT_EQ(ParseOk({"health", "--server", "h:1", "--attempts", "3"}).channel.max_attempts, 3);
   EXPECT_EQ(ParseOk({"stream", "--server", "h:1", "--attempts", "3"}).channel.max_attempts, 3);
+}
+
+TEST(ParseCommandLineTest, WritebackMibSetsTheWriteBackRangeOfTheCommandsThatWrite) {
+  EXPECT_EQ(ParseOk(Export({})).write_back_bytes, int64_t{8} << 20);
+  EXPECT_EQ(ParseOk(Export({"--writeback-mib", "0"})).write_back_bytes, 0);
+  EXPECT_EQ(ParseOk(Export({"--writeback-mib=64"})).write_back_bytes, int64_t{64} << 20);
+  EXPECT_EQ(ParseOk(Export({"--writeback-mib", "1024"})).write_back_bytes, int64_t{1} << 30);
+  EXPECT_EQ(ParseOk({"stream", "--server", "h:1", "--writeback-mib", "2"}).write_back_bytes,
+            int64_t{2} << 20);
+  EXPECT_EQ(ParseOk({"sync", "--server", "h:1", "--state", "s.token", "-o", "d.json",
+                     "--writeback-mib", "16"})
+                .write_back_bytes,
+            int64_t{16} << 20);
+  EXPECT_EQ(UsageError({"count", "--server", "h:1", "--writeback-mib", "2"}),
+            "unknown flag --writeback-mib for count");
+}
+
+TEST(ParseCommandLineTest, RejectsWritebackMibOutOfRange) {
+  for (const char* value : {"-1", "1025", "eight", "2.5", "99999999999"}) {
+    EXPECT_EQ(UsageError(Export({"--writeback-mib", value})),
+              std::string("--writeback-mib: '") + value +
+                  "' is not a whole number of MiB from 0 (off) to 1024");
+  }
+  EXPECT_EQ(UsageError(Export({"--writeback-mib", "1", "--writeback-mib", "2"})),
+            "--writeback-mib is given more than once");
 }
 
 TEST(ParseCommandLineTest, RejectsAttemptsOutOfRange) {
