@@ -286,7 +286,7 @@ absl::Status ParseAdxLine(std::string_view line, const ExportScope& scope, const
 absl::Status StreamAdxValues(pqxx::transaction_base& tx, const ExportScope& scope,
                              const AdxScope& adx, absl::FunctionRef<bool(const AdxRow&)> row) {
   if (scope.MatchesNothing() || scope.data_set_ids.empty()) return absl::OkStatus();
-  pqxx::stream_from copy(tx, "(" + BuildAdxSelectSql(scope) + ")");
+  pqxx::stream_from copy(tx, absl::StrCat("(", BuildAdxSelectSql(scope), ")"));
   std::string line, scratch;
   int64_t key[4] = {0, 0, 0, 0};
   bool first = true;

@@ -4,6 +4,8 @@
 #include <pqxx/stream_from>
 #include <string>
 
+#include "absl/strings/str_cat.h"
+
 namespace dvexport::db {
 
 absl::Status StreamDataValues(pqxx::transaction_base& tx, const ExportScope& scope,
@@ -13,7 +15,7 @@ absl::Status StreamDataValues(pqxx::transaction_base& tx, const ExportScope& sco
   if (scope.MatchesNothing()) return absl::OkStatus();
   // libpqxx 6.4's stream_from reads tables only: it runs "COPY <table> TO STDOUT", so the
   // query goes in as a parenthesized "table". libpqxx 7 has stream_from::query for this.
-  pqxx::stream_from copy(tx, "(" + BuildDataValueSelectSql(scope, blocks) + ")");
+  pqxx::stream_from copy(tx, absl::StrCat("(", BuildDataValueSelectSql(scope, blocks), ")"));
   DataValueLineParser parser(&tables);
   encode::DataValueRow parsed;
   std::string line;
