@@ -20,6 +20,8 @@
 # refuse to run as root); otherwise they run as the current user.
 # DVEXPORT_PG_OPTIONS, if set, is appended to the server's options and wins over
 # them (tests/reliability/standby_pg.sh: "-c wal_level=replica ...").
+# pg_start_kept/pg_stop_kept (below): the same server on a data directory that
+# outlives the run (scripts/bench's national database).
 
 PG_BINDIR="${PG_BINDIR:-}"
 if [[ -z "$PG_BINDIR" ]]; then
