@@ -3,6 +3,7 @@
 --   SELECT dvexport_demo_generate('small');  -- ~10,000 values, for tests
 --   SELECT dvexport_demo_generate('sl');     -- ~1,000,000 values, Sierra Leone shaped
 --   SELECT dvexport_demo_generate('sl4');    -- ~4,000,000 values: sl with 4x the facilities
+--   SELECT dvexport_demo_generate('national'); -- ~12,000,000 values: a large country's database
 --
 -- Same size, same data, every run: no random(), no now(); every choice comes
 -- from dvexport_demo_hash() of the row's ids, and every uid from md5 of a seed
@@ -18,6 +19,9 @@
 --               "Funding Partner" (non-default attribute option combos)
 --   periods     24 monthly 2023-01..2024-12 (the bulk), 8 quarterly, and one or
 --               a few of every other period type with a little data each
+-- national: sl's data sets, elements and combos over 5 years (60 monthly periods
+-- 2020-01..2024-12, 20 quarterly) at 2,000 facilities, about 3x as dense (a large
+-- country's facilities report more of each form): ~12x sl's values, for scale.
 --   users       admin (superuser), district, programme, partner, disabled; their
 --               groups, roles, org units, the sharing of data sets, category
 --               options and the other metadata, and 7 personal access tokens
@@ -90,6 +94,8 @@ DECLARE
   de_qualifiers constant text[] := ARRAY['Community', 'Referral', 'Outreach campaign',
                                          'Private sector', 'School', 'Catch-up', 'Emergency',
                                          'Urban'];
+  -- The first bulk month and quarter (the bulk ends with 2024-12 in every size).
+  bulk_start date := date '2023-01-01';
   n_values bigint;
   admin_uid text;
   g_hmis text;
@@ -106,8 +112,15 @@ BEGIN
     -- sl with four times the facilities (the same chiefdoms): ~4,000,000 values, for scaling.
     n_districts := 13; n_chiefdoms := 150; n_facilities := 4800; n_des := 250;
     density := 170; density_quarterly := 300; density_unassigned := 40;
+  ELSIF size = 'national' THEN
+    -- Issue 22: a national database, ~12,000,000 values (10-12x sl), so that the benchmark
+    -- sees what a large country's export costs. 2,000 facilities over 5 years give 4.2x sl's
+    -- facility-months; densities about 2.9x sl's give the rest.
+    n_districts := 13; n_chiefdoms := 150; n_facilities := 2000; n_des := 250;
+    density := 490; density_quarterly := 860; density_unassigned := 115;
+    bulk_start := date '2020-01-01';
   ELSE
-    RAISE EXCEPTION 'dvexport_demo_generate: size must be small, sl or sl4, not %', size;
+    RAISE EXCEPTION 'dvexport_demo_generate: size must be small, sl, sl4 or national, not %', size;
   END IF;
   IF EXISTS (SELECT 1 FROM datavalue) OR EXISTS (SELECT 1 FROM organisationunit) THEN
     RAISE EXCEPTION 'dvexport_demo_generate: the tables are not empty';
@@ -380,21 +393,22 @@ BEGIN
   UNION ALL SELECT f.id, 7007 FROM t_fac f WHERE dvexport_demo_hash(f.i, 13) % 3 <> 0
   UNION ALL SELECT 101000 + c, 7008 FROM generate_series(1, n_chiefdoms) AS c WHERE c % 4 = 1;
 
-  -- Periods. Bulk: monthly 2023-01..2024-12 and quarterly 2023Q1..2024Q4.
-  -- The others get a little data each (or none: 2025-02). Ids are shuffled so
-  -- that id order is not date order.
+  -- Periods. Bulk: monthly 2023-01..2024-12 and quarterly 2023Q1..2024Q4
+  -- (national: from 2020-01 and 2020Q1). The others get a little data each (or
+  -- none: 2025-02). Ids are shuffled so that id order is not date order.
   CREATE TEMP TABLE t_pe ON COMMIT DROP AS
   SELECT 10000 + row_number() OVER (ORDER BY md5(x.pt || x.s::text)) AS id, x.pt, x.s AS startdate,
          x.e AS enddate, x.role
   FROM (
     SELECT 8 AS pt, m::date AS s, (m + interval '1 month - 1 day')::date AS e, 'month' AS role
-    FROM generate_series(date '2023-01-01', date '2024-12-01', interval '1 month') AS m
+    FROM generate_series(bulk_start, date '2024-12-01', interval '1 month') AS m
     UNION ALL
     SELECT 10, q::date, (q + interval '3 months - 1 day')::date, 'quarter'
-    FROM generate_series(date '2023-01-01', date '2024-10-01', interval '3 months') AS q
+    FROM generate_series(bulk_start, date '2024-10-01', interval '3 months') AS q
     UNION ALL
     SELECT pt, s::date, e::date, role FROM (VALUES
-      (8, '2022-12-01', '2022-12-31', 'misc'),  -- before the demo range
+      -- The month before the bulk (2022-12; national: 2019-12).
+      (8, (bulk_start - interval '1 month')::date, (bulk_start - interval '1 day')::date, 'misc'),
       (8, '2025-01-01', '2025-01-31', 'misc'),  -- after it
       (8, '2025-02-01', '2025-02-28', 'empty'), -- a period without data
       (1, '2024-01-01', '2024-01-01', 'misc'),
@@ -508,10 +522,11 @@ BEGIN
     SELECT dvexport_demo_hash(c.key, 1) AS v, dvexport_demo_hash(c.key, 625341585) AS s,
            dvexport_demo_hash(c.key, 1759714724) AS t, dvexport_demo_hash(c.key, 461845907) AS u,
            dvexport_demo_hash(c.key, 1540483477) AS c) AS h
-  -- Created 1-40 days after the period ends (after 2022 for older periods);
+  -- Created 1-40 days after the period ends (after the month before the bulk
+  -- for older periods);
   -- whole seconds, milliseconds or microseconds.
   CROSS JOIN LATERAL (
-    SELECT greatest(c.enddate, date '2022-12-31')::timestamp + (1 + h.t % 40) * interval '1 day'
+    SELECT greatest(c.enddate, bulk_start - 1)::timestamp + (1 + h.t % 40) * interval '1 day'
            + ((h.t >> 6) % 86400) * interval '1 second'
            + CASE h.u % 4 WHEN 0 THEN interval '0'
                           WHEN 1 THEN ((h.u >> 2) % 1000) * interval '1 millisecond'

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Loads the demo database: deploy/demo/load.sh small|sl|sl4
+# Loads the demo database: deploy/demo/load.sh small|sl|sl4|national
+# (national: ~12 million values, several minutes; scripts/bench keeps one, docs/PERFORMANCE.md)
 #
 # Creates the DHIS2 schema subset (schema.sql) and fills it with the
 # deterministic generator (generate.sql) in the database the libpq PG*
@@ -12,8 +13,8 @@
 set -euo pipefail
 
 size="${1:-}"
-if [[ "$size" != small && "$size" != sl && "$size" != sl4 ]]; then
-  echo "usage: $0 small|sl|sl4" >&2
+if [[ "$size" != small && "$size" != sl && "$size" != sl4 && "$size" != national ]]; then
+  echo "usage: $0 small|sl|sl4|national" >&2
   exit 2
 fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

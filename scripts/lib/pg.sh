@@ -20,6 +20,8 @@
 # refuse to run as root); otherwise they run as the current user.
 # DVEXPORT_PG_OPTIONS, if set, is appended to the server's options and wins over
 # them (tests/reliability/standby_pg.sh: "-c wal_level=replica ...").
+# pg_start_kept/pg_stop_kept (below): the same server on a data directory that
+# outlives the run (scripts/bench's national database).
 
 PG_BINDIR="${PG_BINDIR:-}"
 if [[ -z "$PG_BINDIR" ]]; then
@@ -51,25 +53,67 @@ pg_start() {
   local parent="${DVEXPORT_PG_PARENT:-/tmp}"
   DVEXPORT_PG_DIR="$(mktemp -d "$parent/dvexport-pg.XXXXXX")"
   export DVEXPORT_PG_DIR
-  if [[ "$(id -u)" == 0 ]]; then
-    chown postgres: "$DVEXPORT_PG_DIR"
-  fi
-  chmod 700 "$DVEXPORT_PG_DIR"
+  _pg_initdb "$DVEXPORT_PG_DIR" || return 1
+  _pg_launch "$DVEXPORT_PG_DIR" || return 1
+  _pg_create_db
+}
 
-  _pg_as_owner "$PG_BINDIR/initdb" -D "$DVEXPORT_PG_DIR/data" -U postgres -A trust \
-    -E UTF8 --locale=C.UTF-8 --no-sync >"$DVEXPORT_PG_DIR/initdb.log" 2>&1 || {
-    cat "$DVEXPORT_PG_DIR/initdb.log" >&2
+# The kept server of scripts/bench's national database, whose data outlives the run:
+#   pg_start_kept DIR      start DIR/data (after an initdb and pg_start's database and reader
+#                          role when DIR has no data directory yet), with pg_start's options;
+#                          exports what pg_start does, DVEXPORT_PG_KEPT_DIR=DIR instead of
+#                          DVEXPORT_PG_DIR (so that pg_stop leaves it alone)
+#   pg_stop_kept           stop it; DIR stays
+# The caller decides whether DIR's data is still good (scripts/bench compares a version file)
+# and removes DIR/data to start afresh. Socket, logs and data sit in DIR.
+pg_start_kept() {
+  local dir=$1 fresh=0
+  mkdir -p "$dir"
+  if [[ ! -f "$dir/data/PG_VERSION" ]]; then
+    rm -rf "$dir/data"  # what an interrupted initdb left
+    _pg_initdb "$dir" || return 1
+    fresh=1
+  fi
+  _pg_launch "$dir" || return 1
+  DVEXPORT_PG_KEPT_DIR="$dir"
+  export DVEXPORT_PG_KEPT_DIR
+  if [[ "$fresh" == 1 ]]; then _pg_create_db; fi
+}
+
+pg_stop_kept() {
+  if [[ -n "${DVEXPORT_PG_KEPT_DIR:-}" && -f "$DVEXPORT_PG_KEPT_DIR/data/postmaster.pid" ]]; then
+    _pg_as_owner "$PG_BINDIR/pg_ctl" -D "$DVEXPORT_PG_KEPT_DIR/data" -m fast -w stop >/dev/null 2>&1 || true
+  fi
+  DVEXPORT_PG_KEPT_DIR=""
+}
+
+# initdb of DIR/data, DIR owned by whoever runs the server.
+_pg_initdb() {
+  local dir=$1
+  if [[ "$(id -u)" == 0 ]]; then
+    chown postgres: "$dir"
+  fi
+  chmod 700 "$dir"
+
+  _pg_as_owner "$PG_BINDIR/initdb" -D "$dir/data" -U postgres -A trust \
+    -E UTF8 --locale=C.UTF-8 --no-sync >"$dir/initdb.log" 2>&1 || {
+    cat "$dir/initdb.log" >&2
     echo "pg_start: initdb failed" >&2
     return 1
   }
+}
 
+# Starts the server of DIR/data (socket and server.log in DIR) on a free port; exports the
+# libpq variables, DVEXPORT_PG and DVEXPORT_PG_ADMIN.
+_pg_launch() {
+  local dir=$1
   # The port can be taken between picking and binding: retry a few times.
   local port
   for _ in 1 2 3 4 5; do
     port="$(_pg_free_port)"
-    if _pg_as_owner "$PG_BINDIR/pg_ctl" -D "$DVEXPORT_PG_DIR/data" -l "$DVEXPORT_PG_DIR/server.log" \
+    if _pg_as_owner "$PG_BINDIR/pg_ctl" -D "$dir/data" -l "$dir/server.log" \
       -w -t 60 start -o "-c listen_addresses=127.0.0.1 -p $port \
-        -c unix_socket_directories=$DVEXPORT_PG_DIR \
+        -c unix_socket_directories=$dir \
         -c fsync=off -c synchronous_commit=off -c full_page_writes=off \
         -c wal_level=minimal -c max_wal_senders=0 -c max_wal_size=8GB \
         -c shared_buffers=256MB -c work_mem=64MB -c maintenance_work_mem=512MB \
@@ -79,7 +123,7 @@ pg_start() {
     port=""
   done
   if [[ -z "$port" ]]; then
-    cat "$DVEXPORT_PG_DIR/server.log" >&2 || true
+    cat "$dir/server.log" >&2 || true
     echo "pg_start: the server did not start" >&2
     return 1
   fi
@@ -87,7 +131,10 @@ pg_start() {
   export PGHOST=127.0.0.1 PGPORT="$port" PGUSER=postgres PGDATABASE=dhis2
   export DVEXPORT_PG_ADMIN="host=127.0.0.1 port=$port dbname=dhis2 user=postgres"
   export DVEXPORT_PG="host=127.0.0.1 port=$port dbname=dhis2 user=$DVEXPORT_PG_READER"
+}
 
+# Creates database dhis2 and the read-only reader role in a new cluster.
+_pg_create_db() {
   "$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -d postgres <<SQL
 CREATE DATABASE dhis2;
 CREATE ROLE $DVEXPORT_PG_READER LOGIN;
