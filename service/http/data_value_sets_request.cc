@@ -363,8 +363,10 @@ absl::string_view ContentTypeOf(MessageFormat format) {
                                        : "application/json;charset=UTF-8";
 }
 
-HttpResponse Refusal(int code, absl::string_view message, absl::string_view error_code,
-                     MessageFormat format) {
+}  // namespace
+
+HttpResponse WebMessageResponse(int code, absl::string_view message, absl::string_view error_code,
+                                MessageFormat format) {
   HttpResponse response;
   response.status = code;
   response.headers = {
@@ -376,6 +378,8 @@ HttpResponse Refusal(int code, absl::string_view message, absl::string_view erro
   response.body = WebMessageBody(code, Std(message), Std(error_code), format);
   return response;
 }
+
+namespace {
 
 // The error code of a message "E<4 digits>: <text>", or empty.
 absl::string_view ErrorCodeOf(absl::string_view message) {
@@ -617,18 +621,18 @@ HttpResponse InvalidTargetRefusal(absl::string_view query, MessageFormat format)
     boost::urls::result<boost::urls::pct_string_view> decoded_key =
         boost::urls::make_pct_string_view(key_copy);
     if (!decoded_key.has_value() || !boost::urls::parse_query(key_copy).has_value()) {
-      return Refusal(400,
-                     absl::StrCat("Parameter name ", QuoteValue(key),
-                                  " is not valid percent-encoded text (RFC 3986)"),
-                     "", format);
+      return WebMessageResponse(400,
+                                absl::StrCat("Parameter name ", QuoteValue(key),
+                                             " is not valid percent-encoded text (RFC 3986)"),
+                                "", format);
     }
     const std::string name = decoded_key->decode(boost::urls::encoding_opts(true));
-    return Refusal(
+    return WebMessageResponse(
         400, NotValid(name, value, "It is not valid percent-encoded text (RFC 3986)").message(), "",
         format);
   }
-  return Refusal(400, "The request target is not a valid URI path and query (RFC 3986)", "",
-                 format);
+  return WebMessageResponse(400, "The request target is not a valid URI path and query (RFC 3986)",
+                            "", format);
 }
 
 // An `attachment` goes into "Content-Disposition: attachment; filename=<name>" unquoted, as
@@ -805,7 +809,7 @@ ParsedRequest ParseDataValueSetsRequest(std::string_view target_text,
   const std::vector<MediaType> acceptable = AcceptableTypes(suffix.value_or(""), accept);
   const MessageFormat message_format = NegotiateMessageFormat(acceptable);
   if (!suffix) {
-    parsed.refusal = Refusal(
+    parsed.refusal = WebMessageResponse(
         404,
         "No such resource: the export is GET /api/dataValueSets or /api/{28..42}/dataValueSets", "",
         message_format);
@@ -836,14 +840,14 @@ ParsedRequest ParseDataValueSetsRequest(std::string_view target_text,
                            "or compression=zip (or give format=)")
             : "None of the acceptable media types is produced here: application/json, "
               "application/xml, application/csv, text/csv and application/adx+xml";
-    parsed.refusal = Refusal(406, message, "", message_format);
+    parsed.refusal = WebMessageResponse(406, message, "", message_format);
     return parsed;
   }
 
   absl::Status status = parameters.CheckUtf8();
   if (status.ok()) status = Bind(parameters, &request.export_request);
   if (!status.ok()) {
-    parsed.refusal = Refusal(400, status.message(), "", message_format);
+    parsed.refusal = WebMessageResponse(400, status.message(), "", message_format);
     return parsed;
   }
   request.headers = SuccessHeaders(request.export_request);
@@ -856,7 +860,8 @@ HttpResponse RefusalResponse(const absl::Status& status, MessageFormat format,
   const absl::string_view message = status.message();
   const absl::StatusCode code = status.code();
   if (code == absl::StatusCode::kUnauthenticated) {
-    HttpResponse response = Refusal(401, message.empty() ? "Unauthorized" : message, "", format);
+    HttpResponse response =
+        WebMessageResponse(401, message.empty() ? "Unauthorized" : message, "", format);
     if (token_credential) response.headers.emplace_back("WWW-Authenticate", "ApiToken");
     return response;
   }
@@ -864,33 +869,33 @@ HttpResponse RefusalResponse(const absl::Status& status, MessageFormat format,
   if (!error_code.empty() &&
       (code == absl::StatusCode::kInvalidArgument || code == absl::StatusCode::kPermissionDenied ||
        code == absl::StatusCode::kNotFound || code == absl::StatusCode::kFailedPrecondition)) {
-    return Refusal(409, message.substr(error_code.size() + 2), error_code, format);
+    return WebMessageResponse(409, message.substr(error_code.size() + 2), error_code, format);
   }
   switch (code) {
     case absl::StatusCode::kInvalidArgument:
-      return Refusal(400, message, "", format);
+      return WebMessageResponse(400, message, "", format);
     case absl::StatusCode::kFailedPrecondition:
-      return Refusal(409, message, "", format);
+      return WebMessageResponse(409, message, "", format);
     case absl::StatusCode::kNotFound:
-      return Refusal(404, message, "", format);
+      return WebMessageResponse(404, message, "", format);
     case absl::StatusCode::kPermissionDenied:
-      return Refusal(403, message, "", format);
+      return WebMessageResponse(403, message, "", format);
     case absl::StatusCode::kResourceExhausted: {
       // DHIS2 has no such state (it queues on Tomcat's threads). The limits that refuse
       // (export slots, the authentication queue) free up within about a second, and a refusal
       // costs the server nothing: 1 s lets the retrying clients (urllib3, pyDHIS2, httr2 honour
       // Retry-After) come back soon without spinning.
-      HttpResponse response = Refusal(503, message, "", format);
+      HttpResponse response = WebMessageResponse(503, message, "", format);
       response.headers.emplace_back("Retry-After", "1");
       return response;
     }
     case absl::StatusCode::kUnavailable:
     case absl::StatusCode::kCancelled:
-      return Refusal(503, message, "", format);
+      return WebMessageResponse(503, message, "", format);
     case absl::StatusCode::kDeadlineExceeded:
-      return Refusal(504, message, "", format);
+      return WebMessageResponse(504, message, "", format);
     default:
-      return Refusal(500, kUnexpectedError, "", format);
+      return WebMessageResponse(500, kUnexpectedError, "", format);
   }
 }
 

@@ -93,6 +93,13 @@ HttpResponse RefusalResponse(const absl::Status& status, MessageFormat format,
 std::string WebMessageBody(int code, std::string_view message, std::string_view error_code,
                            MessageFormat format);
 
+// The whole answer with that WebMessage: status "code", Content-Type for "format", Cache-Control
+// "no-cache, private" (DHIS2's for errors), X-Content-Type-Options and X-XSS-Protection. Every
+// refusal above is built on it; the connection answers with it for what never reaches the
+// request parser (an unknown path, a head it cannot read).
+HttpResponse WebMessageResponse(int code, absl::string_view message, absl::string_view error_code,
+                                MessageFormat format);
+
 }  // namespace dvexport::http
 
 #endif  // DVEXPORT_SERVICE_HTTP_DATA_VALUE_SETS_REQUEST_H_

@@ -122,14 +122,8 @@ std::optional<std::string> CertificateUser(SSL* ssl, const auth::ClientIdentitie
 
 // A WebMessage in JSON of the door's own (not a refusal of an export).
 HttpResponse JsonMessage(int status, std::string_view message) {
-  HttpResponse response;
-  response.status = status;
-  response.headers = {{"Content-Type", "application/json;charset=UTF-8"},
-                      {"Cache-Control", "no-cache, private"},
-                      {"X-Content-Type-Options", "nosniff"},
-                      {"X-XSS-Protection", "0"}};
-  response.body = WebMessageBody(status, message, "", MessageFormat::kJson);
-  return response;
+  return WebMessageResponse(status, absl::string_view(message.data(), message.size()), "",
+                            MessageFormat::kJson);
 }
 
 // The status line and headers as they go on the wire, the blank line included.
