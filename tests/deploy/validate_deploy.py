@@ -338,42 +338,51 @@ BASE_PACKAGES = {"libc6", "libgcc-s1", "libstdc++6", "libcrypt1", "zlib1g"}
 SANITIZER_RUNTIME = re.compile(r"^lib(asan|ubsan|tsan|lsan)\.so")
 
 
-def package_owning(path):
-    """The Debian package that holds "path" (dpkg knows each file under one of the names that
-    Debian 12's merged /usr gives it, the link or its target), or None."""
-    resolved = str(pathlib.Path(path).resolve())
-    candidates = []
-    for candidate in (path, resolved):
-        candidates += [candidate, re.sub(r"^/usr/", "/", candidate), re.sub(r"^/lib", "/usr/lib",
-                                                                            candidate)]
-    for candidate in dict.fromkeys(candidates):
-        owner = subprocess.run(["dpkg", "-S", candidate], capture_output=True, text=True)
-        if owner.returncode == 0:
-            return owner.stdout.split(":")[0]
-    return None
+def path_names(path):
+    """The names dpkg may know "path" under: Debian 12's merged /usr gives each library a /lib
+    and a /usr/lib name, and dpkg records the link or its target."""
+    names = []
+    for name in (path, str(pathlib.Path(path).resolve())):
+        names += [name, re.sub(r"^/usr/", "/", name), re.sub(r"^/lib", "/usr/lib", name)]
+    return list(dict.fromkeys(names))
+
+
+def packages_owning(paths):
+    """{path: Debian package} for each of "paths" that a package holds, from one dpkg -S (which
+    reads every package's file list: once, not once per library)."""
+    names = {name: path for path in paths for name in path_names(path)}
+    found = subprocess.run(["dpkg", "-S", *names], capture_output=True, text=True).stdout
+    owners = {}
+    for line in found.splitlines():
+        package, _, name = line.partition(": ")
+        if name in names:
+            owners.setdefault(names[name], package.split(":")[0])
+    return owners
 
 
 def with_dependencies(packages):
     """"packages" and what they depend on, recursively, as dpkg records it here (what apt-get
-    install brings along in the image)."""
+    install brings along in the image), from one dpkg-query of every installed package."""
+    listing = subprocess.run(["dpkg-query", "-W", "-f", "${Package}\t${Depends},${Pre-Depends}\n"],
+                             capture_output=True, text=True).stdout
+    depends = {}
+    for line in listing.splitlines():
+        package, _, alternatives = line.partition("\t")
+        depends[package] = [a.split("|")[0].split("(")[0].split(":")[0].strip()
+                            for a in alternatives.split(",")]
     closure, todo = set(), list(packages)
     while todo:
         package = todo.pop()
-        if package in closure:
-            continue
-        closure.add(package)
-        depends = subprocess.run(["dpkg-query", "-W", "-f", "${Depends},${Pre-Depends}", package],
-                                 capture_output=True, text=True).stdout
-        for alternative in depends.split(","):
-            name = alternative.split("|")[0].split("(")[0].split(":")[0].strip()
-            if name:
-                todo.append(name)
+        if package and package not in closure:
+            closure.add(package)
+            todo += depends.get(package, [])
     return closure
 
 
 def check_runtime_libraries(runtime_packages):
     """Each NEEDED library of BINARIES, resolved as ldd resolves it, is in a runtime package."""
     runtime_packages = with_dependencies(runtime_packages)
+    needs = []  # (binary, library, path)
     for binary in BINARIES:
         if not check(binary.is_file(), f"runtime libraries: {binary} missing"):
             continue
@@ -386,15 +395,16 @@ def check_runtime_libraries(runtime_packages):
             if SANITIZER_RUNTIME.match(name) or name.startswith("ld-linux"):
                 continue
             path = resolved.get(name)
-            if not check(path, f"runtime libraries: {binary.name} needs {name}, not found"):
-                continue
-            owner = package_owning(path)
-            if not check(owner, f"runtime libraries: no Debian package holds {path} ({name})"):
-                continue
-            package = owner
-            check(package in runtime_packages or package in BASE_PACKAGES,
-                  f"Dockerfile: the runtime stage must install {package}: "
-                  f"{binary.name} needs {name}")
+            if check(path, f"runtime libraries: {binary.name} needs {name}, not found"):
+                needs.append((binary, name, path))
+    owners = packages_owning({path for _, _, path in needs})
+    for binary, name, path in needs:
+        package = owners.get(path)
+        if not check(package, f"runtime libraries: no Debian package holds {path} ({name})"):
+            continue
+        check(package in runtime_packages or package in BASE_PACKAGES,
+              f"Dockerfile: the runtime stage must install {package}: "
+              f"{binary.name} needs {name}")
 
 
 # ---------------------------------------------------------------- ghz
