@@ -7,38 +7,17 @@
 #include <fuzzer/FuzzedDataProvider.h>
 #include <zlib.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
-#include <string_view>
 
 #include "service/encode/parallel_gzip_compressor.h"
+#include "tests/encode/file_compressor_testing.h"
 
 namespace {
 
 void Check(bool condition) {
   if (!condition) std::abort();
-}
-
-std::string Gunzip(const std::string& compressed, size_t* left_over) {
-  z_stream stream{};
-  Check(inflateInit2(&stream, 15 + 16) == Z_OK);
-  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
-  stream.avail_in = static_cast<uInt>(compressed.size());
-  std::string out;
-  char buffer[65536];
-  int result = Z_OK;
-  while (result == Z_OK) {
-    stream.next_out = reinterpret_cast<Bytef*>(buffer);
-    stream.avail_out = sizeof(buffer);
-    result = inflate(&stream, Z_NO_FLUSH);
-    Check(result == Z_OK || result == Z_STREAM_END);
-    out.append(buffer, sizeof(buffer) - stream.avail_out);
-  }
-  *left_over = stream.avail_in;
-  inflateEnd(&stream);
-  return out;
 }
 
 }  // namespace
@@ -62,19 +41,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   auto compressor = dvexport::encode::ParallelGzipCompressor::Create(options);
   Check(compressor.ok());
-  std::string compressed;
-  size_t piece_seed = max_piece;
-  for (size_t offset = 0; offset < text.size();) {
-    piece_seed = piece_seed * 1103515245 + 12345;
-    const size_t piece = std::min(text.size() - offset, 1 + piece_seed % max_piece);
-    (*compressor)->Compress(std::string_view(text).substr(offset, piece), &compressed);
-    offset += piece;
-  }
-  (*compressor)->Finish(&compressed);
-  size_t left_over = 0;
-  Check(Gunzip(compressed, &left_over) == text);
-  Check(left_over == 0);
-  Check((*compressor)->input_crc32() ==
-        crc32(0, reinterpret_cast<const Bytef*>(text.data()), static_cast<uInt>(text.size())));
+  // Pieces of 1 to max_piece bytes, their sizes drawn from max_piece as the seed.
+  const std::string compressed = dvexport::encode::CompressInChunks(
+      **compressor, text, max_piece, static_cast<unsigned>(max_piece));
+  const dvexport::encode::Inflated inflated = dvexport::encode::Gunzip(compressed);
+  Check(inflated.result == Z_STREAM_END);
+  Check(inflated.data == text);
+  Check(inflated.bytes_left_over == 0);
+  Check((*compressor)->input_crc32() == dvexport::encode::ZlibCrc32(text));
   return 0;
 }
