@@ -131,18 +131,18 @@ absl::Status BufferedFdWriter::Written(size_t size) {
   offset_ += static_cast<int64_t>(size);
   if (offset_ - write_back_from_ < limits_.write_back_bytes) return absl::OkStatus();
 #ifdef __linux__
-  absl::StatusOr<bool> on = SyncRange(write_back_from_, offset_, SYNC_FILE_RANGE_WRITE);
-  if (!on.ok() || !*on) return on.status();
+  absl::Status synced = SyncRange(write_back_from_, offset_, SYNC_FILE_RANGE_WRITE);
+  if (!synced.ok() || !write_back_) return synced;
   // The range before the previous one has had two ranges' worth of writes to
   // reach the disk: when the disk keeps up, this wait is over at once; when it
   // does not, the export waits here rather than piling up dirty pages for the
   // final fsync. WRITE as well: SYNC_FILE_RANGE_WRITE alone may skip pages
   // it finds locked or already under write-back, which this call writes too.
   if (previous_from_ > waited_to_) {
-    on =
+    synced =
         SyncRange(waited_to_, previous_from_,
                   SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
-    if (!on.ok() || !*on) return on.status();
+    if (!synced.ok() || !write_back_) return synced;
     waited_to_ = previous_from_;
   }
 #endif
@@ -151,18 +151,18 @@ absl::Status BufferedFdWriter::Written(size_t size) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> BufferedFdWriter::SyncRange(int64_t from, int64_t to, unsigned int flags) {
+absl::Status BufferedFdWriter::SyncRange(int64_t from, int64_t to, unsigned int flags) {
 #ifdef __linux__
   for (;;) {
     const int result = sync_file_range_ ? sync_file_range_(fd_, from, to - from, flags)
                                         : ::sync_file_range(fd_, from, to - from, flags);
-    if (result == 0) return true;
+    if (result == 0) return absl::OkStatus();
     if (errno == EINTR) continue;
     // The file system (or the kernel) cannot do it: the final fsync writes
     // everything, as it would without write-back.
     if (errno == ENOSYS || errno == EINVAL || errno == ESPIPE) {
       write_back_ = false;
-      return false;
+      return absl::OkStatus();
     }
     // EIO, ENOSPC...: the bytes already written may not reach the disk, and a
     // wait has consumed the error, which the final fsync would then not report.
@@ -173,7 +173,7 @@ absl::StatusOr<bool> BufferedFdWriter::SyncRange(int64_t from, int64_t to, unsig
   (void)to;
   (void)flags;
   write_back_ = false;
-  return false;
+  return absl::OkStatus();
 #endif
 }
 

@@ -10,7 +10,6 @@
 #include <utility>
 
 #include "absl/status/status.h"
-#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
 namespace dvexport::client {
@@ -112,10 +111,10 @@ class BufferedFdWriter {
   // since the last range, starts their write-back and waits for the range
   // before the previous one. An error turns status_ into it.
   absl::Status Written(size_t size);
-  // sync_file_range of [from, to) with "flags", retried on EINTR. False if
-  // the write-back is off from now on (ENOSYS, EINVAL, ESPIPE); an error
-  // otherwise.
-  absl::StatusOr<bool> SyncRange(int64_t from, int64_t to, unsigned int flags);
+  // sync_file_range of [from, to) with "flags", retried on EINTR. ENOSYS,
+  // EINVAL and ESPIPE turn write_back_ off (and are no error); other errors
+  // are returned.
+  absl::Status SyncRange(int64_t from, int64_t to, unsigned int flags);
 
   const int fd_;
   const std::string name_;
