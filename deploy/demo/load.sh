@@ -5,8 +5,8 @@
 # Creates the DHIS2 schema subset (schema.sql) and fills it with the
 # deterministic generator (generate.sql) in the database the libpq PG*
 # variables name (PGHOST, PGPORT, PGUSER, PGDATABASE; scripts/lib/pg.sh sets
-# them). All in one transaction, so that with wal_level=minimal the bulk data
-# skips the WAL. A database that already holds a dvexport demo is reloaded; one
+# them). All in one transaction. It also (re)creates the publication "dvexport" on
+# datavalue, which change streams read. A database that already holds a dvexport demo is reloaded; one
 # with any other datavalue table (a real DHIS2) is left alone.
 #
 # Prints: loaded size=<size> datavalues=<rows> seconds=<wall time>
@@ -62,6 +62,11 @@ BEGIN
   END IF;
 END
 $$;
+-- The publication a change stream reads (docs/SYNC.md): datavalue only. Made again because a
+-- reload drops and recreates the table, which leaves the publication without it.
+SET client_min_messages = error;
+DROP PUBLICATION IF EXISTS dvexport;
+CREATE PUBLICATION dvexport FOR TABLE datavalue;
 SQL
 
 end="$(date +%s.%N)"

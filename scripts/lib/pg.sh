@@ -10,12 +10,14 @@
 #   PGHOST=127.0.0.1 PGPORT=<port> PGUSER=postgres PGDATABASE=dhis2
 #                      (superuser; what psql and deploy/demo/load.sh use)
 #   DVEXPORT_PG        "host=127.0.0.1 port=<port> dbname=dhis2 user=dvexport_reader"
-#                      (LOGIN, SELECT only, default_transaction_read_only=on)
+#                      (LOGIN, SELECT only, default_transaction_read_only=on, REPLICATION:
+#                      it may keep change streams, docs/SYNC.md)
 #   DVEXPORT_PG_ADMIN  "host=127.0.0.1 port=<port> dbname=dhis2 user=postgres"
 #   DVEXPORT_PG_DIR    the temporary directory holding data, socket and log
 #
 # The server trades durability for speed (fsync=off, synchronous_commit=off,
-# full_page_writes=off, wal_level=minimal): test and demo data only.
+# full_page_writes=off): test and demo data only. wal_level=logical, with replication slots
+# and WAL senders, so that change streams (docs/SYNC.md) work on it.
 # As root, initdb and postgres run as the postgres user via runuser (they
 # refuse to run as root); otherwise they run as the current user.
 # DVEXPORT_PG_OPTIONS, if set, is appended to the server's options and wins over
@@ -115,7 +117,8 @@ _pg_launch() {
       -w -t 60 start -o "-c listen_addresses=127.0.0.1 -p $port \
         -c unix_socket_directories=$dir \
         -c fsync=off -c synchronous_commit=off -c full_page_writes=off \
-        -c wal_level=minimal -c max_wal_senders=0 -c max_wal_size=8GB \
+        -c wal_level=logical -c max_wal_senders=10 -c max_replication_slots=20 \
+        -c wal_writer_delay=10ms -c max_wal_size=8GB \
         -c shared_buffers=256MB -c work_mem=64MB -c maintenance_work_mem=512MB \
         -c max_connections=100 -c logging_collector=off ${DVEXPORT_PG_OPTIONS:-}" >/dev/null; then
       break
@@ -137,7 +140,7 @@ _pg_launch() {
 _pg_create_db() {
   "$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -d postgres <<SQL
 CREATE DATABASE dhis2;
-CREATE ROLE $DVEXPORT_PG_READER LOGIN;
+CREATE ROLE $DVEXPORT_PG_READER LOGIN REPLICATION;
 ALTER ROLE $DVEXPORT_PG_READER SET default_transaction_read_only = on;
 SQL
   # Tables do not exist yet: grant SELECT on all present and future ones.

@@ -227,6 +227,107 @@ absl::Status ProbeDatabase(const std::string& conninfo,
   return absl::OkStatus();
 }
 
+namespace {
+
+// "X/Y" as PostgreSQL writes an LSN; false for anything else.
+bool ParseLsn(std::string_view text, uint64_t* lsn) {
+  const size_t slash = text.find('/');
+  if (slash == std::string_view::npos || slash == 0 || slash + 1 == text.size()) return false;
+  uint64_t high = 0, low = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (i == slash) continue;
+    const char c = text[i];
+    int digit;
+    if (c >= '0' && c <= '9') {
+      digit = c - '0';
+    } else if (c >= 'A' && c <= 'F') {
+      digit = c - 'A' + 10;
+    } else if (c >= 'a' && c <= 'f') {
+      digit = c - 'a' + 10;
+    } else {
+      return false;
+    }
+    uint64_t& part = i < slash ? high : low;
+    if (part > 0x0FFFFFFFu) return false;
+    part = part << 4 | static_cast<uint64_t>(digit);
+  }
+  *lsn = high << 32 | low;
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<SlotWithSnapshot>> SlotWithSnapshot::Create(
+    const std::string& conninfo, const std::string& slot_name, const std::string& plugin,
+    std::chrono::steady_clock::time_point deadline, const std::function<bool()>& stopped) {
+  absl::StatusOr<std::string> full = WithConnectionDefaults(conninfo);
+  if (!full.ok()) return full.status();
+  ConnectResult connected = ConnectWithin(*full + " replication=database", deadline, stopped);
+  if (connected.end == ConnectEnd::kFailed) return ConnectFailedStatus(connected.message);
+  if (connected.end == ConnectEnd::kStopped) {
+    return absl::CancelledError("creating the change stream's slot: cancelled");
+  }
+  if (connected.end != ConnectEnd::kConnected) {
+    return absl::DeadlineExceededError(
+        "creating the change stream's slot: the database did not answer the connection in time");
+  }
+  std::unique_ptr<PGconn, ConnectionDeleter> conn(connected.conn);
+  // The replication protocol's command (the form PostgreSQL 10+ understands); both names are
+  // dvexport's own ([a-z0-9_]).
+  const std::string command =
+      absl::StrCat("CREATE_REPLICATION_SLOT ", slot_name, " LOGICAL ", plugin, " EXPORT_SNAPSHOT");
+  if (PQsetnonblocking(conn.get(), 1) != 0 || PQsendQuery(conn.get(), command.c_str()) == 0) {
+    return absl::UnavailableError("creating the change stream's slot: the connection failed");
+  }
+  Wait waited = Wait::kReady;
+  while (waited == Wait::kReady && PQflush(conn.get()) == 1) {
+    waited = WaitForSocket(conn.get(), /*read=*/false, deadline, stopped);
+  }
+  while (waited == Wait::kReady && PQisBusy(conn.get()) == 1) {
+    waited = WaitForSocket(conn.get(), /*read=*/true, deadline, stopped);
+    if (waited == Wait::kReady && PQconsumeInput(conn.get()) == 0) waited = Wait::kFailed;
+  }
+  if (waited != Wait::kReady) {
+    // The walsender waits for running transactions: cancel it, so that no slot is left behind
+    // once they end (PQcancel opens a connection of its own; the server is alive, it answered
+    // the connect).
+    if (std::unique_ptr<CancelRequest> cancel = CancelRequest::For(conn.get())) cancel->Send();
+    if (waited == Wait::kStopped) {
+      return absl::CancelledError("creating the change stream's slot: cancelled");
+    }
+    if (waited == Wait::kTimedOut) {
+      return absl::DeadlineExceededError(
+          "creating the change stream's slot: transactions that were running when it began did "
+          "not end in time");
+    }
+    return absl::UnavailableError("creating the change stream's slot: the connection failed");
+  }
+  absl::Status status = absl::UnavailableError(
+      "creating the change stream's slot: the server answered nothing");
+  uint64_t lsn = 0;
+  std::string snapshot;
+  while (PGresult* result = PQgetResult(conn.get())) {
+    if (PQresultStatus(result) == PGRES_TUPLES_OK && PQntuples(result) == 1 &&
+        PQnfields(result) >= 3 && ParseLsn(PQgetvalue(result, 0, 1), &lsn) &&
+        !PQgetisnull(result, 0, 2)) {
+      snapshot = PQgetvalue(result, 0, 2);
+      status = absl::OkStatus();
+    } else if (PQresultStatus(result) == PGRES_FATAL_ERROR) {
+      // The server's refusal ("permission denied to create replication slot", "logical decoding
+      // requires wal_level >= logical", "all replication slots are in use") names no secret.
+      const char* message = PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY);
+      status = absl::FailedPreconditionError(
+          absl::StrCat("creating the change stream's slot: ", message ? message : "refused"));
+    }
+    PQclear(result);
+  }
+  if (!status.ok()) return status;
+  return std::unique_ptr<SlotWithSnapshot>(
+      new SlotWithSnapshot(conn.release(), lsn, std::move(snapshot)));
+}
+
+SlotWithSnapshot::~SlotWithSnapshot() { PQfinish(conn_); }
+
 std::unique_ptr<CancelRequest> CancelRequest::For(pg_conn* conn) {
   // libpq: PQgetCancel copies what a cancel needs out of a connected PGconn, without I/O.
   PGcancel* cancel = conn == nullptr ? nullptr : PQgetCancel(conn);

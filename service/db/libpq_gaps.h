@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -92,6 +93,41 @@ ConnectResult ConnectWithin(const std::string& conninfo,
 absl::Status ProbeDatabase(const std::string& conninfo,
                            std::chrono::steady_clock::time_point deadline,
                            const std::function<bool()>& stopped);
+
+// A logical replication slot just created, with its snapshot exported, on a replication
+// connection of its own (libpqxx 6.4 opens none): CREATE_REPLICATION_SLOT ... LOGICAL
+// EXPORT_SNAPSHOT. The snapshot is the database as of the slot's consistent point: a transaction
+// may import it (SET TRANSACTION SNAPSHOT) while this object lives. Destroying it closes the
+// connection; the slot stays.
+class SlotWithSnapshot {
+ public:
+  // Creates slot "slot_name" (a name dvexport made, never a caller's text) with output plugin
+  // "plugin" on "conninfo" (dvexport's pool conninfo; replication=database is added), on libpq's
+  // non-blocking API: PostgreSQL waits for the transactions running at the start to end before
+  // the slot is consistent, so the wait ends at "deadline" or when "stopped" returns true
+  // (asked every 50 ms), with DeadlineExceeded or Cancelled; the creation is then cancelled on
+  // the server. FailedPrecondition with PostgreSQL's message when it refuses (no privilege,
+  // wal_level, no slot left); Unavailable when the connection fails (libpq's message, which names
+  // the host and user, goes to stderr only).
+  static absl::StatusOr<std::unique_ptr<SlotWithSnapshot>> Create(
+      const std::string& conninfo, const std::string& slot_name, const std::string& plugin,
+      std::chrono::steady_clock::time_point deadline, const std::function<bool()>& stopped);
+  ~SlotWithSnapshot();
+  SlotWithSnapshot(const SlotWithSnapshot&) = delete;
+  SlotWithSnapshot& operator=(const SlotWithSnapshot&) = delete;
+
+  // The slot's consistent point: its stream starts with the transactions committed after it.
+  uint64_t consistent_lsn() const { return consistent_lsn_; }
+  // For SET TRANSACTION SNAPSHOT.
+  const std::string& snapshot_name() const { return snapshot_name_; }
+
+ private:
+  SlotWithSnapshot(pg_conn* conn, uint64_t lsn, std::string snapshot)
+      : conn_(conn), consistent_lsn_(lsn), snapshot_name_(std::move(snapshot)) {}
+  pg_conn* const conn_;
+  const uint64_t consistent_lsn_;
+  const std::string snapshot_name_;
+};
 
 }  // namespace dvexport::db
 

@@ -11,7 +11,9 @@ namespace dvexport::dhis2 {
 namespace {
 
 constexpr unsigned char kVersion = 2;
-// Version, system identifier, database OID, name hash, xmin, WAL position, CRC-32.
+// A stream token: the same layout with the slot's id where version 2 has the xmin.
+constexpr unsigned char kStreamVersion = 3;
+// Version, system identifier, database OID, name hash, xmin (or slot id), WAL position, CRC-32.
 constexpr size_t kBinaryLength = 1 + 8 + 4 + 6 + 8 + 8 + 4;
 static_assert(kBinaryLength % 3 == 0 && kBinaryLength / 3 * 4 == kChangeTokenLength);
 // Version 1: version, system identifier, xmin, WAL position, CRC-32; 39 characters, whose last
@@ -51,11 +53,12 @@ uint64_t DatabaseNameHash(absl::string_view name) {
 
 std::string EncodeChangeToken(const ChangeToken& token) {
   std::string binary;
-  binary.push_back(static_cast<char>(kVersion));
+  const bool stream = token.kind == ChangeTokenKind::kStream;
+  binary.push_back(static_cast<char>(stream ? kStreamVersion : kVersion));
   PutLittleEndian(token.system_identifier, 8, &binary);
   PutLittleEndian(token.database_oid, 4, &binary);
   PutLittleEndian(token.database_name_hash, 6, &binary);
-  PutLittleEndian(token.xmin, 8, &binary);
+  PutLittleEndian(stream ? token.slot_id : token.xmin, 8, &binary);
   PutLittleEndian(token.wal_lsn, 8, &binary);
   PutLittleEndian(common::Crc32(0, std::string_view(binary)), 4, &binary);
   return absl::WebSafeBase64Escape(binary);
@@ -78,9 +81,10 @@ absl::StatusOr<ChangeToken> DecodeChangeToken(absl::string_view text) {
     return NotAToken("its last character has spare bits set");
   }
   const unsigned char version = static_cast<unsigned char>(binary[0]);
-  if (version != (version1 ? kVersion1 : kVersion)) {
+  if (version1 ? version != kVersion1 : version != kVersion && version != kStreamVersion) {
     return NotAToken(absl::StrCat("version ", version, " in ", text.size(),
-                                  " characters, this server writes version ", kVersion));
+                                  " characters, this server writes versions ", kVersion, " and ",
+                                  kStreamVersion));
   }
   const absl::string_view view(binary);
   const size_t crc_at = binary.size() - 4;
@@ -98,7 +102,12 @@ absl::StatusOr<ChangeToken> DecodeChangeToken(absl::string_view text) {
   token.system_identifier = GetLittleEndian(view.substr(1, 8));
   token.database_oid = static_cast<uint32_t>(GetLittleEndian(view.substr(9, 4)));
   token.database_name_hash = GetLittleEndian(view.substr(13, 6));
-  token.xmin = GetLittleEndian(view.substr(19, 8));
+  if (version == kStreamVersion) {
+    token.kind = ChangeTokenKind::kStream;
+    token.slot_id = GetLittleEndian(view.substr(19, 8));
+  } else {
+    token.xmin = GetLittleEndian(view.substr(19, 8));
+  }
   token.wal_lsn = GetLittleEndian(view.substr(27, 8));
   return token;
 }

@@ -14,8 +14,19 @@
 
 namespace dvexport::dhis2 {
 
-// An export's snapshot, as a later export of the same database judges it.
+// Which of the two kinds of change token (docs/SYNC.md).
+enum class ChangeTokenKind {
+  // Version 2: an export's snapshot (its xmin); a delta scans the table.
+  kSnapshot,
+  // Version 3: a position in a change stream, a logical replication slot of this database; a
+  // delta reads the slot's changes since it.
+  kStream,
+};
+
+// An export's snapshot, or a position in a change stream, as a later export of the same database
+// judges it.
 struct ChangeToken {
+  ChangeTokenKind kind = ChangeTokenKind::kSnapshot;
   // pg_control_system().system_identifier: the cluster (a primary and its
   // replicas share it).
   uint64_t system_identifier = 0;
@@ -30,7 +41,13 @@ struct ChangeToken {
   uint64_t xmin = 0;
   // A WAL position at or after the commit record of every transaction the
   // snapshot saw: a replica that has replayed up to it sees all of them.
+  // kStream: the stream's position, every transaction whose commit record
+  // starts below it is in the copy (the slot's confirmed_flush_lsn once the
+  // next delta begins).
   uint64_t wal_lsn = 0;
+  // kStream only (xmin is 0 then): the slot's random id, as its name spells
+  // it (db::ChangeStreamSlotName).
+  uint64_t slot_id = 0;
 
   friend bool operator==(const ChangeToken&, const ChangeToken&) = default;
 };
@@ -43,9 +60,10 @@ inline constexpr size_t kChangeTokenLength = 52;
 // ChangeToken::database_name_hash holds it.
 uint64_t DatabaseNameHash(absl::string_view name);
 
-// Version byte (2), the fields little-endian (the name hash in 6 bytes, the
-// OID in 4), CRC-32 of all that, in base64url without padding:
-// kChangeTokenLength characters.
+// Version byte (2 for kSnapshot, 3 for kStream), the fields little-endian
+// (the name hash in 6 bytes, the OID in 4; then the xmin, or for kStream the
+// slot id, and the WAL position), CRC-32 of all that, in base64url without
+// padding: kChangeTokenLength characters.
 std::string EncodeChangeToken(const ChangeToken& token);
 
 // The token "text" encodes. InvalidArgument naming changes_since for anything

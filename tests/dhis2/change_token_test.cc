@@ -150,14 +150,38 @@ TEST(ChangeTokenTest, RefusesMalformedText) {
 
 TEST(ChangeTokenTest, RefusesAnotherVersion) {
   // The first character holds the top 6 bits of the version byte (2 -> 'A', bits 000000); the
-  // second its low 2 bits: version 2 gives 'g'..'v', version 3 'w'..'_'. The checksum then
-  // no longer matches either; the version is named first.
+  // second its low 2 bits: version 2 gives 'g'..'v', version 3 'w'..'_'. 'B' first makes
+  // version 2 version 6. The checksum then no longer matches either; the version is named first.
   std::string text = EncodeChangeToken(SampleToken());
   ASSERT_EQ(text[0], 'A');
   ASSERT_GE(text[1], 'g');
   ASSERT_LE(text[1], 'v');
-  text[1] = 'w';
-  ExpectNotAToken(text, "version 3");
+  text[0] = 'B';
+  ExpectNotAToken(text, "version 6");
+}
+
+TEST(ChangeTokenTest, StreamTokensRoundTripAsVersion3) {
+  ChangeToken stream = SampleToken();
+  stream.kind = ChangeTokenKind::kStream;
+  stream.xmin = 0;
+  stream.slot_id = 0x8877665544332211u;
+  const std::string text = EncodeChangeToken(stream);
+  ASSERT_EQ(text.size(), kChangeTokenLength);
+  EXPECT_EQ(text[0], 'A');
+  EXPECT_GE(text[1], 'w');  // version 3
+  absl::StatusOr<ChangeToken> decoded = DecodeChangeToken(text);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(*decoded, stream);
+  // The same fields as a snapshot token are another token: the kind is in the version byte.
+  ChangeToken snapshot = stream;
+  snapshot.kind = ChangeTokenKind::kSnapshot;
+  snapshot.xmin = stream.slot_id;
+  snapshot.slot_id = 0;
+  EXPECT_NE(EncodeChangeToken(snapshot), text);
+  absl::StatusOr<ChangeToken> decoded_snapshot = DecodeChangeToken(EncodeChangeToken(snapshot));
+  ASSERT_TRUE(decoded_snapshot.ok());
+  EXPECT_EQ(decoded_snapshot->kind, ChangeTokenKind::kSnapshot);
+  EXPECT_EQ(decoded_snapshot->xmin, stream.slot_id);
 }
 
 }  // namespace
