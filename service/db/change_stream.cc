@@ -306,7 +306,7 @@ absl::Status PgoutputDecoder::Add(std::string_view message) {
   const auto malformed = [&] {
     return absl::InternalError(absl::StrCat("a change stream message that is not pgoutput's (",
                                             message.size(), " bytes, type '",
-                                            message.empty() ? '?' : message[0], "')"));
+                                            absl::string_view(message.data(), message.empty() ? 0 : 1), "')"));
   };
   const char type = reader.Byte();
   switch (type) {
@@ -427,7 +427,7 @@ absl::StatusOr<StreamChanges> PeekStreamChanges(pqxx::transaction_base& tx,
       status = absl::InternalError("a change stream row that is not bytea's hex text");
       continue;
     }
-    bytes = absl::HexStringToBytes(std::string_view(line).substr(3));
+    bytes = absl::HexStringToBytes(absl::string_view(line.data() + 3, line.size() - 3));
     status = decoder.Add(bytes);
   }
   copy.complete();
