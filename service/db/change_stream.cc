@@ -1,5 +1,6 @@
 #include "service/db/change_stream.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <pqxx/result>
@@ -454,6 +455,65 @@ void SetChangedKeys(pqxx::transaction_base& tx, const std::vector<ChangedKey>& k
   value.push_back('|');
   AppendArray(&value, keys, &ChangedKey::deleted_at_micros);
   tx.exec_params("SELECT set_config($1, $2, true)", std::string(kChangedKeysSetting), value);
+}
+
+SnapshotXids ReadSnapshotXids(pqxx::transaction_base& tx) {
+  const pqxx::row row = tx.exec_params1("SELECT pg_current_snapshot()::text");
+  // "xmin:xmax:xip,xip,...", decimal 64-bit xids.
+  const std::string_view text(row[0].c_str(), row[0].size());
+  SnapshotXids snapshot;
+  const size_t first = text.find(':');
+  const size_t second = first == std::string_view::npos ? first : text.find(':', first + 1);
+  int64_t value = 0;
+  if (second == std::string_view::npos || !ParseDecimal(text.substr(0, first), &value)) {
+    throw std::runtime_error(absl::StrCat("not a snapshot: ", absl::string_view(row[0].c_str())));
+  }
+  snapshot.xmin = static_cast<uint64_t>(value);
+  if (!ParseDecimal(text.substr(first + 1, second - first - 1), &value)) {
+    throw std::runtime_error(absl::StrCat("not a snapshot: ", absl::string_view(row[0].c_str())));
+  }
+  snapshot.xmax = static_cast<uint64_t>(value);
+  std::string_view rest = text.substr(second + 1);
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    if (!ParseDecimal(rest.substr(0, comma), &value)) {
+      throw std::runtime_error(
+          absl::StrCat("not a snapshot: ", absl::string_view(row[0].c_str())));
+    }
+    snapshot.xip.push_back(static_cast<uint64_t>(value));
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+  }
+  std::sort(snapshot.xip.begin(), snapshot.xip.end());
+  return snapshot;
+}
+
+bool VisibleIn(const SnapshotXids& snapshot, uint32_t xid) {
+  // Widen to 64 bits with the epoch of the nearest candidate to xmax.
+  constexpr uint64_t kWrap = uint64_t{1} << 32;
+  uint64_t full = (snapshot.xmax & ~(kWrap - 1)) | xid;
+  if (full > snapshot.xmax + kWrap / 2) {
+    full -= kWrap;
+  } else if (full + kWrap / 2 < snapshot.xmax) {
+    full += kWrap;
+  }
+  if (full < snapshot.xmin) return true;
+  if (full >= snapshot.xmax) return false;
+  return !std::binary_search(snapshot.xip.begin(), snapshot.xip.end(), full);
+}
+
+uint64_t StreamPositionAfter(const StreamChanges& changes, const SnapshotXids& snapshot,
+                             uint64_t upto) {
+  uint64_t position = upto;
+  for (const DecodedTransaction& transaction : changes.transactions) {
+    if (!VisibleIn(snapshot, transaction.xid)) {
+      position = std::min(position, transaction.commit_lsn);
+    }
+  }
+  return position;
+}
+
+uint64_t ReadFlushLsn(pqxx::transaction_base& tx) {
+  return ToUint64(tx.exec_params1("SELECT (pg_current_wal_flush_lsn() - '0/0'::pg_lsn)::text")[0]);
 }
 
 std::string ChangedKeysSourceSql() {

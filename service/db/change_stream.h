@@ -7,6 +7,7 @@
 // until the next delta presents the returned token and the slot is advanced to it), keeps the
 // keys that changed, and reads those keys' rows in the export's snapshot.
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <pqxx/transaction_base>
@@ -18,6 +19,14 @@
 #include "absl/status/statusor.h"
 
 namespace dvexport::db {
+
+// How long starting a stream waits for PostgreSQL to make its slot consistent (the
+// transactions running at the start must end first), within the call's deadline.
+inline constexpr std::chrono::seconds kStreamStartWait{60};
+
+// How long a delta waits for the WAL its snapshot sees to be flushed (asynchronous commits:
+// the WAL writer flushes within wal_writer_delay, 200 ms by default).
+inline constexpr std::chrono::milliseconds kStreamFlushWait{2000};
 
 // The publication a stream reads unless --change_publication names another.
 inline constexpr char kDefaultChangePublication[] = "dvexport";
@@ -138,6 +147,29 @@ void SetChangedKeys(pqxx::transaction_base& tx, const std::vector<ChangedKey>& k
 // row in the snapshot, or, for a key no longer in the table, the key alone with deleted = true,
 // value NULL, and created and lastupdated the deletion's commit time.
 std::string ChangedKeysSourceSql();
+
+// The running transactions of a snapshot (pg_current_snapshot()), 64-bit xids.
+struct SnapshotXids {
+  uint64_t xmin = 0;
+  uint64_t xmax = 0;
+  std::vector<uint64_t> xip;  // sorted
+};
+SnapshotXids ReadSnapshotXids(pqxx::transaction_base& tx);
+
+// Whether the committed top-level transaction "xid" (32 bits, as pgoutput names it, within 2^31
+// of the snapshot's xmax) is visible in "snapshot".
+bool VisibleIn(const SnapshotXids& snapshot, uint32_t xid);
+
+// The stream position a delta returns, having read "changes" (every transaction whose commit
+// record starts before "upto") and the keys' rows in "snapshot": "upto", or the commit of the
+// first decoded transaction the snapshot does not see yet (committed, but not yet visible: a
+// synchronous commit waiting for its standby), so that the next delta decodes it again. Every
+// transaction whose commit starts below the result is then in the copy.
+uint64_t StreamPositionAfter(const StreamChanges& changes, const SnapshotXids& snapshot,
+                             uint64_t upto);
+
+// pg_current_wal_flush_lsn(): the decoding of a peek stops there.
+uint64_t ReadFlushLsn(pqxx::transaction_base& tx);
 
 // The setting SetChangedKeys fills.
 inline constexpr char kChangedKeysSetting[] = "dvexport.changed_keys";
