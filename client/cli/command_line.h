@@ -38,6 +38,8 @@ struct CommandLine {
   std::string output;
   // kSync: the file holding the last change token.
   std::string state_file;
+  // kSync: a first sync (no state file yet) asks for a change stream (--snapshot-token: no).
+  bool start_change_stream = true;
   // Filters, id schemes, format and compression, complete: the format and
   // compression follow the flags, else the output file's extension. kStream
   // and kCount use the query only.
