@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <pqxx/connection_base>
 #include <pqxx/transaction_base>
 #include <string>
 #include <string_view>
@@ -24,16 +25,12 @@ namespace dvexport::db {
 // transactions running at the start must end first), within the call's deadline.
 inline constexpr std::chrono::seconds kStreamStartWait{60};
 
-// How long a delta waits for the WAL its snapshot sees to be flushed (asynchronous commits:
-// the WAL writer flushes within wal_writer_delay, 200 ms by default).
-inline constexpr std::chrono::milliseconds kStreamFlushWait{2000};
-
 // The publication a stream reads unless --change_publication names another.
 inline constexpr char kDefaultChangePublication[] = "dvexport";
 
 // The most distinct changed keys one delta collects; more is FailedPrecondition (export
 // everything again): a delta's memory stays bounded whatever the stream holds.
-inline constexpr size_t kMaxDeltaKeys = 4'000'000;
+inline constexpr size_t kMaxDeltaKeys = 1'000'000;
 
 // "dvexport_<16 lowercase hex digits of slot_id>_<owner_user_id>": the slot of a stream started
 // by DHIS2 user "owner_user_id" (userinfo.userinfoid; 0 without authentication).
@@ -72,8 +69,7 @@ struct ChangeStreamSlot {
 // This database's dvexport slots, by name.
 std::vector<ChangeStreamSlot> ReadChangeStreamSlots(pqxx::transaction_base& tx);
 // The slot of "slot_id" in this database, if any.
-std::optional<ChangeStreamSlot> ReadChangeStreamSlot(pqxx::transaction_base& tx,
-                                                     uint64_t slot_id);
+std::optional<ChangeStreamSlot> ReadChangeStreamSlot(pqxx::transaction_base& tx, uint64_t slot_id);
 // Drops the slot "name" (pg_drop_replication_slot). False when it no longer exists; a slot in use
 // (a delta reads it) throws as PostgreSQL refuses it.
 bool DropChangeStreamSlot(pqxx::transaction_base& tx, const std::string& name);
@@ -170,6 +166,12 @@ uint64_t StreamPositionAfter(const StreamChanges& changes, const SnapshotXids& s
 
 // pg_current_wal_flush_lsn(): the decoding of a peek stops there.
 uint64_t ReadFlushLsn(pqxx::transaction_base& tx);
+
+// Makes PostgreSQL flush its WAL up to now, on "conn" (idle, outside a transaction): a
+// transaction that only takes a transaction id writes a commit record and, with
+// synchronous_commit = local, flushes it and everything before it. It consumes one transaction
+// id and writes to no table; it works in a read-only transaction.
+void ForceWalFlush(pqxx::connection_base& conn);
 
 // The setting SetChangedKeys fills.
 inline constexpr char kChangedKeysSetting[] = "dvexport.changed_keys";

@@ -337,8 +337,8 @@ absl::StatusOr<std::unique_ptr<SlotWithSnapshot>> SlotWithSnapshot::Create(
     }
     return absl::UnavailableError("creating the change stream's slot: the connection failed");
   }
-  absl::Status status = absl::UnavailableError(
-      "creating the change stream's slot: the server answered nothing");
+  absl::Status status =
+      absl::UnavailableError("creating the change stream's slot: the server answered nothing");
   uint64_t lsn = 0;
   std::string snapshot;
   while (PGresult* result = PQgetResult(conn->get())) {

@@ -259,7 +259,8 @@ absl::Status ReadSession::StartStream(const dhis2::Principal* principal) {
   do {
     new_slot_id_ = uint64_t{random()} << 32 | random();
   } while (new_slot_id_ == 0);
-  new_slot_name_ = ChangeStreamSlotName(new_slot_id_, principal != nullptr ? principal->user_id : 0);
+  new_slot_name_ =
+      ChangeStreamSlotName(new_slot_id_, principal != nullptr ? principal->user_id : 0);
   // PostgreSQL makes the slot consistent once the transactions running now have ended: a
   // forgotten idle transaction would hold the call, so the wait has a bound of its own.
   const auto system_now = std::chrono::system_clock::now();
@@ -275,6 +276,14 @@ absl::Status ReadSession::StartStream(const dhis2::Principal* principal) {
     new_slot_name_.clear();  // not created (a wait that ended was cancelled on the server)
     if (created.status().code() == absl::StatusCode::kFailedPrecondition) {
       change_stream_unavailable_ = std::string(created.status().message());
+      return absl::OkStatus();
+    }
+    if (created.status().code() == absl::StatusCode::kUnavailable) {
+      // The pool's connections work, but a replication connection does not: PgBouncer, or a
+      // pg_hba.conf that refuses it. A snapshot token then (libpq's message went to stderr).
+      change_stream_unavailable_ =
+          "the replication connection (replication=database) failed: a PgBouncer between "
+          "dvexport and PostgreSQL, or pg_hba.conf, refuses it (docs/DEPLOYMENT.md)";
       return absl::OkStatus();
     }
     absl::Status stopped = canceller_.StopStatus("starting a change stream");
@@ -293,25 +302,42 @@ absl::Status ReadSession::StartStream(const dhis2::Principal* principal) {
   return absl::OkStatus();
 }
 
+absl::Status ReadSession::FlushWal() {
+  absl::StatusOr<PooledConnection> conn = pool_->Acquire(
+      options_.connection_wait, [this] { return canceller_.StopStatus("flushing the WAL"); },
+      [this](DatabaseConnection& conn) { return SetUpConnection(conn); });
+  if (!conn.ok()) return conn.status();
+  absl::Status status = RunStatements(**conn, "flushing the WAL", [&] {
+    ForceWalFlush(**conn);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) conn->Discard();
+  return status;
+}
+
 absl::Status ReadSession::ReadStreamDelta(const dhis2::ChangeToken& token,
                                           const SnapshotFacts& facts) {
   const SnapshotXids xids = ReadSnapshotXids(*tx_);
   // facts' WAL position was read after the snapshot was taken: every transaction the snapshot
-  // sees committed before it. A peek decodes only what is flushed, and with asynchronous commit
-  // the WAL writer flushes within wal_writer_delay: wait for it, briefly.
+  // sees wrote its commit record before it. A peek decodes only what is flushed: a synchronous
+  // commit is flushed before it is visible, an asynchronous one within wal_writer_delay; the
+  // rest of the WAL before it may belong to transactions still running, which the snapshot does
+  // not see. So: wait briefly for the flush, then decode up to what is flushed. An asynchronous
+  // commit the snapshot sees beyond that comes in the next delta (from this position on).
   uint64_t upto = facts.token.wal_lsn;
-  const auto give_up = std::chrono::steady_clock::now() + kStreamFlushWait;
-  for (;;) {
-    const uint64_t flushed = ReadFlushLsn(*tx_);
-    if (flushed >= upto) break;
-    if (std::chrono::steady_clock::now() >= give_up) {
-      // What the snapshot sees beyond it comes again in the next delta.
-      upto = flushed;
-      break;
+  if (ReadFlushLsn(*tx_) < upto) {
+    // Not flushed yet: WAL of transactions still running, or asynchronous commits. Decoding up
+    // to a flushed position that ends inside a record would wait for the rest of it, which
+    // nothing may flush for seconds (the WAL writer flushes only whole pages and asynchronous
+    // commits); a commit record of our own flushes everything before it.
+    absl::Status flushed = FlushWal();
+    if (!flushed.ok()) {
+      absl::Status stopped = canceller_.StopStatus("flushing the WAL");
+      if (!stopped.ok()) return stopped;
+      // Decode what is flushed; the peek's wait for a record's rest is bounded like any
+      // statement (the deadline, Cancel()).
+      upto = std::min(upto, ReadFlushLsn(*tx_));
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    absl::Status stopped = canceller_.StopStatus("waiting for the WAL to be flushed");
-    if (!stopped.ok()) return stopped;
   }
   absl::StatusOr<StreamChanges> changes =
       PeekStreamChanges(*tx_, stream_slot_name_, upto, options_.change_publication);
@@ -370,9 +396,9 @@ absl::StatusOr<int64_t> ReadSession::Count() {
   if (scope_.MatchesNothing()) return 0;
   int64_t count = 0;
   absl::Status status = RunStatements(**conn_, "counting data values", [&] {
-    const pqxx::row row = tx_->exec_params1(
-        absl::StrCat("SELECT count(*) FROM ", DataValueSourceSql(scope_), " WHERE ",
-                     BuildDataValueWhereSql(scope_)));
+    const pqxx::row row =
+        tx_->exec_params1(absl::StrCat("SELECT count(*) FROM ", DataValueSourceSql(scope_),
+                                       " WHERE ", BuildDataValueWhereSql(scope_)));
     count = row[0].as<int64_t>();
     return absl::OkStatus();
   });

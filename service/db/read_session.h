@@ -208,6 +208,9 @@ class ReadSession {
   // snapshot (new_slot_) when the database can keep streams, else records why not.
   absl::Status StartStream(const dhis2::Principal* principal);
 
+  // Writes and flushes a commit record on another pooled connection (ForceWalFlush).
+  absl::Status FlushWal();
+
   // In the snapshot, for a stream token: reads the stream up to now and makes the scope the
   // changed keys; the returned token's position is StreamPositionAfter.
   absl::Status ReadStreamDelta(const dhis2::ChangeToken& token, const SnapshotFacts& facts);

@@ -56,14 +56,9 @@ std::string Commit(uint64_t lsn) {
 std::string Relation(uint32_t id, const std::string& nspname, const std::string& relname) {
   Message m('R');
   m.Int(id, 4).String(nspname).String(relname).Byte('d');
-  const std::vector<std::string> columns = {"dataelementid",
-                                            "periodid",
-                                            "sourceid",
-                                            "categoryoptioncomboid",
-                                            "attributeoptioncomboid",
-                                            "value",
-                                            "comment",
-                                            "deleted"};
+  const std::vector<std::string> columns = {
+      "dataelementid",          "periodid", "sourceid", "categoryoptioncomboid",
+      "attributeoptioncomboid", "value",    "comment",  "deleted"};
   m.Int(columns.size(), 2);
   for (size_t i = 0; i < columns.size(); ++i) {
     m.Int(i < 5 ? 1 : 0, 1).String(columns[i]).Int(20, 4).Int(0xFFFFFFFFu, 4);
@@ -129,8 +124,8 @@ TEST(PgoutputDecoderTest, KeepsEachKeyOnceWithItsLastChange) {
   const StreamChanges changes = decoder.Take();
   // b was last deleted, by the transaction committed at 20 microseconds after 2000-01-01; c was
   // deleted and inserted again: it is there.
-  EXPECT_EQ(changes.keys, (std::vector<ChangedKey>{Key(a), Key(b, kPostgresEpochMicros + 20),
-                                                   Key(c)}));
+  EXPECT_EQ(changes.keys,
+            (std::vector<ChangedKey>{Key(a), Key(b, kPostgresEpochMicros + 20), Key(c)}));
   ASSERT_EQ(changes.transactions.size(), 3u);
   EXPECT_EQ(changes.transactions[1].xid, 701u);
   EXPECT_EQ(changes.transactions[1].commit_lsn, 0x2000u);
@@ -191,8 +186,7 @@ TEST(PgoutputDecoderTest, RefusesWhatIsNotPgoutput) {
   ASSERT_TRUE(decoder.Add(Relation(kDataValue, "public", "datavalue")).ok());
   // Cut short, and a key that is not an integer.
   const std::string insert = Insert(kDataValue, a);
-  EXPECT_EQ(decoder.Add(insert.substr(0, insert.size() - 3)).code(),
-            absl::StatusCode::kInternal);
+  EXPECT_EQ(decoder.Add(insert.substr(0, insert.size() - 3)).code(), absl::StatusCode::kInternal);
   Message bad('I');
   bad.Int(kDataValue, 4).Byte('N').Int(8, 2).Text("x1");
   for (int i = 0; i < 7; ++i) bad.Text("1");
@@ -211,8 +205,9 @@ TEST(ChangeStreamSlotNameTest, RoundTripsAndRefusesOtherNames) {
   EXPECT_LE(ChangeStreamSlotName(~uint64_t{0}, INT64_MAX).size(), 63u);  // NAMEDATALEN - 1
   for (const char* other :
        {"dvexport_0123456789abcdef", "dvexport_0123456789abcdef_", "dvexport_0123456789ABCDEF_1",
-        "dvexport_0123456789abcde_1", "dvexport_0123456789abcdef_-1", "dvexport_0123456789abcdef_01",
-        "dvexport_0123456789abcdef_1x", "debezium", "xdvexport_0123456789abcdef_1"}) {
+        "dvexport_0123456789abcde_1", "dvexport_0123456789abcdef_-1",
+        "dvexport_0123456789abcdef_01", "dvexport_0123456789abcdef_1x", "debezium",
+        "xdvexport_0123456789abcdef_1"}) {
     EXPECT_FALSE(ParseChangeStreamSlotName(other).has_value()) << other;
   }
 }
