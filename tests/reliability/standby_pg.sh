@@ -34,9 +34,9 @@ command="${1:-}"
 case "$command" in
   start)
     env_file="$2"
-    # Streaming replication needs WAL for it and a walsender; full page writes keep the
-    # base backup consistent.
-    DVEXPORT_PG_OPTIONS="-c wal_level=replica -c max_wal_senders=4 -c full_page_writes=on \
+    # Streaming replication needs WAL for it (pg_start's wal_level=logical, which change
+    # streams need too) and a walsender; full page writes keep the base backup consistent.
+    DVEXPORT_PG_OPTIONS="-c max_wal_senders=4 -c full_page_writes=on \
       -c shared_buffers=128MB" pg_start >/dev/null
     trap 'standby_stop "$DVEXPORT_PG_DIR"; pg_stop' ERR
     PSQL="$PG_BINDIR/psql" "$root/deploy/demo/load.sh" small >/dev/null

@@ -185,6 +185,80 @@ TEST(StandbySyncTest, TokensOfThePrimaryWorkOnTheStandbyAndTheReverse) {
   EXPECT_TRUE(copy == ToCopy(full_primary)) << "the primary's delta missed a change";
 }
 
+// Change streams live on the primary (PostgreSQL 15 keeps slots there only): a standby asked to
+// start one gives a snapshot token, and refuses a stream token; the primary's stream, read by
+// any dvexport of the primary, carries a hard DELETE the standby's snapshot token cannot see.
+TEST(StandbySyncTest, ChangeStreamsAreThePrimarysAndTheStandbyFallsBackToSnapshotTokens) {
+  Server primary(StandbyPair::primary_reader());
+  Server other_primary(StandbyPair::primary_reader());
+  Server standby(StandbyPair::standby_reader());
+  ASSERT_NE(primary.stub, nullptr);
+  ASSERT_NE(standby.stub, nullptr);
+  ExportRequest start = Everything();
+  start.set_start_change_stream(true);
+
+  Stream on_standby = standby.Run(start);
+  ASSERT_TRUE(on_standby.status.ok()) << on_standby.status.error_message();
+  absl::StatusOr<dhis2::ChangeToken> standby_token =
+      dhis2::DecodeChangeToken(on_standby.change_token);
+  ASSERT_TRUE(standby_token.ok());
+  EXPECT_EQ(standby_token->kind, dhis2::ChangeTokenKind::kSnapshot);
+
+  Stream first = primary.Run(start);
+  ASSERT_TRUE(first.status.ok()) << first.status.error_message();
+  absl::StatusOr<dhis2::ChangeToken> token = dhis2::DecodeChangeToken(first.change_token);
+  ASSERT_TRUE(token.ok());
+  ASSERT_EQ(token->kind, dhis2::ChangeTokenKind::kStream);
+  struct DropSlot {
+    std::string name;
+    ~DropSlot() {
+      QueryOn(StandbyPair::primary_admin(),
+              absl::StrCat("SELECT pg_drop_replication_slot(slot_name) FROM "
+                           "pg_replication_slots WHERE slot_name = '",
+                           name, "'"));
+    }
+  } drop_slot{absl::StrCat("dvexport_", absl::Hex(token->slot_id, absl::kZeroPad16), "_0")};
+  std::map<Key, Fields> copy = ToCopy(first);
+
+  // 20 values changed, one soft-deleted, one removed with DELETE.
+  ASSERT_EQ(ChangeOnPrimary(20, "stream-1"), 21);
+  const std::string removed = QueryOn(
+      StandbyPair::primary_admin(),
+      "WITH d AS (DELETE FROM datavalue WHERE (dataelementid, periodid, sourceid, "
+      "categoryoptioncomboid, attributeoptioncomboid) IN (SELECT dataelementid, periodid, "
+      "sourceid, categoryoptioncomboid, attributeoptioncomboid FROM datavalue WHERE NOT deleted "
+      "AND dataelementid IN (SELECT dataelementid FROM datasetelement) ORDER BY 1, 2, 3, 4, 5 "
+      "OFFSET 50 LIMIT 1) RETURNING 1) SELECT count(*) FROM d");
+  ASSERT_EQ(removed, "1");
+  StandbyPair::WaitForReplay();
+
+  ExportRequest request = Everything();
+  request.set_changes_since(first.change_token);
+  Stream refused = standby.Run(request);
+  EXPECT_EQ(refused.status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(refused.status.error_message().rfind(
+                "changes_since: the token names a change stream, which only the primary can "
+                "read",
+                0),
+            0u)
+      << refused.status.error_message();
+
+  // Another dvexport of the same primary reads the same stream.
+  Stream delta = other_primary.Run(request);
+  ASSERT_TRUE(delta.status.ok()) << delta.status.error_message();
+  EXPECT_EQ(delta.values.size(), 22u);
+  Apply(delta, &copy);
+  Stream full = primary.Run(Everything());
+  ASSERT_TRUE(full.status.ok());
+  EXPECT_TRUE(copy == ToCopy(full)) << "the stream's delta missed a change";
+
+  // The standby's snapshot token sees the 21 updates but not the DELETE.
+  request.set_changes_since(on_standby.change_token);
+  Stream snapshot_delta = standby.Run(request);
+  ASSERT_TRUE(snapshot_delta.status.ok()) << snapshot_delta.status.error_message();
+  EXPECT_EQ(snapshot_delta.values.size(), 21u);
+}
+
 TEST(StandbySyncTest, AStandbyBehindTheTokenWaitsThenAnswersUnavailable) {
   Server primary(StandbyPair::primary_reader());
   Server standby(StandbyPair::standby_reader());
