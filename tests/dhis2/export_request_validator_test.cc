@@ -681,5 +681,24 @@ TEST(ExportRequestValidatorTest, RefusesChangesSinceWithLimit) {
             "the next token would skip what it left out)");
 }
 
+TEST(ExportRequestValidatorTest, StartChangeStreamNeedsACompleteFirstExport) {
+  ExportRequest request = ValidRequest();
+  request.set_start_change_stream(true);
+  absl::StatusOr<ExportParams> params = ValidateExportRequest(request);
+  ASSERT_TRUE(params.ok()) << params.status();
+  EXPECT_TRUE(params->start_change_stream);
+  EXPECT_FALSE(ValidateExportRequest(ValidRequest())->start_change_stream);
+
+  request.set_limit(10);
+  EXPECT_EQ(ErrorMessage(request),
+            "start_change_stream: cannot be combined with limit (a stream starts with a "
+            "complete export)");
+  request.clear_limit();
+  request.set_changes_since(EncodeChangeToken(ChangeToken{1, 2, 3, 4, 5}));
+  EXPECT_EQ(ErrorMessage(request),
+            "start_change_stream: cannot be combined with changes_since (a delta continues the "
+            "stream or snapshot its token names; a new stream starts with a full export)");
+}
+
 }  // namespace
 }  // namespace dvexport::dhis2

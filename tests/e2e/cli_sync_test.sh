@@ -35,6 +35,31 @@ full=$(count "$work/full.json")
 token1=$(cat "$work/state")
 [[ "$token1" =~ ^[A-Za-z0-9_-]{52}$ ]] || fail "the state file holds no token: '$token1'"
 grep -q "the next sync exports what changed" "$work/sync1.log" || fail "no state message"
+# The test database can keep change streams (wal_level=logical, a REPLICATION role, the
+# publication): the first sync started one, a token of version 3 (base64url "Aw".."A_").
+[[ "${token1:0:1}" == A && "wxyz0123456789-_" == *"${token1:1:1}"* ]] \
+  || fail "the first sync's token is not a change stream's: '$token1'"
+grep -q "a change stream: it reads only what changed" "$work/sync1.log" \
+  || fail "no change stream message: $(cat "$work/sync1.log")"
+# Its slot: dvexport_<the token's slot id, bytes 19-26 little-endian, in hex>_<owner>.
+slot_prefix() {
+  python3 -c 'import base64,sys; b=base64.urlsafe_b64decode(sys.argv[1]); print("dvexport_%016x_" % int.from_bytes(b[19:27], "little"))' "$1"
+}
+drop_stream() {
+  psql_q "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE left(slot_name, 26) = '$(slot_prefix "$1")'" >/dev/null
+}
+slots=$(psql_q "SELECT count(*) FROM pg_replication_slots WHERE left(slot_name, 26) = '$(slot_prefix "$token1")'")
+[[ "$slots" == 1 ]] || fail "no slot for the first sync's stream"
+
+# --snapshot-token: a first sync that starts no stream (a token of version 2).
+"$cli_bin" sync "${filters[@]}" --snapshot-token --state "$work/snapshot-state" \
+  -o "$work/snapshot.json" 2>"$work/sync-snapshot.log" \
+  || { cat "$work/sync-snapshot.log" >&2; fail "the --snapshot-token sync failed"; }
+snapshot_token=$(cat "$work/snapshot-state")
+[[ "${snapshot_token:0:1}" == A && "ghijklmnopqrstuv" == *"${snapshot_token:1:1}"* ]] \
+  || fail "--snapshot-token gave no snapshot token: '$snapshot_token'"
+grep -q "a snapshot token: it reads the whole table" "$work/sync-snapshot.log" \
+  || fail "no snapshot token message: $(cat "$work/sync-snapshot.log")"
 
 # Nothing changed: a later sync holds at most what changed since (values of transactions still
 # running elsewhere in the cluster may be repeated, never all of them).
@@ -85,6 +110,7 @@ rm "$work/old-state"
 "$cli_bin" sync "${filters[@]}" --state "$work/old-state" -o "$work/old.json" 2>"$work/sync5.log" \
   || { cat "$work/sync5.log" >&2; fail "the sync after removing the state file failed"; }
 [[ $(count "$work/old.json") == "$full" ]] || fail "the sync starting over is not a full export"
+drop_stream "$(cat "$work/old-state")"
 
 # Usage errors (exit 2).
 set +e
@@ -105,4 +131,6 @@ for output in "$work/state" "$work/state-hard" "$work/state-soft"; do
 done
 set -e
 [[ $(cat "$work/state") == "$token2" ]] || fail "a refused sync changed the state file"
+# No slot is left to keep WAL.
+drop_stream "$token2"
 echo "cli_sync: OK (full $full values, second sync $delta_lines)"

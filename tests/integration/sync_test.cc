@@ -572,6 +572,41 @@ TEST_F(SyncTest, AStreamRepeatsADeltaNotYetConfirmedAndRefusesATokenItMovedPast)
   ASSERT_TRUE(full.status.ok());
   EXPECT_TRUE(copy == full.values);
 
+  // The same delta in every file format, compressed too: the three values, the removed one as
+  // deleted.
+  for (const auto& [format, compression] :
+       std::vector<std::pair<v1::Format, v1::Compression>>{
+           {v1::FORMAT_CSV, v1::COMPRESSION_NONE},
+           {v1::FORMAT_XML, v1::COMPRESSION_NONE},
+           {v1::FORMAT_JSON_PRETTY, v1::COMPRESSION_NONE},
+           {v1::FORMAT_CSV, v1::COMPRESSION_GZIP}}) {
+    ExportFileRequest file_request;
+    *file_request.mutable_query() = request;
+    file_request.set_format(format);
+    file_request.set_compression(compression);
+    grpc::ClientContext context;
+    auto reader = single_->stub->ExportFile(&context, file_request);
+    v1::FileChunk chunk;
+    int64_t values = -1;
+    std::string bytes;
+    while (reader->Read(&chunk)) {
+      if (chunk.has_trailer()) {
+        values = chunk.trailer().values();
+      } else {
+        bytes += chunk.data();
+      }
+    }
+    ASSERT_TRUE(reader->Finish().ok()) << format;
+    EXPECT_EQ(values, 3) << format;
+    if (compression == v1::COMPRESSION_NONE) {
+      EXPECT_NE(bytes.find(format == v1::FORMAT_CSV ? ",true"
+                           : format == v1::FORMAT_XML ? "deleted=\"true\""
+                                                      : "\"deleted\": true"),
+                std::string::npos)
+          << format << ": " << bytes;
+    }
+  }
+
   // The next delta confirms the repeated one: empty, and the first token is now refused.
   request.set_changes_since(repeated.change_token);
   Delta next = Stream(single_, request);
