@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "service/db/adx_stream.h"
+#include "service/db/change_stream.h"
 #include "service/db/connection_pool.h"
 #include "service/db/data_value_line_parser.h"
 #include "service/db/export_scope.h"
@@ -38,6 +39,7 @@ struct ReadSessionOptions {
   std::chrono::milliseconds statement_timeout{0};
   // How a large export is read with several connections at once.
   ReadPlanOptions read_plan;
+  std::string change_publication = kDefaultChangePublication;
 };
 
 // The database side of one export or count: its pooled connection, its READ
