@@ -89,12 +89,16 @@ absl::Status ChangeStreamMonitor::PollOnce() {
         state = db::ReadChangeStreamState(tx, options_.publication);
         return absl::OkStatus();
       });
+  bool stopping = false;
   {
     // Before the session goes: Stop must not cancel it afterwards.
     std::lock_guard<std::mutex> lock(run_mu_);
     polling_ = nullptr;
+    stopping = stopping_;
   }
   session.reset();
+  // Stop cancelled it: the server is shutting down, which is not a failure worth a line.
+  if (stopping) return absl::CancelledError("the change stream monitor has stopped");
   if (!status.ok()) {
     // Once per run of failures: a database that is down is the health probe's to report.
     if (!failing_ && log_ != nullptr) {
