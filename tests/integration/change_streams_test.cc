@@ -470,13 +470,21 @@ TEST_F(ChangeStreamsTest, MonitorShowsStreamsInMetrics) {
   EXPECT_EQ(SumSamples(metrics, "dvexport_change_token_kind", {"kind=\"stream\""}), 1);
   EXPECT_EQ(SumSamples(metrics, "dvexport_change_token_kind", {"kind=\"snapshot\""}), 0);
 
-  // The monitor has seen it: its idle time is known, and grows while nothing confirms.
-  std::this_thread::sleep_for(milliseconds(2100));
-  absl::StatusOr<v1::ListChangeStreamsResponse> listed =
-      client_->ListChangeStreams(As(users_->alice_token));
-  ASSERT_TRUE(listed.ok()) << listed.status();
-  ASSERT_NE(Find(*listed, name), nullptr);
-  EXPECT_GE(Find(*listed, name)->idle_seconds(), 2);
+  // The monitor has seen it: its idle time is known, and grows while nothing confirms. (Not
+  // counted from the first sighting: a poll may see the slot while PostgreSQL still creates it,
+  // before its confirmed position is set, which is a move.)
+  int64_t idle = -1;
+  EXPECT_TRUE(reliability::WaitFor(
+      [&] {
+        absl::StatusOr<v1::ListChangeStreamsResponse> listed =
+            client_->ListChangeStreams(As(users_->alice_token));
+        EXPECT_TRUE(listed.ok()) << listed.status();
+        if (!listed.ok() || Find(*listed, name) == nullptr) return false;
+        idle = Find(*listed, name)->idle_seconds();
+        return idle >= 2;
+      },
+      seconds(10)))
+      << "idle seconds " << idle;
 
   absl::StatusOr<std::string> dropped =
       client_->DropChangeStream(ByName(name), As(users_->alice_token));
