@@ -433,6 +433,15 @@ const FlagSpec kFlags[] = {
        flags.command.state_file = std::string(value);
        return absl::OkStatus();
      }},
+    {kSyncCommand, "Sync", "--snapshot-token", "", "",
+     "The first sync (FILE does not exist) asks for no change stream: every delta then reads "
+     "the whole table and misses hard DELETEs, but the database keeps no slot for it. Default: "
+     "a change stream where the server's database can keep one (docs/SYNC.md).",
+     Arity::kSwitch,
+     [](absl::string_view, ExportFlags& flags) {
+       flags.command.start_change_stream = false;
+       return absl::OkStatus();
+     }},
     {kStreamsDropCommand, "Stream", "--state", "", "FILE",
      "Drop the change stream of the token in this dvexport sync state file (its first line).",
      Arity::kValue,
@@ -497,7 +506,9 @@ const CommandSpec kCommands[] = {
      "\n"
      "Exports what changed since the last sync with the same --state FILE: the data\n"
      "values inserted or updated since (deleted ones too, with deleted=true), or\n"
-     "everything if FILE does not exist yet. Same filters and output as export\n"
+     "everything if FILE does not exist yet. The first sync starts a change stream\n"
+     "where the server can (deltas then cost what changed, and carry hard DELETEs);\n"
+     "`dvexport streams drop --state FILE` ends it. Same filters and output as export\n"
      "(no --limit); use the same filters every time. Apply the output (upsert by\n"
      "data element, period, org unit, category option combo and attribute option\n"
      "combo) before the next sync replaces it. FILE is replaced only after the\n"

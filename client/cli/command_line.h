@@ -43,6 +43,8 @@ struct CommandLine {
   // kSync: the file holding the last change token; kStreamsDrop: such a file, whose token names
   // the stream to drop.
   std::string state_file;
+  // kSync: a first sync (no state file yet) asks for a change stream (--snapshot-token: no).
+  bool start_change_stream = true;
   // kStreamsDrop: the stream to drop by change token (--change-token) or by name (--name); one of
   // these two and state_file is set.
   std::string change_token;

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "absl/strings/match.h"
@@ -87,7 +88,11 @@ int RunExport(const CommandLine& input) {
   if (sync) {
     absl::StatusOr<std::string> token = ReadSyncState(command.state_file);
     if (!token.ok()) return PrintError(token.status());
-    if (!token->empty()) command.request.mutable_query()->set_changes_since(*token);
+    if (!token->empty()) {
+      command.request.mutable_query()->set_changes_since(*token);
+    } else {
+      command.request.mutable_query()->set_start_change_stream(command.start_change_stream);
+    }
   }
 
   ::signal(SIGPIPE, SIG_IGN);
@@ -118,7 +123,11 @@ int RunExport(const CommandLine& input) {
     options.on_progress = [&progress_line](const client::ExportProgress& progress) {
       progress_line->Update(progress);
     };
-    counter = StartCounting(client, command, &*progress_line);
+    // Not for a sync's delta: a count of a snapshot delta scans the table as the delta does, and
+    // one of a change stream would read the stream beside it.
+    if (!sync || command.request.query().changes_since().empty()) {
+      counter = StartCounting(client, command, &*progress_line);
+    }
   }
 
   const bool to_stdout = command.output == kStandardOutput;
@@ -141,7 +150,8 @@ int RunExport(const CommandLine& input) {
         absl::StartsWith(summary.status().message(), "changes_since:")) {
       std::fprintf(stderr,
                    "dvexport: %s holds a token this server cannot judge; it is left as it was: "
-                   "remove it, and the next sync exports everything again\n",
+                   "remove it, and the next sync exports everything again (if it names a change "
+                   "stream that still exists, `dvexport streams drop --state FILE` first)\n",
                    command.state_file.c_str());
     }
     return exit_code;
@@ -164,8 +174,14 @@ int RunExport(const CommandLine& input) {
     }
     absl::Status status = WriteSyncState(command.state_file, summary->change_token);
     if (!status.ok()) return PrintError(status);
-    std::fprintf(stderr, "%s: the next sync exports what changed since this one\n",
-                 command.state_file.c_str());
+    // Versions 2 and 3 of the token (base64url of its first byte): "Ag".."Av" and "Aw".."A_".
+    const std::string& token = summary->change_token;
+    const bool stream = token.size() > 2 && token[0] == 'A' &&
+                        std::string_view("wxyz0123456789-_").find(token[1]) != std::string::npos;
+    std::fprintf(stderr, "%s: the next sync exports what changed since this one (%s)\n",
+                 command.state_file.c_str(),
+                 stream ? "a change stream: it reads only what changed"
+                        : "a snapshot token: it reads the whole table");
   }
   return kExitOk;
 }

@@ -202,8 +202,9 @@ std::string BuildAdxSelectSql(const ExportScope& scope) {
   const std::string sets = IdArray(scope.data_set_ids);
   std::string sql = absl::StrCat(
       "SELECT dse.datasetid, dv.periodid, dv.sourceid, dv.attributeoptioncomboid, "
-      "dv.dataelementid, dv.categoryoptioncomboid, dv.value FROM datavalue dv "
-      "JOIN datasetelement dse ON dse.dataelementid = dv.dataelementid "
+      "dv.dataelementid, dv.categoryoptioncomboid, dv.value FROM ",
+      DataValueSourceSql(scope),
+      " JOIN datasetelement dse ON dse.dataelementid = dv.dataelementid "
       "AND dse.datasetid = ANY('",
       sets,
       "'::bigint[]) "

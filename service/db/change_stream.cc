@@ -1,9 +1,11 @@
 #include "service/db/change_stream.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <pqxx/result>
 #include <pqxx/stream_from>
+#include <pqxx/transaction>
 #include <stdexcept>
 #include <utility>
 
@@ -216,8 +218,7 @@ std::vector<ChangeStreamSlot> ReadChangeStreamSlots(pqxx::transaction_base& tx) 
   return slots;
 }
 
-std::optional<ChangeStreamSlot> ReadChangeStreamSlot(pqxx::transaction_base& tx,
-                                                     uint64_t slot_id) {
+std::optional<ChangeStreamSlot> ReadChangeStreamSlot(pqxx::transaction_base& tx, uint64_t slot_id) {
   const std::string prefix = absl::StrFormat("%s%016x_", kSlotPrefix, slot_id);
   for (const pqxx::row& row :
        tx.exec_params(absl::StrCat(kSlotColumns, " AND left(slot_name::text, 26) = $1"), prefix)) {
@@ -285,10 +286,10 @@ struct PgoutputDecoder::State {
     if (inserted) {
       if (changes.keys.size() >= max_keys) {
         index.erase(it);
-        return absl::FailedPreconditionError(absl::StrCat(
-            "changes_since: more than ", max_keys,
-            " data values changed since the token; export everything again without "
-            "changes_since"));
+        return absl::FailedPreconditionError(
+            absl::StrCat("changes_since: more than ", max_keys,
+                         " data values changed since the token; export everything again without "
+                         "changes_since"));
       }
       changes.keys.push_back(key);
     } else {
@@ -304,9 +305,9 @@ PgoutputDecoder::~PgoutputDecoder() { delete state_; }
 absl::Status PgoutputDecoder::Add(std::string_view message) {
   MessageReader reader(message);
   const auto malformed = [&] {
-    return absl::InternalError(absl::StrCat("a change stream message that is not pgoutput's (",
-                                            message.size(), " bytes, type '",
-                                            absl::string_view(message.data(), message.empty() ? 0 : 1), "')"));
+    return absl::InternalError(absl::StrCat(
+        "a change stream message that is not pgoutput's (", message.size(), " bytes, type '",
+        absl::string_view(message.data(), message.empty() ? 0 : 1), "')"));
   };
   const char type = reader.Byte();
   switch (type) {
@@ -402,12 +403,11 @@ StreamChanges PgoutputDecoder::Take() {
 
 absl::StatusOr<StreamChanges> PeekStreamChanges(pqxx::transaction_base& tx,
                                                 const std::string& slot_name, uint64_t upto_lsn,
-                                                const std::string& publication,
-                                                size_t max_keys) {
+                                                const std::string& publication, size_t max_keys) {
   tx.exec_params(
       "SELECT set_config($1, $2, true), set_config($3, $4, true), set_config($5, $6, true)",
-      std::string(kPeekSlotSetting), slot_name, std::string(kPeekUptoSetting),
-      FormatLsn(upto_lsn), std::string(kPeekPublicationSetting), publication);
+      std::string(kPeekSlotSetting), slot_name, std::string(kPeekUptoSetting), FormatLsn(upto_lsn),
+      std::string(kPeekPublicationSetting), publication);
   // One message per line, as bytea's hex text ("\\x..." in COPY's escaping): read as it comes,
   // never the whole stream in memory.
   pqxx::stream_from copy(
@@ -422,6 +422,7 @@ absl::StatusOr<StreamChanges> PeekStreamChanges(pqxx::transaction_base& tx,
   absl::Status status;
   while (copy.get_raw_line(line)) {
     if (!status.ok()) continue;  // drain the COPY: the connection stays usable
+    if (!line.empty() && line.back() == '\n') line.pop_back();
     // COPY text escapes the backslash of bytea's "\x": "\\x4200...".
     if (line.size() < 3 || line.compare(0, 3, "\\\\x") != 0 || (line.size() - 3) % 2 != 0) {
       status = absl::InternalError("a change stream row that is not bytea's hex text");
@@ -454,6 +455,71 @@ void SetChangedKeys(pqxx::transaction_base& tx, const std::vector<ChangedKey>& k
   value.push_back('|');
   AppendArray(&value, keys, &ChangedKey::deleted_at_micros);
   tx.exec_params("SELECT set_config($1, $2, true)", std::string(kChangedKeysSetting), value);
+}
+
+SnapshotXids ReadSnapshotXids(pqxx::transaction_base& tx) {
+  const pqxx::row row = tx.exec_params1("SELECT pg_current_snapshot()::text");
+  // "xmin:xmax:xip,xip,...", decimal 64-bit xids.
+  const std::string_view text(row[0].c_str(), row[0].size());
+  SnapshotXids snapshot;
+  const size_t first = text.find(':');
+  const size_t second = first == std::string_view::npos ? first : text.find(':', first + 1);
+  int64_t value = 0;
+  if (second == std::string_view::npos || !ParseDecimal(text.substr(0, first), &value)) {
+    throw std::runtime_error(absl::StrCat("not a snapshot: ", absl::string_view(row[0].c_str())));
+  }
+  snapshot.xmin = static_cast<uint64_t>(value);
+  if (!ParseDecimal(text.substr(first + 1, second - first - 1), &value)) {
+    throw std::runtime_error(absl::StrCat("not a snapshot: ", absl::string_view(row[0].c_str())));
+  }
+  snapshot.xmax = static_cast<uint64_t>(value);
+  std::string_view rest = text.substr(second + 1);
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    if (!ParseDecimal(rest.substr(0, comma), &value)) {
+      throw std::runtime_error(absl::StrCat("not a snapshot: ", absl::string_view(row[0].c_str())));
+    }
+    snapshot.xip.push_back(static_cast<uint64_t>(value));
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+  }
+  std::sort(snapshot.xip.begin(), snapshot.xip.end());
+  return snapshot;
+}
+
+bool VisibleIn(const SnapshotXids& snapshot, uint32_t xid) {
+  // Widen to 64 bits with the epoch of the nearest candidate to xmax.
+  constexpr uint64_t kWrap = uint64_t{1} << 32;
+  uint64_t full = (snapshot.xmax & ~(kWrap - 1)) | xid;
+  if (full > snapshot.xmax + kWrap / 2) {
+    full -= kWrap;
+  } else if (full + kWrap / 2 < snapshot.xmax) {
+    full += kWrap;
+  }
+  if (full < snapshot.xmin) return true;
+  if (full >= snapshot.xmax) return false;
+  return !std::binary_search(snapshot.xip.begin(), snapshot.xip.end(), full);
+}
+
+uint64_t StreamPositionAfter(const StreamChanges& changes, const SnapshotXids& snapshot,
+                             uint64_t upto) {
+  uint64_t position = upto;
+  for (const DecodedTransaction& transaction : changes.transactions) {
+    if (!VisibleIn(snapshot, transaction.xid)) {
+      position = std::min(position, transaction.commit_lsn);
+    }
+  }
+  return position;
+}
+
+uint64_t ReadFlushLsn(pqxx::transaction_base& tx) {
+  return ToUint64(tx.exec_params1("SELECT (pg_current_wal_flush_lsn() - '0/0'::pg_lsn)::text")[0]);
+}
+
+void ForceWalFlush(pqxx::connection_base& conn) {
+  pqxx::work tx(conn);
+  tx.exec("SET LOCAL synchronous_commit = local");
+  tx.exec("SELECT pg_current_xact_id()");
+  tx.commit();
 }
 
 std::string ChangedKeysSourceSql() {

@@ -7,8 +7,10 @@
 // until the next delta presents the returned token and the slot is advanced to it), keeps the
 // keys that changed, and reads those keys' rows in the export's snapshot.
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
+#include <pqxx/connection_base>
 #include <pqxx/transaction_base>
 #include <string>
 #include <string_view>
@@ -19,12 +21,16 @@
 
 namespace dvexport::db {
 
+// How long starting a stream waits for PostgreSQL to make its slot consistent (the
+// transactions running at the start must end first), within the call's deadline.
+inline constexpr std::chrono::seconds kStreamStartWait{60};
+
 // The publication a stream reads unless --change_publication names another.
 inline constexpr char kDefaultChangePublication[] = "dvexport";
 
 // The most distinct changed keys one delta collects; more is FailedPrecondition (export
 // everything again): a delta's memory stays bounded whatever the stream holds.
-inline constexpr size_t kMaxDeltaKeys = 4'000'000;
+inline constexpr size_t kMaxDeltaKeys = 1'000'000;
 
 // "dvexport_<16 lowercase hex digits of slot_id>_<owner_user_id>": the slot of a stream started
 // by DHIS2 user "owner_user_id" (userinfo.userinfoid; 0 without authentication).
@@ -63,8 +69,7 @@ struct ChangeStreamSlot {
 // This database's dvexport slots, by name.
 std::vector<ChangeStreamSlot> ReadChangeStreamSlots(pqxx::transaction_base& tx);
 // The slot of "slot_id" in this database, if any.
-std::optional<ChangeStreamSlot> ReadChangeStreamSlot(pqxx::transaction_base& tx,
-                                                     uint64_t slot_id);
+std::optional<ChangeStreamSlot> ReadChangeStreamSlot(pqxx::transaction_base& tx, uint64_t slot_id);
 // Drops the slot "name" (pg_drop_replication_slot). False when it no longer exists; a slot in use
 // (a delta reads it) throws as PostgreSQL refuses it.
 bool DropChangeStreamSlot(pqxx::transaction_base& tx, const std::string& name);
@@ -138,6 +143,35 @@ void SetChangedKeys(pqxx::transaction_base& tx, const std::vector<ChangedKey>& k
 // row in the snapshot, or, for a key no longer in the table, the key alone with deleted = true,
 // value NULL, and created and lastupdated the deletion's commit time.
 std::string ChangedKeysSourceSql();
+
+// The running transactions of a snapshot (pg_current_snapshot()), 64-bit xids.
+struct SnapshotXids {
+  uint64_t xmin = 0;
+  uint64_t xmax = 0;
+  std::vector<uint64_t> xip;  // sorted
+};
+SnapshotXids ReadSnapshotXids(pqxx::transaction_base& tx);
+
+// Whether the committed top-level transaction "xid" (32 bits, as pgoutput names it, within 2^31
+// of the snapshot's xmax) is visible in "snapshot".
+bool VisibleIn(const SnapshotXids& snapshot, uint32_t xid);
+
+// The stream position a delta returns, having read "changes" (every transaction whose commit
+// record starts before "upto") and the keys' rows in "snapshot": "upto", or the commit of the
+// first decoded transaction the snapshot does not see yet (committed, but not yet visible: a
+// synchronous commit waiting for its standby), so that the next delta decodes it again. Every
+// transaction whose commit starts below the result is then in the copy.
+uint64_t StreamPositionAfter(const StreamChanges& changes, const SnapshotXids& snapshot,
+                             uint64_t upto);
+
+// pg_current_wal_flush_lsn(): the decoding of a peek stops there.
+uint64_t ReadFlushLsn(pqxx::transaction_base& tx);
+
+// Makes PostgreSQL flush its WAL up to now, on "conn" (idle, outside a transaction): a
+// transaction that only takes a transaction id writes a commit record and, with
+// synchronous_commit = local, flushes it and everything before it. It consumes one transaction
+// id and writes to no table; it works in a read-only transaction.
+void ForceWalFlush(pqxx::connection_base& conn);
 
 // The setting SetChangedKeys fills.
 inline constexpr char kChangedKeysSetting[] = "dvexport.changed_keys";

@@ -174,6 +174,10 @@ class ConnectionPool {
   // Connections currently borrowed.
   int in_use() const;
 
+  // The conninfo with its defaults, or why it has none (for connections the pool does not
+  // keep: a change stream's replication connection).
+  const absl::StatusOr<std::string>& conninfo() const { return conninfo_; }
+
  private:
   friend class PooledConnection;
   void Release(std::unique_ptr<DatabaseConnection> conn, bool discard);

@@ -77,6 +77,10 @@ SqlStateMapping MapSqlState(absl::string_view sqlstate) {
        "the database is not accepting connections now (starting up, shutting down or in "
        "recovery)"},
       {"55P03", absl::StatusCode::kUnavailable, "a lock the export needs is not available"},
+      // object_in_use: a replication slot that another session reads (another delta of the
+      // same change stream, or a drop while it runs).
+      {"55006", absl::StatusCode::kAborted,
+       "another delta of this change stream is running (its replication slot is in use); retry"},
       {"08", absl::StatusCode::kUnavailable, "the database connection failed"},
       {"53", absl::StatusCode::kResourceExhausted,
        "the database is out of a resource (connections, memory or disk)"},

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "service/db/access_rules.h"
+#include "service/db/change_stream.h"
 #include "service/dhis2/dates.h"
 #include "service/dhis2/period.h"
 #include "service/dhis2/quote.h"
@@ -475,6 +476,10 @@ absl::StatusOr<ExportScope> ResolveExportScope(pqxx::transaction_base& tx, Schem
   return scope;
 }
 
+std::string DataValueSourceSql(const ExportScope& scope) {
+  return scope.changed_keys ? ChangedKeysSourceSql() : "datavalue dv";
+}
+
 std::string BuildDataValueWhereSql(const ExportScope& scope) {
   std::string sql = absl::StrCat("dv.dataelementid = ANY('", ToArrayLiteral(scope.data_element_ids),
                                  "'::bigint[])");
@@ -493,7 +498,9 @@ std::string BuildDataValueWhereSql(const ExportScope& scope) {
     absl::StrAppend(&sql, " AND dv.attributeoptioncomboid <> ALL('",
                     ToArrayLiteral(scope.excluded_attribute_option_combo_ids), "'::bigint[])");
   }
-  if (scope.changes_only) {
+  if (scope.changed_keys) {
+    // Every changed key is sent, deleted or not: a copy must learn of the deletion.
+  } else if (scope.changes_only) {
     // A row version is new since the token's snapshot when its xmin (the transaction that wrote
     // it) is at or above the snapshot's xmin: age() counts back from this transaction's
     // reference xid modulo 2^32, so both sides are in the same 32-bit window (ReadSession
@@ -528,8 +535,8 @@ std::string BuildDataValueSelectSql(const ExportScope& scope,
       "SELECT dv.dataelementid, dv.periodid, dv.sourceid, dv.categoryoptioncomboid, "
       "dv.attributeoptioncomboid, dv.value, dv.storedby, dv.created, "
       "CASE WHEN dv.lastupdated = dv.created THEN '' ELSE dv.lastupdated::text END, "
-      "dv.comment, dv.followup, dv.deleted FROM datavalue dv WHERE ",
-      BuildDataValueWhereSql(scope));
+      "dv.comment, dv.followup, dv.deleted FROM ",
+      DataValueSourceSql(scope), " WHERE ", BuildDataValueWhereSql(scope));
   if (blocks) {
     // PostgreSQL 14+ reads such a slice with a TID Range Scan, only its own blocks.
     if (blocks->first_block > 0) {

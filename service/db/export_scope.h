@@ -57,6 +57,12 @@ struct ExportScope {
   // included whatever include_deleted says. The transaction reading the scope
   // must have run ChangesSinceSetting's statement (ReadSession does).
   bool changes_only = false;
+  // A delta of a change stream: only the keys the stream changed (ChangedKeysSourceSql, read
+  // from kChangedKeysSetting, which the transaction must have set: ReadSession does), each with
+  // its row in the snapshot, or deleted = true where it no longer has one; deleted ones included
+  // whatever include_deleted says.
+  bool changed_keys = false;
+  size_t changed_key_count = 0;
 
   IdentifierMap data_elements;
   IdentifierMap periods;  // ISO ids, never null
@@ -71,7 +77,7 @@ struct ExportScope {
     return data_element_ids.empty() || (filter_periods && period_ids.empty()) ||
            org_unit_ids.empty() ||
            (attribute_option_combo_ids && attribute_option_combo_ids->empty()) ||
-           (limit && *limit == 0);
+           (limit && *limit == 0) || (changed_keys && changed_key_count == 0);
   }
 };
 
@@ -98,6 +104,10 @@ absl::StatusOr<ExportScope> ResolveExportScope(pqxx::transaction_base& tx, Schem
 // The SQL expression of an output or input id "scheme" on table alias "o" (o.uid, o.code, o.name,
 // or the attribute's value); an attribute's UID is bind parameter $<param>, never SQL text.
 std::string SchemeExpression(const dhis2::IdScheme& scheme, int param);
+
+// What the scope's statements read as "dv": "datavalue dv", or for a change stream's delta
+// the changed keys' rows (ChangedKeysSourceSql).
+std::string DataValueSourceSql(const ExportScope& scope);
 
 // The WHERE condition (without "WHERE") on "datavalue dv" that selects the
 // scope's values, ignoring the limit. Integers from "scope" only (a change

@@ -255,43 +255,78 @@ bool ParseLsn(std::string_view text, uint64_t* lsn) {
   return true;
 }
 
-}  // namespace
+// Sends "command" on the non-blocking "conn" and waits until its results have all arrived
+// (PQgetResult then does not block), "deadline" passes or "stopped" says so.
+Wait SendAndAwait(PGconn* conn, const std::string& command,
+                  std::chrono::steady_clock::time_point deadline,
+                  const std::function<bool()>& stopped) {
+  if (PQsetnonblocking(conn, 1) != 0 || PQsendQuery(conn, command.c_str()) == 0) {
+    return Wait::kFailed;
+  }
+  Wait waited = Wait::kReady;
+  while (waited == Wait::kReady && PQflush(conn) == 1) {
+    waited = WaitForSocket(conn, /*read=*/false, deadline, stopped);
+  }
+  while (waited == Wait::kReady && PQisBusy(conn) == 1) {
+    waited = WaitForSocket(conn, /*read=*/true, deadline, stopped);
+    if (waited == Wait::kReady && PQconsumeInput(conn) == 0) waited = Wait::kFailed;
+  }
+  return waited;
+}
 
-absl::StatusOr<std::unique_ptr<SlotWithSnapshot>> SlotWithSnapshot::Create(
-    const std::string& conninfo, const std::string& slot_name, const std::string& plugin,
-    std::chrono::steady_clock::time_point deadline, const std::function<bool()>& stopped) {
+// A replication connection (replication=database) to "conninfo", bounded like ConnectWithin.
+absl::StatusOr<std::unique_ptr<PGconn, ConnectionDeleter>> ConnectForReplication(
+    const std::string& conninfo, std::chrono::steady_clock::time_point deadline,
+    const std::function<bool()>& stopped) {
   absl::StatusOr<std::string> full = WithConnectionDefaults(conninfo);
   if (!full.ok()) return full.status();
   ConnectResult connected = ConnectWithin(*full + " replication=database", deadline, stopped);
   if (connected.end == ConnectEnd::kFailed) return ConnectFailedStatus(connected.message);
   if (connected.end == ConnectEnd::kStopped) {
-    return absl::CancelledError("creating the change stream's slot: cancelled");
+    return absl::CancelledError("the replication connection was cancelled");
   }
   if (connected.end != ConnectEnd::kConnected) {
     return absl::DeadlineExceededError(
-        "creating the change stream's slot: the database did not answer the connection in time");
+        "the database did not answer the replication connection in time");
   }
-  std::unique_ptr<PGconn, ConnectionDeleter> conn(connected.conn);
+  return std::unique_ptr<PGconn, ConnectionDeleter>(connected.conn);
+}
+
+// The primary message of the failed result among "conn"'s results (all read), or empty.
+std::string ErrorOfResults(PGconn* conn) {
+  std::string error;
+  while (PGresult* result = PQgetResult(conn)) {
+    if (PQresultStatus(result) == PGRES_FATAL_ERROR && error.empty()) {
+      const char* message = PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY);
+      error = message != nullptr && *message != '\0' ? message : "refused";
+    }
+    PQclear(result);
+  }
+  return error;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<SlotWithSnapshot>> SlotWithSnapshot::Create(
+    const std::string& conninfo, const std::string& slot_name, const std::string& plugin,
+    std::chrono::steady_clock::time_point deadline, const std::function<bool()>& stopped) {
+  absl::StatusOr<std::unique_ptr<PGconn, ConnectionDeleter>> conn =
+      ConnectForReplication(conninfo, deadline, stopped);
+  if (!conn.ok()) {
+    return absl::Status(conn.status().code(), absl::StrCat("creating the change stream's slot: ",
+                                                           conn.status().message()));
+  }
   // The replication protocol's command (the form PostgreSQL 10+ understands); both names are
   // dvexport's own ([a-z0-9_]).
-  const std::string command =
-      absl::StrCat("CREATE_REPLICATION_SLOT ", slot_name, " LOGICAL ", plugin, " EXPORT_SNAPSHOT");
-  if (PQsetnonblocking(conn.get(), 1) != 0 || PQsendQuery(conn.get(), command.c_str()) == 0) {
-    return absl::UnavailableError("creating the change stream's slot: the connection failed");
-  }
-  Wait waited = Wait::kReady;
-  while (waited == Wait::kReady && PQflush(conn.get()) == 1) {
-    waited = WaitForSocket(conn.get(), /*read=*/false, deadline, stopped);
-  }
-  while (waited == Wait::kReady && PQisBusy(conn.get()) == 1) {
-    waited = WaitForSocket(conn.get(), /*read=*/true, deadline, stopped);
-    if (waited == Wait::kReady && PQconsumeInput(conn.get()) == 0) waited = Wait::kFailed;
-  }
+  const Wait waited = SendAndAwait(
+      conn->get(),
+      absl::StrCat("CREATE_REPLICATION_SLOT ", slot_name, " LOGICAL ", plugin, " EXPORT_SNAPSHOT"),
+      deadline, stopped);
   if (waited != Wait::kReady) {
     // The walsender waits for running transactions: cancel it, so that no slot is left behind
     // once they end (PQcancel opens a connection of its own; the server is alive, it answered
     // the connect).
-    if (std::unique_ptr<CancelRequest> cancel = CancelRequest::For(conn.get())) cancel->Send();
+    if (std::unique_ptr<CancelRequest> cancel = CancelRequest::For(conn->get())) cancel->Send();
     if (waited == Wait::kStopped) {
       return absl::CancelledError("creating the change stream's slot: cancelled");
     }
@@ -302,11 +337,11 @@ absl::StatusOr<std::unique_ptr<SlotWithSnapshot>> SlotWithSnapshot::Create(
     }
     return absl::UnavailableError("creating the change stream's slot: the connection failed");
   }
-  absl::Status status = absl::UnavailableError(
-      "creating the change stream's slot: the server answered nothing");
+  absl::Status status =
+      absl::UnavailableError("creating the change stream's slot: the server answered nothing");
   uint64_t lsn = 0;
   std::string snapshot;
-  while (PGresult* result = PQgetResult(conn.get())) {
+  while (PGresult* result = PQgetResult(conn->get())) {
     if (PQresultStatus(result) == PGRES_TUPLES_OK && PQntuples(result) == 1 &&
         PQnfields(result) >= 3 && ParseLsn(PQgetvalue(result, 0, 1), &lsn) &&
         !PQgetisnull(result, 0, 2)) {
@@ -323,7 +358,26 @@ absl::StatusOr<std::unique_ptr<SlotWithSnapshot>> SlotWithSnapshot::Create(
   }
   if (!status.ok()) return status;
   return std::unique_ptr<SlotWithSnapshot>(
-      new SlotWithSnapshot(conn.release(), lsn, std::move(snapshot)));
+      new SlotWithSnapshot(conn->release(), lsn, std::move(snapshot)));
+}
+
+absl::Status DropReplicationSlot(const std::string& conninfo, const std::string& slot_name,
+                                 std::chrono::steady_clock::time_point deadline) {
+  const std::function<bool()> never = [] { return false; };
+  absl::StatusOr<std::unique_ptr<PGconn, ConnectionDeleter>> conn =
+      ConnectForReplication(conninfo, deadline, never);
+  if (!conn.ok()) return conn.status();
+  // Not WAIT: a slot still in use is left for its user's own drop, never waited for.
+  const Wait waited =
+      SendAndAwait(conn->get(), absl::StrCat("DROP_REPLICATION_SLOT ", slot_name), deadline, never);
+  if (waited != Wait::kReady) {
+    return absl::DeadlineExceededError(absl::StrCat("dropping slot ", slot_name, ": no answer"));
+  }
+  const std::string error = ErrorOfResults(conn->get());
+  if (!error.empty() && error.find("does not exist") == std::string::npos) {
+    return absl::FailedPreconditionError(absl::StrCat("dropping slot ", slot_name, ": ", error));
+  }
+  return absl::OkStatus();
 }
 
 SlotWithSnapshot::~SlotWithSnapshot() { PQfinish(conn_); }

@@ -129,6 +129,12 @@ class SlotWithSnapshot {
   const std::string snapshot_name_;
 };
 
+// Drops replication slot "slot_name" (a name dvexport made) on a replication connection of its
+// own (DROP_REPLICATION_SLOT, not waiting for a slot in use), giving up at "deadline". OK when the
+// slot is gone (also when it was not there).
+absl::Status DropReplicationSlot(const std::string& conninfo, const std::string& slot_name,
+                                 std::chrono::steady_clock::time_point deadline);
+
 }  // namespace dvexport::db
 
 #endif  // DVEXPORT_SERVICE_DB_LIBPQ_GAPS_H_

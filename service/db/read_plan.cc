@@ -38,7 +38,10 @@ std::vector<std::optional<BlockRange>> PlanBlockSlices(pqxx::transaction_base& t
                                                        const ReadPlanOptions& options) {
   const std::vector<std::optional<BlockRange>> whole_table{std::nullopt};
   // A limit must hold across the whole export: one COPY.
-  if (options.max_streams < 2 || scope.limit || scope.MatchesNothing()) return whole_table;
+  // A change stream's delta reads its keys by index: one COPY.
+  if (options.max_streams < 2 || scope.limit || scope.changed_keys || scope.MatchesNothing()) {
+    return whole_table;
+  }
 
   // First what the catalog knows without touching datavalue (no lock to wait for): its kind and
   // the statistics' page and row counts (-1 rows: never analyzed).

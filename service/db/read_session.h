@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "service/db/adx_stream.h"
 #include "service/db/change_stream.h"
+#include "service/db/change_tracking.h"
 #include "service/db/connection_pool.h"
 #include "service/db/data_value_line_parser.h"
 #include "service/db/export_scope.h"
@@ -39,6 +40,7 @@ struct ReadSessionOptions {
   std::chrono::milliseconds statement_timeout{0};
   // How a large export is read with several connections at once.
   ReadPlanOptions read_plan;
+  // The publication change streams read (docs/SYNC.md).
   std::string change_publication = kDefaultChangePublication;
 };
 
@@ -111,6 +113,10 @@ class ReadSession {
   // After Begin: the change token of this export's snapshot; empty when the
   // request has a limit (a limited export is not complete).
   const std::string& change_token() const;
+
+  // After Begin of a request with start_change_stream: empty when the export started a change
+  // stream, else why it gives a snapshot token instead ("wal_level is replica, not logical").
+  const std::string& change_stream_unavailable() const { return change_stream_unavailable_; }
 
   // How many values an export of the scope writes (count(*), capped at its
   // limit).
@@ -192,6 +198,23 @@ class ReadSession {
   // saw (or why not).
   absl::Status WaitForTokenPosition(const dhis2::ChangeToken& token);
 
+  // Before the transaction, for a stream token: the slot exists, belongs to the caller, is not
+  // invalidated nor past the token; confirms the token's position (the consumer has applied
+  // everything before it). Sets stream_slot_name_.
+  absl::Status ConfirmStreamPosition(const dhis2::ChangeToken& token,
+                                     const dhis2::Principal* principal);
+
+  // Before the transaction, for start_change_stream: creates the slot with its exported
+  // snapshot (new_slot_) when the database can keep streams, else records why not.
+  absl::Status StartStream(const dhis2::Principal* principal);
+
+  // Writes and flushes a commit record on another pooled connection (ForceWalFlush).
+  absl::Status FlushWal();
+
+  // In the snapshot, for a stream token: reads the stream up to now and makes the scope the
+  // changed keys; the returned token's position is StreamPositionAfter.
+  absl::Status ReadStreamDelta(const dhis2::ChangeToken& token, const SnapshotFacts& facts);
+
   // Reads slices until none is left in "tx" on "conn".
   absl::Status ReadSlices(DatabaseConnection& conn, Transaction& tx,
                           absl::FunctionRef<bool(const encode::DataValueRow&)> row);
@@ -216,6 +239,17 @@ class ReadSession {
   // The request's changes_since, once accepted: every reader's transaction sets it.
   std::optional<dhis2::ChangeToken> changes_since_;
   std::string change_token_;
+  const std::chrono::system_clock::time_point deadline_;
+  // A stream delta's slot (ConfirmStreamPosition).
+  std::string stream_slot_name_;
+  // start_change_stream: the new slot, until its snapshot is imported; its name and id until
+  // Finish (a session that does not finish drops the slot: nobody holds its token).
+  std::unique_ptr<SlotWithSnapshot> new_slot_;
+  std::string new_slot_name_;
+  uint64_t new_slot_id_ = 0;
+  uint64_t new_slot_lsn_ = 0;
+  std::string change_stream_unavailable_;
+  bool finished_ = false;
 };
 
 }  // namespace dvexport::db

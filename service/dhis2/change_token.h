@@ -26,7 +26,6 @@ enum class ChangeTokenKind {
 // An export's snapshot, or a position in a change stream, as a later export of the same database
 // judges it.
 struct ChangeToken {
-  ChangeTokenKind kind = ChangeTokenKind::kSnapshot;
   // pg_control_system().system_identifier: the cluster (a primary and its
   // replicas share it).
   uint64_t system_identifier = 0;
@@ -48,6 +47,7 @@ struct ChangeToken {
   // kStream only (xmin is 0 then): the slot's random id, as its name spells
   // it (db::ChangeStreamSlotName).
   uint64_t slot_id = 0;
+  ChangeTokenKind kind = ChangeTokenKind::kSnapshot;
 
   friend bool operator==(const ChangeToken&, const ChangeToken&) = default;
 };

@@ -342,6 +342,19 @@ absl::StatusOr<ExportParams> ValidateExportRequest(const dvexport::v1::ExportReq
     }
     params.changes_since = *token;
   }
+  if (request.start_change_stream()) {
+    if (params.limit.has_value()) {
+      return absl::InvalidArgumentError(
+          "start_change_stream: cannot be combined with limit (a stream starts with a complete "
+          "export)");
+    }
+    if (params.changes_since.has_value()) {
+      return absl::InvalidArgumentError(
+          "start_change_stream: cannot be combined with changes_since (a delta continues the "
+          "stream or snapshot its token names; a new stream starts with a full export)");
+    }
+    params.start_change_stream = true;
+  }
 
   status = CheckDhis2Rules(params, duration, order);
   if (!status.ok()) return status;

@@ -70,6 +70,10 @@ struct ExportParams {
   // changes_since, decoded: export only what changed since that snapshot.
   // Never together with limit.
   std::optional<ChangeToken> changes_since;
+  // start_change_stream: read the export in the snapshot of a new change stream's slot, and
+  // give a stream token (where the database cannot, a snapshot token). Never together with
+  // limit or changes_since.
+  bool start_change_stream = false;
   OutputIdSchemes output;
 
   // True for exactly one data set, one period and one org unit and no data

@@ -57,6 +57,8 @@ Count::~Count() {
 }
 
 void Count::Run(dhis2::ExportParams params) {
+  // A count starts no change stream: nothing would ever hold its token.
+  params.start_change_stream = false;
   db::ReadSession& session = session_.get();
   absl::Status status = session.Begin(params, session_.principal());
   absl::StatusOr<int64_t> count = status.ok() ? session.Count() : status;

@@ -1,9 +1,12 @@
 #include "service/pipeline/streaming_export.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <string_view>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/json_string.h"
 
 namespace dvexport::pipeline {
 namespace {
@@ -106,6 +109,12 @@ void StreamingExport::RunFirstReader(dhis2::ExportParams params) {
   if (status.ok()) {
     std::lock_guard<std::mutex> lock(token_mu_);
     change_token_ = session().change_token();
+  }
+  if (status.ok() && params.start_change_stream && !session().change_stream_unavailable().empty()) {
+    // The caller asked for a stream and gets a snapshot token: the operator should know why.
+    const std::string& reason = session().change_stream_unavailable();
+    std::fprintf(stderr, "{\"event\":\"change_stream_unavailable\",\"reason\":%s}\n",
+                 common::JsonString(std::string_view(reason.data(), reason.size())).c_str());
   }
   absl::StatusOr<int> readers = 1;
   if (status.ok() && !ReadsInOrder()) {

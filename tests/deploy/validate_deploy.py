@@ -5,7 +5,9 @@ Every YAML file must parse; the Kubernetes manifests, the compose file, the
 Dockerfile and the ghz configs must hold what running them needs: matching
 selectors and labels, consistent ports, probes, security settings, resources,
 server flags that dvexport-server defines, and ghz calls and request fields
-that exist in the proto.
+that exist in the proto. The compose PostgreSQL must be able to keep change
+streams: wal_level=logical, max_slot_wal_keep_size set, a REPLICATION reader
+role and the publication "dvexport" on datavalue alone.
 
 With binaries after the root (the server, the CLI, the load generator as built), every
 shared library they name (ELF NEEDED) must come from a package the Dockerfile's runtime
@@ -284,6 +286,62 @@ def check_compose(documents):
           "compose: no password in the server's command line")
     published = {p.split(":")[-1] for p in server.get("ports", [])}
     check("50051" in published, "compose: server must publish 50051")
+    check_compose_postgres(services["postgres"], loader)
+
+
+def postgres_settings(command):
+    """{name: value} of a postgres command line's "-c name=value" and "--name=value"."""
+    if isinstance(command, str):
+        command = command.split()
+    settings = {}
+    for i, arg in enumerate(command):
+        setting = None
+        if arg == "-c" and i + 1 < len(command):
+            setting = command[i + 1]
+        elif arg.startswith("--") and "=" in arg:
+            setting = arg[2:]
+        if setting is not None:
+            name, _, value = setting.partition("=")
+            settings[name.replace("-", "_")] = value
+    return settings
+
+
+def check_compose_postgres(postgres, loader):
+    """What change streams need of the demo's PostgreSQL (docs/DEPLOYMENT.md, "Change streams
+    (logical decoding)"): the server settings, REPLICATION for the reader role (the init script)
+    and the publication on datavalue (the loader's load.sh; datavalue does not exist at init)."""
+    command = postgres.get("command", [])
+    settings = postgres_settings(command)
+    check((command.split() if isinstance(command, str) else command)[:1] == ["postgres"],
+          "compose: postgres's command must start with postgres (the image's entrypoint runs it)")
+    check(settings.get("wal_level") == "logical",
+          "compose: postgres needs -c wal_level=logical (change streams: logical decoding)")
+    for name in ("max_replication_slots", "max_wal_senders"):
+        # PostgreSQL 15's default is 10 for both; set, it must leave room for a stream.
+        value = settings.get(name, "10")
+        check(value.isdigit() and int(value) >= 1, f"compose: postgres's {name} ({value}) below 1")
+    keep = settings.get("max_slot_wal_keep_size")
+    check(re.match(r"^[1-9]\d*(kB|MB|GB|TB)?$", keep or ""),
+          f"compose: postgres needs -c max_slot_wal_keep_size=<size> ({keep or 'unset'}): "
+          "without it a forgotten change stream's slot keeps WAL until the disk is full")
+    init_scripts = [DEPLOY / v.split(":")[0] for v in postgres.get("volumes", [])
+                    if isinstance(v, str) and v.startswith(".")
+                    and ":/docker-entrypoint-initdb.d/" in v]
+    if check(len(init_scripts) == 1 and init_scripts[0].is_file(),
+             "compose: postgres mounts one init script into /docker-entrypoint-initdb.d/"):
+        # Without comments, shell's and SQL's.
+        text = re.sub(r"(?m)^\s*#.*$|--\s.*$", "", init_scripts[0].read_text())
+        check(re.search(r"\b(CREATE|ALTER)\s+ROLE\s+dvexport_reader\b[^;]*\bREPLICATION\b",
+                        text, re.I),
+              f"{init_scripts[0].relative_to(ROOT)}: dvexport_reader needs REPLICATION "
+              "(change streams create and read replication slots)")
+    load_sh = DEPLOY / "demo" / "load.sh"
+    if check(load_sh.is_file() and "./demo:/demo:ro" in loader.get("volumes", []),
+             "compose: the loader runs deploy/demo/load.sh (mounted at /demo)"):
+        check(re.search(r"^CREATE\s+PUBLICATION\s+dvexport\s+FOR\s+TABLE\s+"
+                        r"(public\.)?datavalue\s*;", load_sh.read_text(), re.I | re.M),
+              "deploy/demo/load.sh: must create the publication dvexport FOR TABLE datavalue "
+              "(datavalue alone)")
 
 
 # ---------------------------------------------------------------- Dockerfile
@@ -421,6 +479,13 @@ GHZ_KEYS = {"proto", "protoset", "import-paths", "call", "host", "insecure", "to
             "authority", "cname", "cacert", "cert", "key", "skipTLS", "async", "lb-strategy"}
 
 
+# RPCs no ghz config calls: they manage change streams (list the caller's replication slots,
+# drop one), an operator's occasional calls rather than export traffic, and dvexport-load, which
+# reads the same configs, runs exports and counts only.
+NOT_LOAD_TESTED = {"dvexport.v1.DataValueExport.ListChangeStreams",
+                   "dvexport.v1.DataValueExport.DropChangeStream"}
+
+
 def check_ghz():
     configs = sorted((DEPLOY / "ghz").glob("*.json"))
     check(len(configs) >= 4, "deploy/ghz: expected at least four configs")
@@ -457,7 +522,11 @@ def check_ghz():
               f"docs/LOAD-TESTING.md: {path.name} is not \"{sizes}\" (total / concurrency / "
               "connections) as in the config")
     for rpc in RPCS:
-        check(rpc in calls, f"deploy/ghz: no config calls {rpc}")
+        check(rpc in calls or rpc in NOT_LOAD_TESTED, f"deploy/ghz: no config calls {rpc}")
+    for rpc in NOT_LOAD_TESTED:
+        check(rpc in RPCS,
+              f"validate_deploy.py: NOT_LOAD_TESTED names {rpc}, not an rpc of the proto")
+        check(rpc not in calls, f"deploy/ghz: a config calls {rpc}, which NOT_LOAD_TESTED exempts")
 
 
 def main():

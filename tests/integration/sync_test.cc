@@ -28,6 +28,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "dvexport/v1/export.grpc.pb.h"
+#include "service/db/change_stream.h"
 #include "service/db/change_tracking.h"
 #include "service/db/read_plan.h"
 #include "service/dhis2/change_token.h"
@@ -47,7 +48,9 @@ constexpr char kExtraSql[] =
     "INSERT INTO period (periodid, periodtypeid, startdate, enddate) "
     "SELECT 1000 + i, 8, (DATE '2019-01-01' + i * INTERVAL '1 month')::date, "
     "(DATE '2019-01-01' + (i + 1) * INTERVAL '1 month' - INTERVAL '1 day')::date "
-    "FROM generate_series(0, 59) i";
+    "FROM generate_series(0, 59) i; "
+    // What change streams read (docs/SYNC.md).
+    "CREATE PUBLICATION dvexport FOR TABLE datavalue";
 
 // Data element, period, org unit, category option combo, attribute option combo (uids).
 using Key = std::tuple<std::string, std::string, std::string, std::string, std::string>;
@@ -199,6 +202,21 @@ class SyncTest : public ::testing::Test {
     return result;
   }
 
+  // Runs "sql" as the admin in the fixture's database.
+  static void AdminExec(const std::string& sql) {
+    pqxx::connection conn(fixture_->admin_conninfo());
+    pqxx::nontransaction tx(conn);
+    tx.exec("SET synchronous_commit = on");
+    tx.exec(sql);
+  }
+  // The first column of the first row of "sql", run as the admin in the fixture's database.
+  static std::string AdminValue(const std::string& sql) {
+    pqxx::connection conn(fixture_->admin_conninfo());
+    pqxx::nontransaction tx(conn);
+    const pqxx::result result = tx.exec(sql);
+    return result.empty() || result[0][0].is_null() ? "" : result[0][0].c_str();
+  }
+
   // Applies "delta" to a copy of an export that leaves deleted values out.
   static void Apply(const Delta& delta, Copy* copy) {
     for (const auto& [key, fields] : delta.values) {
@@ -219,15 +237,26 @@ testing::FixtureDatabase* SyncTest::fixture_ = nullptr;
 SyncTest::Server* SyncTest::single_ = nullptr;
 SyncTest::Server* SyncTest::sliced_ = nullptr;
 
+// DHIS2's commits, as PostgreSQL's default: flushed before they are visible (the test cluster
+// runs with synchronous_commit = off, for speed). docs/SYNC.md: an asynchronous commit may come
+// one delta late in a change stream.
+void SynchronousCommit(pqxx::connection& conn) {
+  pqxx::nontransaction tx(conn);
+  tx.exec("SET synchronous_commit = on");
+}
+
 // Writer "w" writes keys of org unit 401 + w only (no lock waits between writers): inserts,
-// updates, soft deletes and undeletes in transactions of 1 to 8 statements that sleep between
-// statements, some with a savepoint rolled back or kept, one in ten rolled back whole. COMMIT
-// runs under "commit_mu" held shared, so that the checker can hold every commit back.
+// updates, soft deletes, undeletes and hard DELETEs (of one value, and now and then of every
+// value of its org unit, the fixture's own ones included) in transactions of 1 to 8 statements
+// that sleep between statements, some with a savepoint rolled back or kept, one in ten rolled
+// back whole. COMMIT runs under "commit_mu" held shared, so that the checker can hold every
+// commit back.
 void RunWriter(const std::string& conninfo, int w, std::shared_mutex* commit_mu,
                std::atomic<bool>* stop, std::atomic<int>* commits) {
   std::mt19937 rng(1234 + w);
   try {
     pqxx::connection conn(conninfo);
+    SynchronousCommit(conn);
     while (!stop->load()) {
       pqxx::work tx(conn);
       const int statements = 1 + static_cast<int>(rng() % 8);
@@ -236,7 +265,7 @@ void RunWriter(const std::string& conninfo, int w, std::shared_mutex* commit_mu,
         if (i == savepoint_at) tx.exec("SAVEPOINT s");
         const std::string key =
             absl::StrCat(101 + rng() % 3, ", ", 1000 + rng() % 60, ", ", 401 + w);
-        switch (rng() % 8) {
+        switch (rng() % 10) {
           case 0:
           case 1:
           case 2:
@@ -256,6 +285,17 @@ void RunWriter(const std::string& conninfo, int w, std::shared_mutex* commit_mu,
                 "periodid, sourceid) = (",
                 key, ") AND categoryoptioncomboid = 21 AND attributeoptioncomboid = 21"));
             break;
+          case 8:
+            tx.exec(absl::StrCat(
+                "DELETE FROM datavalue WHERE (dataelementid, periodid, sourceid) = (", key,
+                ") AND categoryoptioncomboid = 21 AND attributeoptioncomboid = 21"));
+            break;
+          case 9:
+            if (rng() % 6 == 0) {
+              tx.exec(absl::StrCat("DELETE FROM datavalue WHERE sourceid = ", 401 + w));
+              break;
+            }
+            [[fallthrough]];
           default:
             tx.exec(absl::StrCat(
                 "UPDATE datavalue SET comment = 'c", rng() % 1000,
@@ -279,23 +319,58 @@ void RunWriter(const std::string& conninfo, int w, std::shared_mutex* commit_mu,
   }
 }
 
-TEST_F(SyncTest, DeltasAppliedToTheFirstExportEqualAFullExportUnderConcurrentWriters) {
-  // A transaction open across the first export and the first delta, writing in a subtransaction
-  // (whose xid pg_current_snapshot() does not list), with lastupdated from before both.
+// The two kinds of change token (docs/SYNC.md): a snapshot token (the first export asks for
+// nothing) and a change stream (the first export asks start_change_stream).
+class SyncKindTest : public SyncTest, public ::testing::WithParamInterface<dhis2::ChangeTokenKind> {
+ protected:
+  static bool Streams() { return GetParam() == dhis2::ChangeTokenKind::kStream; }
+
+  static ExportRequest FirstRequest() {
+    ExportRequest request = Everything();
+    request.set_start_change_stream(Streams());
+    return request;
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Kinds, SyncKindTest,
+                         ::testing::Values(dhis2::ChangeTokenKind::kSnapshot,
+                                           dhis2::ChangeTokenKind::kStream),
+                         [](const ::testing::TestParamInfo<dhis2::ChangeTokenKind>& info) {
+                           return info.param == dhis2::ChangeTokenKind::kStream ? "Stream"
+                                                                                : "Snapshot";
+                         });
+
+TEST_P(SyncKindTest, DeltasAppliedToTheFirstExportEqualAFullExportUnderConcurrentWriters) {
+  // A transaction open across an export and a delta, writing in a subtransaction (whose xid
+  // pg_current_snapshot() does not list), with lastupdated from before both. A snapshot token's
+  // first export runs while it is open; a stream's cannot (PostgreSQL makes a new slot
+  // consistent only once the transactions running at its start have ended), so it opens after
+  // the first export and stays open across the full exports of rounds 0 and 1.
   pqxx::connection long_conn(fixture_->admin_conninfo());
-  pqxx::work long_tx(long_conn);
-  long_tx.exec("SAVEPOINT inner_write");
-  long_tx.exec(
-      "INSERT INTO datavalue VALUES (101, 1000, 401, 21, 22, 'long', 'long', "
-      "now() - INTERVAL '1 hour', now() - INTERVAL '1 hour', NULL, false, false)");
-  long_tx.exec("RELEASE SAVEPOINT inner_write");
+  SynchronousCommit(long_conn);
+  std::optional<pqxx::work> long_tx;
+  const auto open_long_tx = [&] {
+    long_tx.emplace(long_conn);
+    long_tx->exec("SAVEPOINT inner_write");
+    long_tx->exec(
+        "INSERT INTO datavalue VALUES (101, 1000, 401, 21, 22, 'long', 'long', "
+        "now() - INTERVAL '1 hour', now() - INTERVAL '1 hour', NULL, false, false)");
+    long_tx->exec("RELEASE SAVEPOINT inner_write");
+  };
   const Key long_key{"deAlpha0001", "201901", "ouRoot00001", "HllvX50cXC0", "aocAP1x0022"};
-  // And one rolled back after the first export: its value must never appear.
+  // And one rolled back in round 1: its value must never appear.
   pqxx::connection rolled_conn(fixture_->admin_conninfo());
-  pqxx::work rolled_tx(rolled_conn);
-  rolled_tx.exec(
-      "INSERT INTO datavalue VALUES (101, 1001, 401, 21, 22, 'rolled back', 'x', now(), now(), "
-      "NULL, false, false)");
+  std::optional<pqxx::work> rolled_tx;
+  const auto open_rolled_tx = [&] {
+    rolled_tx.emplace(rolled_conn);
+    rolled_tx->exec(
+        "INSERT INTO datavalue VALUES (101, 1001, 401, 21, 22, 'rolled back', 'x', now(), "
+        "now(), NULL, false, false)");
+  };
+  if (!Streams()) {
+    open_long_tx();
+    open_rolled_tx();
+  }
 
   std::shared_mutex commit_mu;
   std::atomic<bool> stop{false};
@@ -317,25 +392,33 @@ TEST_F(SyncTest, DeltasAppliedToTheFirstExportEqualAFullExportUnderConcurrentWri
   }
 
   // The first export, while the writers run.
-  FullExport first = ExportJson(single_, Everything());
+  FullExport first = ExportJson(single_, FirstRequest());
   ASSERT_TRUE(first.status.ok()) << first.status.error_message();
   ASSERT_EQ(first.change_token.size(), dhis2::kChangeTokenLength);
+  absl::StatusOr<dhis2::ChangeToken> first_token = dhis2::DecodeChangeToken(first.change_token);
+  ASSERT_TRUE(first_token.ok()) << first_token.status();
+  ASSERT_EQ(first_token->kind, GetParam()) << "the fixture's database can keep change streams";
   EXPECT_EQ(first.values.count(long_key), 0u);
-  rolled_tx.abort();
+  if (Streams()) {
+    open_long_tx();
+    open_rolled_tx();
+  }
   Copy copy = first.values;
   std::string token = first.change_token;
 
   int64_t delta_values = 0;
   int deletions = 0;
+  int hard_deletions = 0;
   int rounds_with_commits = 0;
   int commits_seen = 0;
   const int64_t sliced_before = sliced_->server->service().sliced_exports();
   for (int round = 0; round < 8; ++round) {
     std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    if (round == 1) rolled_tx->abort();
     if (round == 2) {
       // Committed while other transactions are open.
       std::unique_lock<std::shared_mutex> lock(commit_mu);
-      long_tx.commit();
+      long_tx->commit();
     }
     // No commit from here to the end of the round: the delta and the full export see the same
     // committed transactions (transactions still open are invisible to both).
@@ -347,12 +430,13 @@ TEST_F(SyncTest, DeltasAppliedToTheFirstExportEqualAFullExportUnderConcurrentWri
     Delta delta = Stream(single_, request);
     ASSERT_TRUE(delta.status.ok()) << delta.status.error_message();
     ASSERT_EQ(delta.change_token.size(), dhis2::kChangeTokenLength);
-    // The same delta read in slices on several connections.
-    Delta sliced = Stream(sliced_, request);
-    ASSERT_TRUE(sliced.status.ok()) << sliced.status.error_message();
+    // The same delta again on another server (sliced where the kind reads the table): a delta
+    // confirms only what came before its token, so it can be read again.
+    Delta again = Stream(sliced_, request);
+    ASSERT_TRUE(again.status.ok()) << again.status.error_message();
     std::sort(delta.values.begin(), delta.values.end());
-    std::sort(sliced.values.begin(), sliced.values.end());
-    EXPECT_TRUE(sliced.values == delta.values) << "round " << round;
+    std::sort(again.values.begin(), again.values.end());
+    EXPECT_TRUE(again.values == delta.values) << "round " << round;
 
     bool long_seen = false;
     for (const auto& [key, fields] : delta.values) {
@@ -371,11 +455,35 @@ TEST_F(SyncTest, DeltasAppliedToTheFirstExportEqualAFullExportUnderConcurrentWri
 
     FullExport full = ExportJson(single_, Everything());
     ASSERT_TRUE(full.status.ok()) << full.status.error_message();
-    ASSERT_EQ(copy.size(), full.values.size()) << "round " << round;
+    // Every key the table still holds, soft-deleted ones too: a key missing there was removed
+    // with DELETE.
+    ExportRequest with_deleted = Everything();
+    with_deleted.set_include_deleted(true);
+    FullExport rows = ExportJson(single_, with_deleted);
+    ASSERT_TRUE(rows.status.ok()) << rows.status.error_message();
+    for (const auto& [key, fields] : delta.values) {
+      if (fields.back() == "true" && rows.values.count(key) == 0) {
+        ++hard_deletions;
+        EXPECT_FALSE(fields[2]->empty()) << "a hard delete has the time it committed";
+      }
+    }
     for (const auto& [key, fields] : full.values) {
       auto it = copy.find(key);
       ASSERT_NE(it, copy.end()) << "round " << round << ": a value the deltas missed";
       ASSERT_EQ(it->second, fields) << "round " << round << ": a change the deltas missed";
+    }
+    if (Streams()) {
+      ASSERT_EQ(copy.size(), full.values.size())
+          << "round " << round << ": a hard DELETE the stream missed";
+    } else {
+      // A snapshot token cannot see hard DELETEs (docs/SYNC.md, "Limits"): the copy keeps
+      // those values, and only those.
+      for (const auto& [key, fields] : copy) {
+        if (full.values.count(key) == 0) {
+          EXPECT_EQ(rows.values.count(key), 0u) << "round " << round << ": a value the copy "
+                                                << "keeps although the table has it deleted";
+        }
+      }
     }
   }
   stop.store(true);
@@ -383,8 +491,13 @@ TEST_F(SyncTest, DeltasAppliedToTheFirstExportEqualAFullExportUnderConcurrentWri
   writers.clear();
 
   EXPECT_GE(rounds_with_commits, 6);
-  EXPECT_GT(deletions, 0) << "deltas carry soft deletions";
-  EXPECT_GT(sliced_->server->service().sliced_exports(), sliced_before);
+  EXPECT_GT(deletions, 0) << "deltas carry deletions";
+  if (Streams()) {
+    EXPECT_GT(hard_deletions, 0) << "a change stream carries hard DELETEs";
+  } else {
+    EXPECT_EQ(hard_deletions, 0) << "a snapshot token cannot see a hard DELETE";
+    EXPECT_GT(sliced_->server->service().sliced_exports(), sliced_before);
+  }
   // Deltas are deltas: together smaller than the exports they replace.
   EXPECT_LT(delta_values, 8 * static_cast<int64_t>(copy.size()));
 
@@ -401,6 +514,158 @@ TEST_F(SyncTest, DeltasAppliedToTheFirstExportEqualAFullExportUnderConcurrentWri
     if (empty_after != 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_EQ(empty_after, 0);
+}
+
+// A change stream's own rules, without concurrent writers: a delta that was not applied (the
+// consumer crashed before its output was in place) is sent again with the same token; once a
+// later token has been presented, the older one is refused; a hard DELETE is a deleted key.
+TEST_F(SyncTest, AStreamRepeatsADeltaNotYetConfirmedAndRefusesATokenItMovedPast) {
+  ExportRequest first_request = Everything();
+  first_request.set_start_change_stream(true);
+  FullExport first = ExportJson(single_, first_request);
+  ASSERT_TRUE(first.status.ok()) << first.status.error_message();
+  absl::StatusOr<dhis2::ChangeToken> decoded = dhis2::DecodeChangeToken(first.change_token);
+  ASSERT_TRUE(decoded.ok());
+  ASSERT_EQ(decoded->kind, dhis2::ChangeTokenKind::kStream);
+  const std::string slot = db::ChangeStreamSlotName(decoded->slot_id, 0);
+  EXPECT_EQ(AdminValue(absl::StrCat("SELECT count(*) FROM pg_replication_slots WHERE "
+                                    "slot_name = '",
+                                    slot, "'")),
+            "1");
+
+  // One value inserted, one updated, one of the fixture's removed with DELETE.
+  const Key removed{"deAlpha0001", "202401", "ouClinA0001", "HllvX50cXC0", "HllvX50cXC0"};
+  ASSERT_EQ(first.values.count(removed), 1u);
+  AdminExec(
+      "INSERT INTO datavalue VALUES (102, 1010, 403, 21, 21, 'new', 'x', now(), now(), NULL, "
+      "false, false) ON CONFLICT ON CONSTRAINT datavalue_pkey DO UPDATE SET value = 'new'");
+  AdminExec(
+      "UPDATE datavalue SET value = 'changed', lastupdated = now() WHERE dataelementid = 102 "
+      "AND periodid = 601 AND sourceid = 402");
+  AdminExec(
+      "DELETE FROM datavalue WHERE dataelementid = 101 AND periodid = 601 AND sourceid = 402");
+
+  ExportRequest request = Everything();
+  request.set_changes_since(first.change_token);
+  Delta lost = Stream(single_, request);  // the consumer crashes before applying it
+  ASSERT_TRUE(lost.status.ok()) << lost.status.error_message();
+  Delta repeated = Stream(single_, request);
+  ASSERT_TRUE(repeated.status.ok()) << repeated.status.error_message();
+  std::sort(lost.values.begin(), lost.values.end());
+  std::sort(repeated.values.begin(), repeated.values.end());
+  EXPECT_TRUE(lost.values == repeated.values);
+  ASSERT_EQ(repeated.values.size(), 3u);
+  bool removed_seen = false;
+  for (const auto& [key, fields] : repeated.values) {
+    if (key == removed) {
+      removed_seen = true;
+      EXPECT_EQ(fields.back(), "true");
+      EXPECT_EQ(fields[0], std::nullopt) << "a removed value has no value";
+    } else {
+      EXPECT_EQ(fields.back(), "false");
+    }
+  }
+  EXPECT_TRUE(removed_seen);
+  Copy copy = first.values;
+  Apply(repeated, &copy);
+  FullExport full = ExportJson(single_, Everything());
+  ASSERT_TRUE(full.status.ok());
+  EXPECT_TRUE(copy == full.values);
+
+  // The next delta confirms the repeated one: empty, and the first token is now refused.
+  request.set_changes_since(repeated.change_token);
+  Delta next = Stream(single_, request);
+  ASSERT_TRUE(next.status.ok()) << next.status.error_message();
+  EXPECT_TRUE(next.values.empty());
+  request.set_changes_since(first.change_token);
+  Delta stale = Stream(single_, request);
+  EXPECT_EQ(stale.status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(stale.status.error_message().rfind(
+                "changes_since: the change stream has moved past the token", 0),
+            0u)
+      << stale.status.error_message();
+
+  // A count with the token reads the same stream, and a token of a slot that is gone is refused.
+  request.set_changes_since(next.change_token);
+  AdminExec(
+      "UPDATE datavalue SET value = 'again' WHERE dataelementid = 102 AND periodid = 601 "
+      "AND sourceid = 402");
+  grpc::ClientContext context;
+  v1::CountResponse count;
+  ASSERT_TRUE(single_->stub->CountDataValues(&context, request, &count).ok());
+  EXPECT_EQ(count.count(), 1);
+  AdminExec(absl::StrCat("SELECT pg_drop_replication_slot('", slot, "')"));
+  Delta gone = Stream(single_, request);
+  EXPECT_EQ(gone.status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(gone.status.error_message().rfind(
+                "changes_since: the token's change stream no longer exists", 0),
+            0u)
+      << gone.status.error_message();
+}
+
+// A first export asked to start a stream that fails drops its slot: nobody holds its token.
+TEST_F(SyncTest, AFirstExportThatFailsLeavesNoSlot) {
+  const std::string before = AdminValue("SELECT count(*) FROM pg_replication_slots");
+  ExportRequest request = Everything();
+  request.set_start_change_stream(true);
+  request.add_data_element("deNoSuch001");  // NOT_FOUND once the slot exists
+  FullExport failed = ExportJson(single_, request);
+  EXPECT_EQ(failed.status.error_code(), grpc::StatusCode::NOT_FOUND)
+      << failed.status.error_message();
+  std::string after;
+  for (int i = 0; i < 100; ++i) {  // dropped on a thread of its own
+    after = AdminValue("SELECT count(*) FROM pg_replication_slots");
+    if (after == before) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(after, before);
+}
+
+// A slot PostgreSQL invalidated (it kept more WAL than max_slot_wal_keep_size) is refused, never
+// read, and dropped. Alone (RUN_SERIAL): the setting is the cluster's.
+TEST_F(SyncTest, AnInvalidatedStreamIsRefusedAndDropped) {
+  ExportRequest first_request = Everything();
+  first_request.set_start_change_stream(true);
+  FullExport first = ExportJson(single_, first_request);
+  ASSERT_TRUE(first.status.ok()) << first.status.error_message();
+  absl::StatusOr<dhis2::ChangeToken> decoded = dhis2::DecodeChangeToken(first.change_token);
+  ASSERT_TRUE(decoded.ok());
+  ASSERT_EQ(decoded->kind, dhis2::ChangeTokenKind::kStream);
+  const std::string slot = db::ChangeStreamSlotName(decoded->slot_id, 0);
+  const std::string status_sql =
+      absl::StrCat("SELECT wal_status FROM pg_replication_slots WHERE slot_name = '", slot, "'");
+
+  AdminExec("ALTER SYSTEM SET max_slot_wal_keep_size = '1MB'");
+  AdminExec("SELECT pg_reload_conf()");
+  struct Reset {
+    ~Reset() {
+      AdminExec("ALTER SYSTEM RESET max_slot_wal_keep_size");
+      AdminExec("SELECT pg_reload_conf()");
+    }
+  } reset;
+  AdminExec("CREATE TABLE IF NOT EXISTS wal_filler (t text)");
+  std::string wal_status;
+  for (int i = 0; i < 40 && wal_status != "lost"; ++i) {
+    AdminExec("INSERT INTO wal_filler SELECT repeat('x', 1000) FROM generate_series(1, 2000)");
+    AdminExec("SELECT pg_switch_wal()");
+    AdminExec("CHECKPOINT");
+    wal_status = AdminValue(status_sql);
+  }
+  ASSERT_EQ(wal_status, "lost");
+
+  ExportRequest request = Everything();
+  request.set_changes_since(first.change_token);
+  Delta refused = Stream(single_, request);
+  EXPECT_EQ(refused.status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(refused.status.error_message().rfind(
+                "changes_since: the token's change stream was invalidated by PostgreSQL", 0),
+            0u)
+      << refused.status.error_message();
+  EXPECT_TRUE(refused.values.empty());
+  EXPECT_EQ(AdminValue(absl::StrCat("SELECT count(*) FROM pg_replication_slots WHERE "
+                                    "slot_name = '",
+                                    slot, "'")),
+            "0");
 }
 
 TEST_F(SyncTest, EveryCompleteExportCarriesATokenButALimitedOne) {

@@ -22,6 +22,14 @@ std::string ReadSourceFile(const std::string& path) {
   return text.str();
 }
 
+// Drops the replication slots of database "name" (ours: dvexport_parity_...), which a change
+// stream left, so that the database can be dropped.
+std::string DropSlotsSql(const std::string& name) {
+  return absl::StrCat(
+      "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = '",
+      name, "'");
+}
+
 // Runs "sql" (any number of statements) on a new connection; false and a
 // test failure on error.
 bool Execute(const std::string& conninfo, const std::string& sql) {
@@ -56,7 +64,8 @@ FixtureDatabase::FixtureDatabase(const std::string& suffix, const std::string& e
   if (admin.empty() || reader.empty()) return;
   // A keyword given twice in a conninfo takes its last value.
   const std::string admin_here = absl::StrCat(admin, " dbname=", name_);
-  if (!Execute(admin, absl::StrCat("DROP DATABASE IF EXISTS ", name_, " WITH (FORCE)")) ||
+  if (!Execute(admin, DropSlotsSql(name_)) ||
+      !Execute(admin, absl::StrCat("DROP DATABASE IF EXISTS ", name_, " WITH (FORCE)")) ||
       !Execute(admin, absl::StrCat("CREATE DATABASE ", name_)) ||
       !Execute(admin_here, ReadSourceFile("deploy/demo/schema.sql")) ||
       !Execute(admin_here, ReadSourceFile("tests/parity/fixture.sql")) ||
@@ -73,6 +82,8 @@ FixtureDatabase::FixtureDatabase(const std::string& suffix, const std::string& e
 FixtureDatabase::~FixtureDatabase() {
   const char* admin = std::getenv("DVEXPORT_TEST_PG_ADMIN");
   if (admin == nullptr) return;
+  // A database with logical replication slots (change streams) cannot be dropped.
+  Execute(admin, DropSlotsSql(name_));
   Execute(admin, absl::StrCat("DROP DATABASE IF EXISTS ", name_, " WITH (FORCE)"));
 }
 
