@@ -3,8 +3,9 @@
 # dvexport names them (dvexport_<16 hex>_<owner's userinfoid>) for the demo's superuser admin;
 # list shows them with their owner and the token kind, and not to district (no superuser); drop
 # by --name, by a sync state file's token (--state) and by --change-token removes them from
-# pg_replication_slots; district may not drop admin's (exit 4); an unknown name is NOT_FOUND
-# (exit 1); flag mistakes exit 2.
+# pg_replication_slots; a first sync's own stream is listed and dropped with its state file;
+# district may not drop admin's (exit 4); an unknown name is NOT_FOUND (exit 1); flag mistakes
+# exit 2.
 # Usage: cli_streams_test.sh SERVER_BINARY CLI_BINARY   (DVEXPORT_TEST_PG, DVEXPORT_TEST_PG_ADMIN)
 set -euo pipefail
 server_bin=$1
@@ -112,6 +113,27 @@ if exists "$by_state"; then fail "$by_state is still in pg_replication_slots"; f
   || { cat "$work/drop3.err" >&2; fail "streams drop --change-token failed"; }
 [[ $(cat "$work/drop3") == "dropped $by_token" ]] || fail "drop printed '$(cat "$work/drop3")'"
 if exists "$by_token"; then fail "$by_token is still in pg_replication_slots"; fi
+
+# The real thing: a first sync starts a change stream (where the database can keep one, as the
+# test database can), streams list shows it, and streams drop --state ends it.
+root=$(admin_q "SELECT uid FROM organisationunit WHERE parentid IS NULL ORDER BY uid LIMIT 1")
+data_set=$(admin_q "SELECT uid FROM dataset ORDER BY uid LIMIT 1")
+"$cli_bin" sync --server "$server" --state "$work/sync.state" --data-set "$data_set" \
+  --org-unit "$root" --children --start-date 2000-01-01 --end-date 2100-12-31 \
+  -o "$work/sync.json" 2>"$work/sync.err" || { cat "$work/sync.err" >&2; fail "sync failed"; }
+"$cli_bin" streams list --server "$server" >"$work/list3" || fail "streams list failed"
+synced=$(grep -o "^dvexport_[0-9a-f]\{16\}_$admin_id " "$work/list3" | tr -d ' ' \
+  | grep -v -e "$by_name" -e "$by_state" -e "$by_token" || true)
+# A stream token is of version 3: base64url "Aw" to "A_".
+[[ $(cat "$work/sync.state") =~ ^A[w-z0-9_-] ]] \
+  || fail "the first sync started no change stream: $(cat "$work/sync.err")"
+[[ $(wc -w <<<"$synced") -ge 1 ]] || fail "the sync's stream is not listed: $(cat "$work/list3")"
+"$cli_bin" streams drop --server "$server" --state "$work/sync.state" >"$work/drop4" \
+  2>"$work/drop4.err" || { cat "$work/drop4.err" >&2; fail "dropping the sync's stream failed"; }
+dropped=$(sed -n 's/^dropped //p' "$work/drop4")
+slots+=("$dropped")
+grep -qx "$dropped" <<<"$synced" || fail "dropped '$dropped', not one of the listed: $synced"
+if exists "$dropped"; then fail "the sync's stream $dropped is still there"; fi
 
 # Gone: NOT_FOUND, exit 1.
 status=0
