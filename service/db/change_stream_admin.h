@@ -69,7 +69,9 @@ struct ChangeStreamDropTarget {
 // tool's slot is never dropped); PermissionDenied when the caller is neither its owner nor a
 // superuser (the message does not name the owner); Aborted while a delta reads the slot
 // (PostgreSQL refuses "replication slot ... is active"): retry once it has ended. Other database
-// errors are libpqxx's exceptions.
+// errors are libpqxx's exceptions. The drop is not transactional: it stands even if the
+// transaction ends in an error afterwards (a lost connection at COMMIT), and the retried call is
+// then NotFound.
 absl::StatusOr<std::string> DropChangeStream(pqxx::transaction_base& tx,
                                              const ChangeStreamDropTarget& target,
                                              const ChangeStreamCaller& caller);
