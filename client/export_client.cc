@@ -216,6 +216,35 @@ absl::StatusOr<int64_t> ExportClient::CountDataValues(const ExportRequest& reque
   return response.count();
 }
 
+absl::StatusOr<dvexport::v1::ListChangeStreamsResponse> ExportClient::ListChangeStreams(
+    const CallOptions& options) {
+  grpc::ClientContext context;
+  SetDeadline(options.timeout, &context);
+  absl::Status credentials = ApplyCallCredentials(options.credentials, &context);
+  if (!credentials.ok()) return credentials;
+  if (!Register(&context)) return absl::CancelledError("the client was cancelled");
+  dvexport::v1::ListChangeStreamsResponse response;
+  const grpc::Status status =
+      stub_->ListChangeStreams(&context, dvexport::v1::ListChangeStreamsRequest(), &response);
+  Unregister(&context);
+  if (!status.ok()) return FromGrpcStatus(status);
+  return response;
+}
+
+absl::StatusOr<std::string> ExportClient::DropChangeStream(
+    const dvexport::v1::DropChangeStreamRequest& request, const CallOptions& options) {
+  grpc::ClientContext context;
+  SetDeadline(options.timeout, &context);
+  absl::Status credentials = ApplyCallCredentials(options.credentials, &context);
+  if (!credentials.ok()) return credentials;
+  if (!Register(&context)) return absl::CancelledError("the client was cancelled");
+  dvexport::v1::DropChangeStreamResponse response;
+  const grpc::Status status = stub_->DropChangeStream(&context, request, &response);
+  Unregister(&context);
+  if (!status.ok()) return FromGrpcStatus(status);
+  return response.name();
+}
+
 absl::StatusOr<ServingStatus> ExportClient::Health(const std::string& service,
                                                    const CallOptions& options) {
   grpc::ClientContext context;

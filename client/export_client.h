@@ -197,12 +197,24 @@ class ExportClient {
   absl::StatusOr<int64_t> CountDataValues(const dvexport::v1::ExportRequest& request,
                                           const CallOptions& options = {});
 
+  // Calls DataValueExport.ListChangeStreams: the change streams (docs/SYNC.md) the caller
+  // started, every one for a DHIS2 superuser, and the kind of change token the database gives.
+  absl::StatusOr<dvexport::v1::ListChangeStreamsResponse> ListChangeStreams(
+      const CallOptions& options = {});
+
+  // Calls DataValueExport.DropChangeStream for the stream "request" names (its change_token, or
+  // its name); returns the dropped slot's name. Errors keep the server's code and message:
+  // NOT_FOUND, PERMISSION_DENIED (another user's stream), ABORTED (a delta reads it right now),
+  // INVALID_ARGUMENT and FAILED_PRECONDITION naming the field at fault.
+  absl::StatusOr<std::string> DropChangeStream(const dvexport::v1::DropChangeStreamRequest& request,
+                                               const CallOptions& options = {});
+
   // Calls grpc.health.v1.Health/Check for "service" ("" is the server as a
   // whole, "dvexport.v1.DataValueExport" the export service).
   absl::StatusOr<ServingStatus> Health(const std::string& service = "",
                                        const CallOptions& options = {});
 
-  // Cancels the calls in progress (exports, streams, counts, health checks),
+  // Cancels the calls in progress (exports, streams, counts, change stream calls, health checks),
   // which then fail with CANCELLED (exports remove their temporary files),
   // and makes every later call fail at once with CANCELLED. Meant for
   // interrupted programs; safe to call from any thread.

@@ -49,10 +49,16 @@ enum CommandMask : unsigned {
   kCountCommand = 4,
   kHealthCommand = 8,
   kSyncCommand = 16,
+  kStreamsListCommand = 32,
+  kStreamsDropCommand = 64,
   // The commands that write a file: export and sync.
   kFileCommands = kExportCommand | kSyncCommand,
   kQueryCommands = kFileCommands | kStreamCommand | kCountCommand,
-  kAllCommands = kQueryCommands | kHealthCommand,
+  // "streams list" and "streams drop": the change streams.
+  kStreamsCommands = kStreamsListCommand | kStreamsDropCommand,
+  // The commands that call as a DHIS2 user.
+  kIdentityCommands = kQueryCommands | kStreamsCommands,
+  kAllCommands = kIdentityCommands | kHealthCommand,
 };
 
 struct FlagSpec {
@@ -155,7 +161,7 @@ const FlagSpec kFlags[] = {
        flags.command.channel.tls_key_file = std::string(value);
        return absl::OkStatus();
      }},
-    {kQueryCommands, "Identity", "--token-file", "", "FILE",
+    {kIdentityCommands, "Identity", "--token-file", "", "FILE",
      "Call as the DHIS2 user of the personal access token (d2p_... or d2pat_...) on the first "
      "line of FILE, which only its owner may read (chmod 600). Default: $DVEXPORT_TOKEN.",
      Arity::kValue,
@@ -163,7 +169,7 @@ const FlagSpec kFlags[] = {
        flags.command.token_file = std::string(value);
        return absl::OkStatus();
      }},
-    {kQueryCommands, "Identity", "--user", "", "NAME",
+    {kIdentityCommands, "Identity", "--user", "", "NAME",
      "Call as DHIS2 user NAME with the password in $DVEXPORT_PASSWORD, else asked for on the "
      "terminal (without echo). Overrides $DVEXPORT_TOKEN; excludes --token-file.",
      Arity::kValue,
@@ -436,6 +442,28 @@ const FlagSpec kFlags[] = {
        flags.command.start_change_stream = false;
        return absl::OkStatus();
      }},
+    {kStreamsDropCommand, "Stream", "--state", "", "FILE",
+     "Drop the change stream of the token in this dvexport sync state file (its first line).",
+     Arity::kValue,
+     [](absl::string_view value, ExportFlags& flags) {
+       flags.command.state_file = std::string(value);
+       return absl::OkStatus();
+     }},
+    // Not --token: that flag is refused everywhere, lest an API token end up on a command line.
+    {kStreamsDropCommand, "Stream", "--change-token", "", "TOKEN",
+     "Drop the change stream of this change token (as a sync state file holds it).", Arity::kValue,
+     [](absl::string_view value, ExportFlags& flags) {
+       flags.command.change_token = std::string(value);
+       return absl::OkStatus();
+     }},
+    {kStreamsDropCommand, "Stream", "--name", "", "SLOT",
+     "Drop the change stream of this name, as 'dvexport streams list' shows it "
+     "(dvexport_<16 hex digits>_<user id>).",
+     Arity::kValue,
+     [](absl::string_view value, ExportFlags& flags) {
+       flags.command.stream_name = std::string(value);
+       return absl::OkStatus();
+     }},
     {kHealthCommand, "Health", "--service", "", "NAME",
      "Ask about this service (dvexport.v1.DataValueExport); default: the server as a whole.",
      Arity::kValue,
@@ -499,6 +527,25 @@ const CommandSpec kCommands[] = {
      "\n"
      "Asks the server's grpc.health.v1.Health service and prints SERVING,\n"
      "NOT_SERVING, UNKNOWN or SERVICE_UNKNOWN.\n"},
+    {"streams list", kStreamsListCommand, CommandLine::Action::kStreamsList,
+     CommandLine::Action::kShowStreamsHelp,
+     "Usage: dvexport streams list --server HOST:PORT\n"
+     "\n"
+     "Prints the change streams (docs/SYNC.md: a replication slot per sync\n"
+     "consumer) the DHIS2 user started, every one for a superuser: one line each,\n"
+     "  NAME OWNER WAL_STATUS RETAINED_MIB IDLE_SECONDS ACTIVE\n"
+     "(OWNER - when unknown, IDLE_SECONDS -1 when the server has not watched it\n"
+     "yet, ACTIVE yes while a delta reads it), then the kind of change token the\n"
+     "database gives: 'change tokens: stream', or 'change tokens: snapshot (WHY)'.\n"},
+    {"streams drop", kStreamsDropCommand, CommandLine::Action::kStreamsDrop,
+     CommandLine::Action::kShowStreamsHelp,
+     "Usage: dvexport streams drop --server HOST:PORT\n"
+     "                             (--state FILE | --change-token TOKEN | --name SLOT)\n"
+     "\n"
+     "Drops a change stream: the one of a sync state file's token, of a change\n"
+     "token, or of a name 'streams list' shows. Its WAL is released at once; a\n"
+     "later sync with a token of it fails (remove the state file to start over).\n"
+     "Only the DHIS2 user that started it, or a superuser, may drop it.\n"},
 };
 
 const CommandSpec* FindCommand(absl::string_view name) {
@@ -659,13 +706,25 @@ absl::StatusOr<CommandLine> CompleteOther(ExportFlags flags) {
   return std::move(command);
 }
 
-// Parses "COMMAND [flags]".
+// Checks that "streams drop" names exactly one stream.
+absl::StatusOr<CommandLine> CompleteStreamsDrop(ExportFlags flags) {
+  const CommandLine& command = flags.command;
+  const int named =
+      !command.state_file.empty() + !command.change_token.empty() + !command.stream_name.empty();
+  if (named != 1) {
+    return UsageError(absl::StrCat(named == 0 ? "give" : "give only", " one of --state FILE, ",
+                                   "--change-token TOKEN and --name SLOT"));
+  }
+  return CompleteOther(std::move(flags));
+}
+
+// Parses "COMMAND [flags]", the flags from args[first_flag] on.
 absl::StatusOr<CommandLine> ParseCommand(const CommandSpec& command,
-                                         const std::vector<std::string>& args) {
+                                         const std::vector<std::string>& args, size_t first_flag) {
   ExportFlags flags;
   flags.command.action = command.run;
   std::set<absl::string_view> given;
-  for (size_t i = 1; i < args.size(); ++i) {
+  for (size_t i = first_flag; i < args.size(); ++i) {
     const absl::string_view arg = args[i];
     if (arg.size() < 2 || arg[0] != '-') {
       return UsageError(absl::StrCat("unexpected argument '", arg, "'"));
@@ -732,6 +791,7 @@ absl::StatusOr<CommandLine> ParseCommand(const CommandSpec& command,
     }
   }
   if (command.mask == kSyncCommand) return CompleteSync(std::move(flags));
+  if (command.mask == kStreamsDropCommand) return CompleteStreamsDrop(std::move(flags));
   return command.mask == kExportCommand ? Complete(std::move(flags))
                                         : CompleteOther(std::move(flags));
 }
@@ -809,6 +869,16 @@ constexpr absl::string_view kSyncExitStatus =
     "Exit status: 0 the output and the state file are in place, 1 the sync failed\n"
     "(the state file is left as it was), 2 usage error, 3 and 4 see below.\n";
 
+constexpr absl::string_view kStreamsListExitStatus =
+    "\n"
+    "Exit status: 0 listed, 1 the call failed, 2 usage error, 3 see below.\n";
+
+constexpr absl::string_view kStreamsDropExitStatus =
+    "\n"
+    "Exit status: 0 dropped, 1 the call failed (NOT_FOUND: no such stream;\n"
+    "ABORTED: a sync reads it right now, try again), 2 usage error, 3 and 4 see\n"
+    "below (4: another user's stream).\n";
+
 constexpr absl::string_view kHealthExitStatus =
     "\n"
     "Exit status: 0 SERVING, 1 anything else or the call failed, 2 usage error.\n";
@@ -844,11 +914,17 @@ std::string UsageOf(const CommandSpec& command) {
     case kCountCommand:
       absl::StrAppend(&text, kCountExitStatus);
       break;
+    case kStreamsListCommand:
+      absl::StrAppend(&text, kStreamsListExitStatus);
+      break;
+    case kStreamsDropCommand:
+      absl::StrAppend(&text, kStreamsDropExitStatus);
+      break;
     default:
       absl::StrAppend(&text, kHealthExitStatus);
       break;
   }
-  if ((command.mask & kQueryCommands) != 0) absl::StrAppend(&text, kIdentityHelp);
+  if ((command.mask & kIdentityCommands) != 0) absl::StrAppend(&text, kIdentityHelp);
   return text;
 }
 
@@ -858,20 +934,34 @@ absl::StatusOr<CommandLine> ParseCommandLine(const std::vector<std::string>& arg
   CommandLine help;
   if (args.empty()) return UsageError("no command given");
   if (IsHelp(args[0])) return help;
-  const CommandSpec* command = FindCommand(args[0]);
+  size_t first_flag = 1;
+  // The two words of "streams list" are one command; a single argument with a space is none.
+  const CommandSpec* command = absl::StrContains(args[0], ' ') ? nullptr : FindCommand(args[0]);
+  if (args[0] == kStreamsCommand) {
+    if (args.size() < 2) return UsageError("streams needs an action: list or drop");
+    if (IsHelp(args[1])) {
+      help.action = CommandLine::Action::kShowStreamsHelp;
+      return help;
+    }
+    command = FindCommand(absl::StrCat(kStreamsCommand, " ", args[1]));
+    if (command == nullptr) {
+      return UsageError(absl::StrCat("unknown streams action '", args[1], "' (list or drop)"));
+    }
+    first_flag = 2;
+  }
   if (command == nullptr) {
     if (absl::StartsWith(args[0], "-")) {
       return UsageError(absl::StrCat("unknown flag ", args[0], " (the command comes first)"));
     }
     return UsageError(absl::StrCat("unknown command '", args[0], "'"));
   }
-  for (size_t i = 1; i < args.size(); ++i) {
+  for (size_t i = first_flag; i < args.size(); ++i) {
     if (IsHelp(args[i])) {
       help.action = command->help;
       return help;
     }
   }
-  return ParseCommand(*command, args);
+  return ParseCommand(*command, args, first_flag);
 }
 
 std::string Usage() {
@@ -886,6 +976,7 @@ std::string Usage() {
       "  sync                      Write what changed since the last sync to a file.\n"
       "  count                     Print how many data values export would write.\n"
       "  health                    Print whether the server is serving.\n"
+      "  streams list|drop         List or drop the change streams sync keeps.\n"
       "\n"
       "'dvexport COMMAND --help' shows the flags of COMMAND; those of export:\n"
       "\n",
@@ -895,6 +986,11 @@ std::string Usage() {
 std::string ExportUsage() { return UsageOf(kCommands[0]); }
 
 std::string CommandUsage(absl::string_view name) {
+  if (name == kStreamsCommand) {
+    return absl::StrCat(UsageOf(*FindCommand("streams list")), "\n",
+                        UsageOf(*FindCommand("streams drop")));
+  }
+  if (absl::StrContains(name, ' ')) return std::string();
   const CommandSpec* command = FindCommand(name);
   return command == nullptr ? std::string() : UsageOf(*command);
 }

@@ -18,28 +18,37 @@ inline constexpr absl::string_view kStandardOutput = "-";
 // A parsed dvexport command line.
 struct CommandLine {
   enum class Action {
-    kShowHelp,        // dvexport --help
-    kShowExportHelp,  // dvexport export --help
-    kExport,          // dvexport export ...
-    kShowStreamHelp,  // dvexport stream --help
-    kStream,          // dvexport stream ...
-    kShowCountHelp,   // dvexport count --help
-    kCount,           // dvexport count ...
-    kShowHealthHelp,  // dvexport health --help
-    kHealth,          // dvexport health ...
-    kShowSyncHelp,    // dvexport sync --help
-    kSync,            // dvexport sync ...
+    kShowHelp,         // dvexport --help
+    kShowExportHelp,   // dvexport export --help
+    kExport,           // dvexport export ...
+    kShowStreamHelp,   // dvexport stream --help
+    kStream,           // dvexport stream ...
+    kShowCountHelp,    // dvexport count --help
+    kCount,            // dvexport count ...
+    kShowHealthHelp,   // dvexport health --help
+    kHealth,           // dvexport health ...
+    kShowSyncHelp,     // dvexport sync --help
+    kSync,             // dvexport sync ...
+    kShowStreamsHelp,  // dvexport streams --help, dvexport streams list|drop --help
+    kStreamsList,      // dvexport streams list ...
+    kStreamsDrop,      // dvexport streams drop ...
   };
   Action action = Action::kShowHelp;
 
-  // The rest is set for kExport, kSync, kStream, kCount and kHealth only.
+  // The rest is set for kExport, kSync, kStream, kCount, kHealth, kStreamsList and kStreamsDrop
+  // only.
   std::string server;
   // A file path, or kStandardOutput (kExport, kStream; kSync: a path).
   std::string output;
-  // kSync: the file holding the last change token.
+  // kSync: the file holding the last change token; kStreamsDrop: such a file, whose token names
+  // the stream to drop.
   std::string state_file;
   // kSync: a first sync (no state file yet) asks for a change stream (--snapshot-token: no).
   bool start_change_stream = true;
+  // kStreamsDrop: the stream to drop by change token (--change-token) or by name (--name); one of
+  // these two and state_file is set.
+  std::string change_token;
+  std::string stream_name;
   // Filters, id schemes, format and compression, complete: the format and
   // compression follow the flags, else the output file's extension. kStream
   // and kCount use the query only.
@@ -67,9 +76,12 @@ struct CommandLine {
 // The largest --writeback-mib.
 inline constexpr int kMaxWriteBackMib = 1024;
 
-// The commands, as typed: "export", "sync", "stream", "count", "health".
-inline constexpr absl::string_view kCommandNames[] = {"export", "sync", "stream", "count",
-                                                      "health"};
+// The command of the change streams, followed by its action: "streams list", "streams drop".
+inline constexpr absl::string_view kStreamsCommand = "streams";
+
+// The commands, as typed: "export", "sync", "stream", "count", "health", "streams".
+inline constexpr absl::string_view kCommandNames[] = {"export", "sync",   "stream",
+                                                      "count",  "health", kStreamsCommand};
 
 // Parses the arguments that follow the program name. A command line that
 // makes no valid command is INVALID_ARGUMENT with a message for the user.
@@ -86,8 +98,8 @@ std::string Usage();
 // The text of "dvexport export --help": every flag of the export command.
 std::string ExportUsage();
 
-// The text of "dvexport COMMAND --help" for any of kCommandNames; empty for
-// an unknown command.
+// The text of "dvexport COMMAND --help" for any of kCommandNames ("streams":
+// both of its actions); empty for an unknown command.
 std::string CommandUsage(absl::string_view command);
 
 }  // namespace dvexport::cli

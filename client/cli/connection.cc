@@ -12,7 +12,7 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> OpenChannel(const CommandLine& co
   return client::CreateChannel(command.server, command.channel);
 }
 
-int PrintError(const absl::Status& status) {
+int PrintError(const absl::Status& status, absl::string_view permission_hint) {
   std::fprintf(stderr, "dvexport: error: %s: %s\n", absl::StatusCodeToString(status.code()).c_str(),
                std::string(status.message()).c_str());
   switch (status.code()) {
@@ -23,6 +23,10 @@ int PrintError(const absl::Status& status) {
           stderr);
       return kExitUnauthenticated;
     case absl::StatusCode::kPermissionDenied:
+      if (!permission_hint.empty()) {
+        std::fprintf(stderr, "dvexport: %s\n", std::string(permission_hint).c_str());
+        return kExitPermissionDenied;
+      }
       std::fputs(
           "dvexport: the DHIS2 user may not read what was asked for; the server's message names "
           "it\n",

@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "client/cli/command_line.h"
 
 namespace dvexport::cli {
@@ -18,8 +19,9 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> OpenChannel(const CommandLine& co
 // Prints "dvexport: error: CODE: message" on stderr and returns the exit code
 // of a failed command: kExitUnauthenticated for UNAUTHENTICATED and
 // kExitPermissionDenied for PERMISSION_DENIED, each with a line on what to
-// do, else kExitExportFailed.
-int PrintError(const absl::Status& status);
+// do ("permission_hint" for PERMISSION_DENIED if not empty), else
+// kExitExportFailed.
+int PrintError(const absl::Status& status, absl::string_view permission_hint = {});
 
 }  // namespace dvexport::cli
 

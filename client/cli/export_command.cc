@@ -25,10 +25,9 @@
 #include "client/replacement_file.h"
 
 namespace dvexport::cli {
-namespace {
 
-// The token kept in a sync state file: its first line; empty if there is no file. Opened
-// without blocking and refused unless a regular file: a FIFO would wait for a writer forever.
+// Opened without blocking and refused unless a regular file: a FIFO would wait for a writer
+// forever.
 absl::StatusOr<std::string> ReadSyncState(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
@@ -59,6 +58,8 @@ absl::StatusOr<std::string> ReadSyncState(const std::string& path) {
   ::close(fd);
   return contents.substr(0, contents.find('\n'));
 }
+
+namespace {
 
 // Replaces the state file with "token" atomically (a synced temporary file renamed over it).
 absl::Status WriteSyncState(const std::string& path, const std::string& token) {

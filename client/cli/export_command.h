@@ -1,6 +1,9 @@
 #ifndef DVEXPORT_CLIENT_CLI_EXPORT_COMMAND_H_
 #define DVEXPORT_CLIENT_CLI_EXPORT_COMMAND_H_
 
+#include <string>
+
+#include "absl/status/statusor.h"
 #include "client/cli/command_line.h"
 
 namespace dvexport::cli {
@@ -30,6 +33,11 @@ inline constexpr int kExitPermissionDenied = 4;
 // database, a token of version 1), the message adds that removing the state
 // file makes the next sync export everything.
 int RunExport(const CommandLine& command);
+
+// The token kept in a sync state file: its first line; empty if there is no file.
+// FailedPrecondition naming --state and the path when it cannot be read or is not a regular
+// file.
+absl::StatusOr<std::string> ReadSyncState(const std::string& path);
 
 }  // namespace dvexport::cli
 

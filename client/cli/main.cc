@@ -14,6 +14,7 @@
 #include "client/cli/file_paths.h"
 #include "client/cli/identity.h"
 #include "client/cli/stream_command.h"
+#include "client/cli/streams_command.h"
 
 namespace {
 
@@ -59,7 +60,9 @@ int main(int argc, char** argv) {
     case CommandLine::Action::kExport:
     case CommandLine::Action::kSync:
     case CommandLine::Action::kStream:
-    case CommandLine::Action::kCount: {
+    case CommandLine::Action::kCount:
+    case CommandLine::Action::kStreamsList:
+    case CommandLine::Action::kStreamsDrop: {
       // Before any thread starts: a password prompt must get the terminal's signals.
       absl::StatusOr<dvexport::client::CallCredentialsSpec> identity =
           dvexport::cli::ResolveIdentity(*command, dvexport::cli::ProcessIdentitySources());
@@ -92,9 +95,16 @@ int main(int argc, char** argv) {
     case CommandLine::Action::kShowSyncHelp:
       std::fputs(dvexport::cli::CommandUsage("sync").c_str(), stdout);
       return dvexport::cli::kExitOk;
+    case CommandLine::Action::kShowStreamsHelp:
+      std::fputs(dvexport::cli::CommandUsage(dvexport::cli::kStreamsCommand).c_str(), stdout);
+      return dvexport::cli::kExitOk;
     case CommandLine::Action::kExport:
     case CommandLine::Action::kSync:
       return dvexport::cli::RunExport(*command);
+    case CommandLine::Action::kStreamsList:
+      return dvexport::cli::RunStreamsList(*command);
+    case CommandLine::Action::kStreamsDrop:
+      return dvexport::cli::RunStreamsDrop(*command);
     case CommandLine::Action::kStream:
       return dvexport::cli::RunStream(*command);
     case CommandLine::Action::kCount:

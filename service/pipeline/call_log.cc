@@ -53,4 +53,13 @@ void CallLog::Write(const CallRecord& record, const std::string& peer, const std
   std::fflush(log_);
 }
 
+void CallLog::WriteEvent(const std::string& event, const std::string& fields) {
+  if (log_ == nullptr) return;
+  std::string line = absl::StrCat("{\"event\":", JsonString(event));
+  if (!fields.empty()) absl::StrAppend(&line, ",", fields);
+  line += "}\n";
+  std::fwrite(line.data(), 1, line.size(), log_);
+  std::fflush(log_);
+}
+
 }  // namespace dvexport::pipeline

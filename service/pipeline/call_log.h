@@ -31,6 +31,12 @@ class CallLog {
   void Write(const CallRecord& record, const std::string& peer, const std::string& summary,
              const absl::Status& status);
 
+  // A line of the server's own, not of a call (the change stream monitor's):
+  //   {"event":"<event>",<fields>}
+  // "fields" is JSON already ("\"kind\":\"stream\""), its strings escaped by the caller; written
+  // in one piece, as call lines are.
+  void WriteEvent(const std::string& event, const std::string& fields);
+
  private:
   ServerMetrics* const metrics_;
   std::FILE* const log_;

@@ -19,6 +19,12 @@ absl::StatusOr<dhis2::ExportParams> CallSession::Open(const dvexport::v1::Export
   return params;
 }
 
+void CallSession::OpenWithoutQuery() {
+  std::lock_guard<std::mutex> lock(mu_);
+  session_ = std::make_unique<db::ReadSession>(pipeline_->pool(), pipeline_->options().session(),
+                                               deadline_);
+}
+
 void CallSession::Authenticate(const CallOrigin& origin, CallRecord* record,
                                std::function<void(absl::Status)> done) {
   if (pipeline_->authenticator() == nullptr) {

@@ -37,6 +37,10 @@ class CallSession {
   absl::StatusOr<dhis2::ExportParams> Open(const dvexport::v1::ExportRequest& query,
                                            dhis2::RuleOrder order);
 
+  // Instead of Open, for a call without a query (ListChangeStreams, DropChangeStream): creates
+  // the session, bounded by the call's deadline (no I/O).
+  void OpenWithoutQuery();
+
   // After Bind (before or after Open): authenticates the caller from what "origin" presents,
   // without blocking: "done" is called exactly once, with OK once the call has an identity (at
   // once with AuthMode::kNone, without one), or with why it has none (Unauthenticated,

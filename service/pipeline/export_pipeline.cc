@@ -4,11 +4,14 @@ namespace dvexport::pipeline {
 
 ExportPipeline::ExportPipeline(db::ConnectionPool* pool, const PipelineOptions& options,
                                CallLog* log, SlotObserver* slot_observer,
-                               auth::AuthObserver* auth_observer)
+                               auth::AuthObserver* auth_observer,
+                               ChangeStreamObserver* change_stream_observer)
     : pool_(pool),
       options_(options),
       slots_(std::make_unique<ExportSlots>(options.slots(), slot_observer)),
-      log_(log) {
+      log_(log),
+      change_streams_(std::make_unique<ChangeStreamMonitor>(
+          pool, options.session(), options.change_streams(), change_stream_observer, log)) {
   if (options.auth == AuthMode::kDhis2) {
     auth::AuthenticatorOptions authentication = options.authentication;
     // Its database waits as bounded as an export's (and never past the call's deadline).

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 
 #include "absl/base/thread_annotations.h"
 #include "service/auth/authenticator.h"
@@ -14,6 +15,7 @@
 #include "service/db/connection_pool.h"
 #include "service/db/read_session.h"
 #include "service/pipeline/call_log.h"
+#include "service/pipeline/change_stream_monitor.h"
 #include "service/pipeline/export_slots.h"
 
 namespace dvexport::pipeline {
@@ -82,12 +84,28 @@ struct PipelineOptions {
   // Client certificates that stand for DHIS2 usernames (--client_identities); none if null. Must
   // outlive the service.
   const auth::ClientIdentities* client_identities = nullptr;
+  // The publication change streams read (--change_publication, docs/SYNC.md).
+  std::string change_publication = db::kDefaultChangePublication;
+  // How often the change stream monitor polls the database's slots; 0: never (the server's
+  // --change_stream_poll_s defaults to 30).
+  std::chrono::seconds change_stream_poll{0};
+  // A change stream retaining more WAL than this is logged as a warning
+  // (--change_stream_warn_wal_mb).
+  int64_t change_stream_warn_wal_bytes = int64_t{1024} << 20;
 
   // The database side of each call.
   db::ReadSessionOptions session() const {
     return {.connection_wait = connection_wait,
             .statement_timeout = statement_timeout,
-            .read_plan = read_plan};
+            .read_plan = read_plan,
+            .change_publication = change_publication};
+  }
+
+  // The change stream monitor's settings.
+  ChangeStreamMonitorOptions change_streams() const {
+    return {.publication = change_publication,
+            .interval = change_stream_poll,
+            .warn_wal_bytes = change_stream_warn_wal_bytes};
   }
 
   // The export slots and their queue.
@@ -105,12 +123,13 @@ struct PipelineOptions {
 // before the doors open, destroyed after they closed (WaitForCalls). Thread-safe.
 class ExportPipeline {
  public:
-  // "*pool", "*log", "*slot_observer" and "*auth_observer" (the last three may be null) must
-  // outlive the pipeline. With options.auth kDhis2 every call is authenticated (an
-  // auth::Authenticator of the pipeline's own, on "pool").
+  // "*pool", "*log", "*slot_observer", "*auth_observer" and "*change_stream_observer" (all but
+  // the pool may be null) must outlive the pipeline. With options.auth kDhis2 every call is
+  // authenticated (an auth::Authenticator of the pipeline's own, on "pool"). The change stream
+  // monitor is created stopped: the server starts it (change_streams().Start()).
   ExportPipeline(db::ConnectionPool* pool, const PipelineOptions& options, CallLog* log,
-                 SlotObserver* slot_observer = nullptr,
-                 auth::AuthObserver* auth_observer = nullptr);
+                 SlotObserver* slot_observer = nullptr, auth::AuthObserver* auth_observer = nullptr,
+                 ChangeStreamObserver* change_stream_observer = nullptr);
   ExportPipeline(const ExportPipeline&) = delete;
   ExportPipeline& operator=(const ExportPipeline&) = delete;
 
@@ -121,6 +140,8 @@ class ExportPipeline {
   CallLog* log() const { return log_; }
   // Authenticates the calls; null with AuthMode::kNone.
   auth::Authenticator* authenticator() const { return authenticator_.get(); }
+  // Watches the database's change streams (idle times for ListChangeStreams, the metrics).
+  ChangeStreamMonitor& change_streams() { return *change_streams_; }
 
   // Exports holding a slot now, and waiting for one.
   int active_exports() const { return slots_->running(); }
@@ -146,6 +167,7 @@ class ExportPipeline {
   std::unique_ptr<ExportSlots> slots_;
   CallLog* const log_;
   std::unique_ptr<auth::Authenticator> authenticator_;
+  std::unique_ptr<ChangeStreamMonitor> change_streams_;
   std::atomic<int64_t> sliced_exports_{0};
 
   mutable std::mutex calls_mu_;

@@ -148,6 +148,36 @@ absl::StatusOr<std::unique_ptr<ServerMetrics>> ServerMetrics::Start(const std::s
                                  "1 for the server's --auth: dhis2 (DHIS2 identities) or none "
                                  "(no authentication: whoever reaches the port reads everything).")
                              .Register(registry);
+  metrics->change_token_kind_ =
+      &prometheus::BuildGauge()
+           .Name("dvexport_change_token_kind")
+           .Help(
+               "1 for the kind of change token the database gives as the change stream monitor "
+               "last saw it (stream: logical decoding, a change stream per consumer; snapshot: "
+               "the xmin token), 0 for the other; absent until its first poll "
+               "(--change_stream_poll_s).")
+           .Register(registry);
+  metrics->stream_retained_ =
+      &prometheus::BuildGauge()
+           .Name("dvexport_change_stream_retained_wal_bytes")
+           .Help(
+               "WAL a change stream's replication slot keeps from being removed (the server's "
+               "WAL position minus the slot's restart_lsn), at the monitor's last poll.")
+           .Register(registry);
+  metrics->stream_idle_ =
+      &prometheus::BuildGauge()
+           .Name("dvexport_change_stream_idle_seconds")
+           .Help(
+               "Seconds since the monitor last saw a change stream's confirmed position move "
+               "(counted from when this server first saw the slot), at its last poll.")
+           .Register(registry);
+  metrics->stream_lost_ =
+      &prometheus::BuildGauge()
+           .Name("dvexport_change_stream_lost")
+           .Help(
+               "1 when a change stream's slot is lost (wal_status lost: PostgreSQL removed WAL "
+               "it needed; its consumer must export everything again), else 0.")
+           .Register(registry);
   metrics->gauges_ = std::make_shared<GaugeCollectable>(std::move(sources));
   try {
     metrics->exposer_ = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
@@ -224,5 +254,39 @@ void ServerMetrics::AuthCacheLookup(bool hit) {
 }
 
 void ServerMetrics::SlotUserCapWait() { user_cap_waits_->Increment(); }
+
+void ServerMetrics::ChangeTokenKindPolled(bool stream) {
+  change_token_kind_->Add({{"kind", "stream"}}).Set(stream ? 1 : 0);
+  change_token_kind_->Add({{"kind", "snapshot"}}).Set(stream ? 0 : 1);
+}
+
+void ServerMetrics::ChangeStreamsPolled(const std::vector<ChangeStreamGauges>& streams) {
+  std::lock_guard<std::mutex> lock(streams_mu_);
+  std::map<std::string, StreamSeries> now;
+  for (const ChangeStreamGauges& stream : streams) {
+    StreamSeries series;
+    auto it = streams_.find(stream.slot);
+    if (it != streams_.end()) {
+      series = it->second;
+      streams_.erase(it);
+    } else {
+      const prometheus::Labels labels = {{"slot", stream.slot}};
+      series = {.retained_wal_bytes = &stream_retained_->Add(labels),
+                .idle_seconds = &stream_idle_->Add(labels),
+                .lost = &stream_lost_->Add(labels)};
+    }
+    series.retained_wal_bytes->Set(static_cast<double>(stream.retained_wal_bytes));
+    series.idle_seconds->Set(static_cast<double>(stream.idle_seconds));
+    series.lost->Set(stream.lost ? 1 : 0);
+    now.emplace(stream.slot, series);
+  }
+  // What is left was dropped: its series go, so that a dashboard does not keep a dead slot.
+  for (const auto& [slot, series] : streams_) {
+    stream_retained_->Remove(series.retained_wal_bytes);
+    stream_idle_->Remove(series.idle_seconds);
+    stream_lost_->Remove(series.lost);
+  }
+  streams_ = std::move(now);
+}
 
 }  // namespace dvexport::pipeline

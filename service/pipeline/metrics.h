@@ -3,11 +3,16 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "service/auth/authenticator.h"
+#include "service/pipeline/change_stream_observer.h"
 #include "service/pipeline/export_slots.h"
 
 namespace prometheus {
@@ -75,8 +80,18 @@ struct CallRecord {
 //                                                          stall_timeout_contended
 //   dvexport_active_exports, dvexport_queued_exports,
 //   dvexport_db_pool_in_use                                gauges, read at each scrape
+//   dvexport_change_token_kind{kind}                       gauge: 1 for the kind of change token
+//                                                          the database gives (stream, snapshot),
+//                                                          0 for the other
+//   dvexport_change_stream_retained_wal_bytes{slot},
+//   dvexport_change_stream_idle_seconds{slot},
+//   dvexport_change_stream_lost{slot}                      gauges of each change stream as the
+//                                                          change stream monitor's last poll saw
+//                                                          it; a dropped slot's series go
 // Thread-safe.
-class ServerMetrics final : public SlotObserver, public auth::AuthObserver {
+class ServerMetrics final : public SlotObserver,
+                            public auth::AuthObserver,
+                            public ChangeStreamObserver {
  public:
   // Reads the gauges' current values.
   struct GaugeSources {
@@ -106,7 +121,17 @@ class ServerMetrics final : public SlotObserver, public auth::AuthObserver {
   void AuthRefused(const std::string& reason) override;
   void AuthCacheLookup(bool hit) override;
 
+  void ChangeTokenKindPolled(bool stream) override;
+  void ChangeStreamsPolled(const std::vector<ChangeStreamGauges>& streams) override;
+
  private:
+  // The series of one change stream.
+  struct StreamSeries {
+    prometheus::Gauge* retained_wal_bytes = nullptr;
+    prometheus::Gauge* idle_seconds = nullptr;
+    prometheus::Gauge* lost = nullptr;
+  };
+
   ServerMetrics() = default;
 
   std::shared_ptr<prometheus::Registry> registry_;
@@ -124,6 +149,12 @@ class ServerMetrics final : public SlotObserver, public auth::AuthObserver {
   prometheus::Family<prometheus::Gauge>* auth_mode_ = nullptr;
   prometheus::Counter* user_cap_waits_ = nullptr;
   prometheus::Family<prometheus::Counter>* stalled_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* change_token_kind_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* stream_retained_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* stream_idle_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* stream_lost_ = nullptr;
+  std::mutex streams_mu_;
+  std::map<std::string, StreamSeries> streams_ ABSL_GUARDED_BY(streams_mu_);
   int port_ = 0;
 };
 

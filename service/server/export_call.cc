@@ -229,4 +229,68 @@ void CountCall::OnDone() {
   count.reset();
 }
 
+ChangeStreamRpc* ChangeStreamRpc::StartList(pipeline::ExportPipeline* pipeline,
+                                            grpc::CallbackServerContext* context,
+                                            const grpc::ByteBuffer* request,
+                                            grpc::ByteBuffer* response) {
+  auto* rpc = new ChangeStreamRpc(response);
+  rpc->Attach(pipeline::ChangeStreamCall::StartList(
+      pipeline, CallOriginOf(context, pipeline->options()),
+      ParseRequest<dvexport::v1::ListChangeStreamsRequest>(request),
+      [rpc](absl::StatusOr<dvexport::v1::ListChangeStreamsResponse> listed) {
+        rpc->End(std::move(listed));
+      }));
+  return rpc;
+}
+
+ChangeStreamRpc* ChangeStreamRpc::StartDrop(pipeline::ExportPipeline* pipeline,
+                                            grpc::CallbackServerContext* context,
+                                            const grpc::ByteBuffer* request,
+                                            grpc::ByteBuffer* response) {
+  auto* rpc = new ChangeStreamRpc(response);
+  rpc->Attach(pipeline::ChangeStreamCall::StartDrop(
+      pipeline, CallOriginOf(context, pipeline->options()),
+      ParseRequest<dvexport::v1::DropChangeStreamRequest>(request),
+      [rpc](absl::StatusOr<dvexport::v1::DropChangeStreamResponse> dropped) {
+        rpc->End(std::move(dropped));
+      }));
+  return rpc;
+}
+
+void ChangeStreamRpc::Attach(std::unique_ptr<pipeline::ChangeStreamCall> call) {
+  std::lock_guard<std::mutex> lock(mu_);
+  call_ = std::move(call);
+  if (cancelled_) call_->Cancel();
+}
+
+template <typename Response>
+void ChangeStreamRpc::End(absl::StatusOr<Response> response) {
+  if (!response.ok()) {
+    Finish(ToGrpcStatus(response.status()));
+    return;
+  }
+  bool own_buffer = false;
+  const grpc::Status serialized =
+      grpc::SerializationTraits<Response>::Serialize(*response, response_, &own_buffer);
+  Finish(serialized.ok() ? grpc::Status::OK
+                         : grpc::Status(grpc::StatusCode::INTERNAL, "cannot serialize the answer"));
+}
+
+void ChangeStreamRpc::OnCancel() {
+  std::lock_guard<std::mutex> lock(mu_);
+  cancelled_ = true;
+  if (call_ != nullptr) call_->Cancel();
+}
+
+void ChangeStreamRpc::OnDone() {
+  std::unique_ptr<pipeline::ChangeStreamCall> call;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    call = std::move(call_);
+  }
+  delete this;
+  // Joins the call's thread, which has called End.
+  call.reset();
+}
+
 }  // namespace dvexport::server

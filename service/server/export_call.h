@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "dvexport/v1/export.pb.h"
+#include "service/pipeline/change_stream_calls.h"
 #include "service/pipeline/count.h"
 #include "service/pipeline/export.h"
 #include "service/pipeline/export_pipeline.h"
@@ -102,6 +103,34 @@ class CountCall final : public grpc::ServerUnaryReactor {
   grpc::ByteBuffer* const response_;
   std::mutex mu_;
   std::unique_ptr<pipeline::Count> count_ ABSL_GUARDED_BY(mu_);
+};
+
+// ListChangeStreams and DropChangeStream on gRPC's callback API: the door of one
+// pipeline::ChangeStreamCall.
+class ChangeStreamRpc final : public grpc::ServerUnaryReactor {
+ public:
+  // "*response" receives the serialized ListChangeStreamsResponse or DropChangeStreamResponse.
+  static ChangeStreamRpc* StartList(pipeline::ExportPipeline* pipeline,
+                                    grpc::CallbackServerContext* context,
+                                    const grpc::ByteBuffer* request, grpc::ByteBuffer* response);
+  static ChangeStreamRpc* StartDrop(pipeline::ExportPipeline* pipeline,
+                                    grpc::CallbackServerContext* context,
+                                    const grpc::ByteBuffer* request, grpc::ByteBuffer* response);
+
+  void OnCancel() override;
+  void OnDone() override;
+
+ private:
+  explicit ChangeStreamRpc(grpc::ByteBuffer* response) : response_(response) {}
+  // The call, once started (a cancel that came first reaches it now).
+  void Attach(std::unique_ptr<pipeline::ChangeStreamCall> call);
+  template <typename Response>
+  void End(absl::StatusOr<Response> response);
+
+  grpc::ByteBuffer* const response_;
+  std::mutex mu_;
+  std::unique_ptr<pipeline::ChangeStreamCall> call_ ABSL_GUARDED_BY(mu_);
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace dvexport::server

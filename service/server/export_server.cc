@@ -162,7 +162,7 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
   server->log_ = std::make_unique<pipeline::CallLog>(server->metrics_.get(), stderr);
   server->pipeline_ = std::make_unique<pipeline::ExportPipeline>(
       server->pool_.get(), service_options, server->log_.get(), server->metrics_.get(),
-      server->metrics_.get());
+      server->metrics_.get(), server->metrics_.get());
   server->service_ = std::make_unique<DataValueExportService>(server->pipeline_.get());
   if (!options.http.listen.empty()) {
     http::HttpServerOptions http_options = options.http;
@@ -229,6 +229,8 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
   server->probe_timeout_ = std::min(options.health_probe_interval, kMaxProbeTimeout);
   server->prober_ =
       std::thread(&ExportServer::RunProber, server.get(), options.health_probe_interval);
+  // Its first poll logs the kind of change token this database gives (and why not stream).
+  server->pipeline_->change_streams().Start();
   server->watchdog_ = std::thread(&ExportServer::RunListenerWatchdog, server.get(),
                                   options.listener_probe_interval);
   std::unique_lock<std::mutex> lock(server->prober_mu_);
@@ -306,6 +308,8 @@ void ExportServer::StopProber() {
   prober_wake_.notify_all();
   if (prober_.joinable()) prober_.join();
   if (watchdog_.joinable()) watchdog_.join();
+  // Its poll in flight is cancelled: shutdown waits at most about a second for it.
+  if (pipeline_ != nullptr) pipeline_->change_streams().Stop();
 }
 
 ExportServer::~ExportServer() {

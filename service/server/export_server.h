@@ -131,7 +131,7 @@ class ExportServer {
   void RunProber(std::chrono::milliseconds interval);
   // Probes the gRPC port every "interval" until StopProber() or the listener is lost.
   void RunListenerWatchdog(std::chrono::milliseconds interval);
-  // Stops both the database prober and the watchdog.
+  // Stops the database prober, the watchdog and the change stream monitor.
   void StopProber();
 
   std::unique_ptr<db::ConnectionPool> pool_;

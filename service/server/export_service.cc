@@ -18,4 +18,16 @@ grpc::ServerUnaryReactor* DataValueExportService::CountDataValues(
   return new CountCall(pipeline_, context, request, response);
 }
 
+grpc::ServerUnaryReactor* DataValueExportService::ListChangeStreams(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+    grpc::ByteBuffer* response) {
+  return ChangeStreamRpc::StartList(pipeline_, context, request, response);
+}
+
+grpc::ServerUnaryReactor* DataValueExportService::DropChangeStream(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+    grpc::ByteBuffer* response) {
+  return ChangeStreamRpc::StartDrop(pipeline_, context, request, response);
+}
+
 }  // namespace dvexport::server

@@ -19,7 +19,9 @@ namespace dvexport::server {
 using DataValueExportCallbackBase = dvexport::v1::DataValueExport::WithRawCallbackMethod_ExportFile<
     dvexport::v1::DataValueExport::WithRawCallbackMethod_StreamDataValues<
         dvexport::v1::DataValueExport::WithRawCallbackMethod_CountDataValues<
-            dvexport::v1::DataValueExport::Service>>>;
+            dvexport::v1::DataValueExport::WithRawCallbackMethod_ListChangeStreams<
+                dvexport::v1::DataValueExport::WithRawCallbackMethod_DropChangeStream<
+                    dvexport::v1::DataValueExport::Service>>>>>;
 
 // The DataValueExport gRPC service: the gRPC door of the export pipeline. Every call runs in its
 // own READ ONLY, REPEATABLE READ transaction (a db::ReadSession) on pooled connections, on threads
@@ -38,6 +40,14 @@ class DataValueExportService final : public DataValueExportCallbackBase {
   grpc::ServerUnaryReactor* CountDataValues(grpc::CallbackServerContext* context,
                                             const grpc::ByteBuffer* request,
                                             grpc::ByteBuffer* response) override;
+
+  grpc::ServerUnaryReactor* ListChangeStreams(grpc::CallbackServerContext* context,
+                                              const grpc::ByteBuffer* request,
+                                              grpc::ByteBuffer* response) override;
+
+  grpc::ServerUnaryReactor* DropChangeStream(grpc::CallbackServerContext* context,
+                                             const grpc::ByteBuffer* request,
+                                             grpc::ByteBuffer* response) override;
 
   // Exports holding a slot now, and waiting for one (of both doors).
   int active_exports() const { return pipeline_->active_exports(); }

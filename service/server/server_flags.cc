@@ -117,6 +117,23 @@ absl::Status CheckTlsFlags(const ServerFlags& flags) {
   return absl::OkStatus();
 }
 
+// --change_publication: an unquoted PostgreSQL identifier as PostgreSQL folds it (lower case),
+// so that the name the server asks pg_publication for is the one CREATE PUBLICATION made.
+absl::Status CheckPublicationName(absl::string_view name) {
+  // NAMEDATALEN - 1: PostgreSQL truncates longer identifiers.
+  constexpr size_t kMaxIdentifier = 63;
+  bool valid = !name.empty() && name.size() <= kMaxIdentifier &&
+               (absl::ascii_islower(static_cast<unsigned char>(name[0])) || name[0] == '_');
+  for (char c : name) {
+    valid = valid && (absl::ascii_islower(static_cast<unsigned char>(c)) ||
+                      absl::ascii_isdigit(static_cast<unsigned char>(c)) || c == '_');
+  }
+  if (valid) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--change_publication: \"", name,
+      "\" is not a PostgreSQL publication name: [a-z_][a-z0-9_]*, at most 63 characters"));
+}
+
 }  // namespace
 
 absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
@@ -161,6 +178,9 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
       {"http_idle_timeout_s", flags.http_idle_timeout_s, 1, 3600, "at most an hour"},
       {"http_max_header_kib", flags.http_max_header_kib, 1, 1024, ""},
       {"http_max_url_kib", flags.http_max_url_kib, 1, 1024, ""},
+      {"change_stream_poll_s", flags.change_stream_poll_s, 0, 86400,
+       "0: the change streams are not watched; at most a day"},
+      {"change_stream_warn_wal_mb", flags.change_stream_warn_wal_mb, 1, 1048576, "at most 1 TiB"},
   };
   for (const IntegerFlag& flag : integer_flags) {
     absl::Status status = CheckRange(flag);
@@ -220,6 +240,8 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
   }
   absl::Status conninfo = db::CheckConninfo(flags.pg);
   if (!conninfo.ok()) return absl::InvalidArgumentError(absl::StrCat("--pg: ", conninfo.message()));
+  absl::Status publication = CheckPublicationName(flags.change_publication);
+  if (!publication.ok()) return publication;
   if (absl::EndsWith(flags.port_file, "/")) {
     return absl::InvalidArgumentError(
         absl::StrCat("--port_file: \"", flags.port_file, "\" names a directory; give a file name"));
@@ -313,6 +335,9 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
   options.http.max_header_bytes = static_cast<size_t>(flags.http_max_header_kib) * 1024;
   options.http.max_url_bytes = static_cast<size_t>(flags.http_max_url_kib) * 1024;
   options.http.trusted_proxies = TrustedProxyList(flags.http_trusted_proxies);
+  options.service.change_publication = flags.change_publication;
+  options.service.change_stream_poll = std::chrono::seconds(flags.change_stream_poll_s);
+  options.service.change_stream_warn_wal_bytes = int64_t{flags.change_stream_warn_wal_mb} << 20;
   return options;
 }
 

@@ -60,6 +60,10 @@ struct ServerFlags {
   int http_max_header_kib = 32;
   int http_max_url_kib = 16;
   std::string http_trusted_proxies;  // comma-separated addresses or CIDRs
+  // Change streams (docs/SYNC.md).
+  std::string change_publication = "dvexport";
+  int change_stream_poll_s = 30;
+  int change_stream_warn_wal_mb = 1024;
 };
 
 // Checks every flag in "flags", and how they fit together, and returns the

@@ -180,6 +180,17 @@ ABSL_FLAG(int, http_max_url_kib, dvexport::server::ServerFlags().http_max_url_ki
 ABSL_FLAG(std::string, http_trusted_proxies, dvexport::server::ServerFlags().http_trusted_proxies,
           "comma-separated addresses or CIDRs of reverse proxies whose X-Forwarded-For names the "
           "client (its address for a token's IP list and the failed-attempt limits); empty: none");
+ABSL_FLAG(std::string, change_publication, dvexport::server::ServerFlags().change_publication,
+          "the PostgreSQL publication change streams read (docs/SYNC.md), an identifier "
+          "[a-z_][a-z0-9_]* of at most 63 characters; it must publish public.datavalue, else "
+          "change tokens are snapshot tokens");
+ABSL_FLAG(int, change_stream_poll_s, dvexport::server::ServerFlags().change_stream_poll_s,
+          "seconds between two looks at the database's change streams (their retained WAL, "
+          "idle time and loss, in /metrics, and the kind of change token, in the log), 0 to "
+          "86400 (a day); 0: never");
+ABSL_FLAG(int, change_stream_warn_wal_mb, dvexport::server::ServerFlags().change_stream_warn_wal_mb,
+          "a change stream that keeps more than this many MiB of WAL from being removed is "
+          "logged as a warning, 1 to 1048576 (1 TiB)");
 ABSL_FLAG(std::string, client_identities, dvexport::server::ServerFlags().client_identities,
           "file of lines \"<subject DN or URI SAN> <username>\" ('#' comments): a client "
           "certificate verified against --tls_client_ca whose subject (as \"CN=...,O=...\") or "
@@ -235,6 +246,9 @@ dvexport::server::ServerFlags FlagValues() {
   flags.http_max_header_kib = absl::GetFlag(FLAGS_http_max_header_kib);
   flags.http_max_url_kib = absl::GetFlag(FLAGS_http_max_url_kib);
   flags.http_trusted_proxies = absl::GetFlag(FLAGS_http_trusted_proxies);
+  flags.change_publication = absl::GetFlag(FLAGS_change_publication);
+  flags.change_stream_poll_s = absl::GetFlag(FLAGS_change_stream_poll_s);
+  flags.change_stream_warn_wal_mb = absl::GetFlag(FLAGS_change_stream_warn_wal_mb);
   return flags;
 }
 

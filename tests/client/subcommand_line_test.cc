@@ -1,6 +1,7 @@
 // The command line of the stream, count and health commands, the DHIS2
 // filters and id schemes added for issue 3, and --format json-pretty.
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -208,8 +209,54 @@ TEST(SubcommandUsageTest, ListsEachCommandsFlagsOnly) {
   }
 }
 
+TEST(SubcommandLineTest, StreamsListTakesConnectionAndIdentityOnly) {
+  CommandLine command =
+      ParseOk({"streams", "list", "--server", "s:1", "--token-file", "t.pat", "--timeout", "2"});
+  EXPECT_EQ(command.action, CommandLine::Action::kStreamsList);
+  EXPECT_EQ(command.server, "s:1");
+  EXPECT_EQ(command.token_file, "t.pat");
+  EXPECT_EQ(command.timeout, std::chrono::milliseconds(2000));
+  EXPECT_THAT(UsageError({"streams", "list", "--server", "s:1", "--data-set", "x"}),
+              HasSubstr("unknown flag --data-set for streams list"));
+  EXPECT_THAT(UsageError({"streams", "list"}), HasSubstr("--server HOST:PORT is required"));
+}
+
+TEST(SubcommandLineTest, StreamsDropNamesExactlyOneStream) {
+  CommandLine command = ParseOk({"streams", "drop", "--server", "s:1", "--name", "dvexport_x"});
+  EXPECT_EQ(command.action, CommandLine::Action::kStreamsDrop);
+  EXPECT_EQ(command.stream_name, "dvexport_x");
+  command = ParseOk({"streams", "drop", "--server", "s:1", "--state", "copy.token"});
+  EXPECT_EQ(command.state_file, "copy.token");
+  command = ParseOk({"streams", "drop", "--server=s:1", "--change-token=abc", "--user", "u"});
+  EXPECT_EQ(command.change_token, "abc");
+  EXPECT_EQ(command.user, "u");
+  EXPECT_THAT(UsageError({"streams", "drop", "--server", "s:1"}),
+              HasSubstr("give one of --state FILE, --change-token TOKEN and --name SLOT"));
+  EXPECT_THAT(
+      UsageError({"streams", "drop", "--server", "s:1", "--name", "a", "--change-token", "b"}),
+      HasSubstr("give only one of"));
+  // --token stays a refused secret flag, here too.
+  EXPECT_THAT(UsageError({"streams", "drop", "--server", "s:1", "--token", "d2p_x"}),
+              HasSubstr("a secret is never given on the command line"));
+}
+
+TEST(SubcommandLineTest, StreamsNeedsAnAction) {
+  EXPECT_THAT(UsageError({"streams"}), HasSubstr("streams needs an action: list or drop"));
+  EXPECT_THAT(UsageError({"streams", "show"}), HasSubstr("unknown streams action 'show'"));
+  EXPECT_THAT(UsageError({"streams list", "--server", "s:1"}),
+              HasSubstr("unknown command 'streams list'"));
+  EXPECT_EQ(ParseOk({"streams", "--help"}).action, CommandLine::Action::kShowStreamsHelp);
+  EXPECT_EQ(ParseOk({"streams", "drop", "-h"}).action, CommandLine::Action::kShowStreamsHelp);
+  const std::string usage = CommandUsage("streams");
+  EXPECT_THAT(usage, HasSubstr("Usage: dvexport streams list"));
+  EXPECT_THAT(usage, HasSubstr("Usage: dvexport streams drop"));
+  EXPECT_THAT(usage, HasSubstr("--change-token TOKEN"));
+  EXPECT_THAT(Usage(), HasSubstr("\n  streams list|drop "));
+  EXPECT_EQ(CommandUsage("streams list"), "");
+}
+
 TEST(SubcommandUsageTest, FitsInEightyColumns) {
-  for (const char* command : {"export", "stream", "count", "health"}) {
+  for (const char* command : {"export", "stream", "count", "health", "streams"}) {
     const std::string text = CommandUsage(command);
     size_t start = 0;
     for (size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1) {

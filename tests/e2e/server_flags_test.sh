@@ -92,6 +92,10 @@ give it a port of its own" --listen 0.0.0.0:50051 --metrics_listen 0.0.0.0:50051
 expect_refused "--pg: the connection string is not a valid libpq conninfo (keyword=value pairs \
 or a postgresql:// URI; quote values holding spaces as 'a b'); libpq's message is not shown \
 because it may quote a password" --pg "host=db password='s3cret"
+expect_refused "--change_publication: \"Dv-Export\" is not a PostgreSQL publication name: \
+[a-z_][a-z0-9_]*, at most 63 characters" --change_publication Dv-Export
+expect_refused "--change_stream_poll_s: -1 is not between 0 and 86400 (0: the change streams are \
+not watched; at most a day)" --change_stream_poll_s=-1
 expect_refused "unexpected argument \"stray\" (settings are --flags)" stray
 
 # --help shows each flag's range.

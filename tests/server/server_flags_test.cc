@@ -164,7 +164,12 @@ INSTANTIATE_TEST_SUITE_P(
         RangeCase{"http_max_header_kib", 1, 1024,
                   [](ServerFlags& f, int64_t v) { f.http_max_header_kib = static_cast<int>(v); }},
         RangeCase{"http_max_url_kib", 1, 1024,
-                  [](ServerFlags& f, int64_t v) { f.http_max_url_kib = static_cast<int>(v); }}),
+                  [](ServerFlags& f, int64_t v) { f.http_max_url_kib = static_cast<int>(v); }},
+        RangeCase{"change_stream_poll_s", 0, 86400,
+                  [](ServerFlags& f, int64_t v) { f.change_stream_poll_s = static_cast<int>(v); }},
+        RangeCase{
+            "change_stream_warn_wal_mb", 1, 1048576,
+            [](ServerFlags& f, int64_t v) { f.change_stream_warn_wal_mb = static_cast<int>(v); }}),
     [](const ::testing::TestParamInfo<RangeCase>& info) { return info.param.flag; });
 
 TEST(ServerOptionsFromFlagsTest, DefaultsAreValid) {
@@ -179,6 +184,44 @@ TEST(ServerOptionsFromFlagsTest, DefaultsAreValid) {
   EXPECT_EQ(options->service.max_zstd_level, 9);
   EXPECT_EQ(options->handshake_timeout, std::chrono::milliseconds(5000));
   EXPECT_EQ(options->listener_probe_interval, std::chrono::milliseconds(5000));
+  EXPECT_EQ(options->service.change_publication, "dvexport");
+  EXPECT_EQ(options->service.session().change_publication, "dvexport");
+  EXPECT_EQ(options->service.change_stream_poll, std::chrono::seconds(30));
+  EXPECT_EQ(options->service.change_stream_warn_wal_bytes, int64_t{1024} << 20);
+}
+
+TEST(ServerOptionsFromFlagsTest, ChangeStreamFlagsReachThePipelineAndItsSessions) {
+  ServerFlags flags;
+  flags.change_publication = "dhis2_values_2";
+  flags.change_stream_poll_s = 0;
+  flags.change_stream_warn_wal_mb = 64;
+  absl::StatusOr<ServerOptions> options = ServerOptionsFromFlags(flags);
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->service.change_publication, "dhis2_values_2");
+  EXPECT_EQ(options->service.session().change_publication, "dhis2_values_2");
+  EXPECT_EQ(options->service.change_streams().publication, "dhis2_values_2");
+  EXPECT_EQ(options->service.change_streams().interval, std::chrono::seconds(0));
+  EXPECT_EQ(options->service.change_streams().warn_wal_bytes, int64_t{64} << 20);
+}
+
+TEST(ServerOptionsFromFlagsTest, ChangePublicationIsAnUnquotedIdentifier) {
+  for (const std::string& good :
+       std::vector<std::string>{"dvexport", "_p", "a", "pub_2024", std::string(63, 'p')}) {
+    ServerFlags flags;
+    flags.change_publication = good;
+    EXPECT_TRUE(Check(flags).ok()) << good << ": " << Check(flags);
+  }
+  for (const std::string& bad :
+       std::vector<std::string>{"", "2pub", "Dvexport", "dv-export", "dv export", "dv\"x",
+                                "d\xc3\xa9", std::string(64, 'p')}) {
+    ServerFlags flags;
+    flags.change_publication = bad;
+    const absl::Status status = Check(flags);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(std::string(status.message()),
+                StartsWith(absl::StrCat("--change_publication: \"", bad, "\" is not")))
+        << bad;
+  }
 }
 
 TEST(ServerOptionsFromFlagsTest, CarriesEveryValueIntoTheOptionsUnchanged) {
