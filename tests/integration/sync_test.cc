@@ -574,8 +574,7 @@ TEST_F(SyncTest, AStreamRepeatsADeltaNotYetConfirmedAndRefusesATokenItMovedPast)
 
   // The same delta in every file format, compressed too: the three values, the removed one as
   // deleted.
-  for (const auto& [format, compression] :
-       std::vector<std::pair<v1::Format, v1::Compression>>{
+  for (const auto& [format, compression] : std::vector<std::pair<v1::Format, v1::Compression>>{
            {v1::FORMAT_CSV, v1::COMPRESSION_NONE},
            {v1::FORMAT_XML, v1::COMPRESSION_NONE},
            {v1::FORMAT_JSON_PRETTY, v1::COMPRESSION_NONE},
@@ -599,7 +598,7 @@ TEST_F(SyncTest, AStreamRepeatsADeltaNotYetConfirmedAndRefusesATokenItMovedPast)
     ASSERT_TRUE(reader->Finish().ok()) << format;
     EXPECT_EQ(values, 3) << format;
     if (compression == v1::COMPRESSION_NONE) {
-      EXPECT_NE(bytes.find(format == v1::FORMAT_CSV ? ",true"
+      EXPECT_NE(bytes.find(format == v1::FORMAT_CSV   ? ",true"
                            : format == v1::FORMAT_XML ? "deleted=\"true\""
                                                       : "\"deleted\": true"),
                 std::string::npos)
