@@ -21,7 +21,7 @@
 # As root, initdb and postgres run as the postgres user via runuser (they
 # refuse to run as root); otherwise they run as the current user.
 # DVEXPORT_PG_OPTIONS, if set, is appended to the server's options and wins over
-# them (tests/reliability/standby_pg.sh: "-c wal_level=replica ...").
+# them (tests/reliability/standby_pg.sh: "-c max_wal_senders=4 ...").
 # pg_start_kept/pg_stop_kept (below): the same server on a data directory that
 # outlives the run (scripts/bench's national database).
 

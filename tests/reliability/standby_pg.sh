@@ -5,7 +5,7 @@
 # when root), the standby made with pg_basebackup -R.
 #
 #   standby_pg.sh start ENV_FILE [OWNER_PID]
-#       The primary (wal_level=replica) with the small demo database and 6 KB
+#       The primary (wal_level=logical, as pg_start sets it) with the small demo database and 6 KB
 #       comments (a whole-database export is ~60 MB and stays mid-stream while
 #       its client pauses; no autovacuum of datavalue: the tests decide when its
 #       row versions go), then the standby (hot_standby=on, PostgreSQL's
