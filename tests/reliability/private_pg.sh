@@ -46,7 +46,8 @@ case "$command" in
   up)
     _pg_as_owner "$PG_BINDIR/pg_ctl" -D "$2/data" -l "$2/server.log" -w -t 60 start \
       -o "-c listen_addresses=127.0.0.1 -p $3 -c unix_socket_directories=$2 -c fsync=off \
-          -c max_connections=100 -c logging_collector=off" >/dev/null
+          -c max_connections=100 -c logging_collector=off -c wal_level=logical \
+          -c max_wal_senders=10 -c max_replication_slots=20" >/dev/null
     ;;
   restart)
     _pg_as_owner "$PG_BINDIR/pg_ctl" -D "$2/data" -m fast -w -t 60 restart >/dev/null
