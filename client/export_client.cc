@@ -202,46 +202,45 @@ absl::StatusOr<int64_t> ExportClient::StreamDataValues(const ExportRequest& requ
   return values;
 }
 
-absl::StatusOr<int64_t> ExportClient::CountDataValues(const ExportRequest& request,
-                                                      const CallOptions& options) {
+absl::Status ExportClient::CallUnary(const CallOptions& options,
+                                     absl::FunctionRef<grpc::Status(grpc::ClientContext*)> call) {
   grpc::ClientContext context;
   SetDeadline(options.timeout, &context);
   absl::Status credentials = ApplyCallCredentials(options.credentials, &context);
   if (!credentials.ok()) return credentials;
   if (!Register(&context)) return absl::CancelledError("the client was cancelled");
-  dvexport::v1::CountResponse response;
-  const grpc::Status status = stub_->CountDataValues(&context, request, &response);
+  const grpc::Status status = call(&context);
   Unregister(&context);
-  if (!status.ok()) return FromGrpcStatus(status);
+  return status.ok() ? absl::OkStatus() : FromGrpcStatus(status);
+}
+
+absl::StatusOr<int64_t> ExportClient::CountDataValues(const ExportRequest& request,
+                                                      const CallOptions& options) {
+  dvexport::v1::CountResponse response;
+  absl::Status status = CallUnary(options, [&](grpc::ClientContext* context) {
+    return stub_->CountDataValues(context, request, &response);
+  });
+  if (!status.ok()) return status;
   return response.count();
 }
 
 absl::StatusOr<dvexport::v1::ListChangeStreamsResponse> ExportClient::ListChangeStreams(
     const CallOptions& options) {
-  grpc::ClientContext context;
-  SetDeadline(options.timeout, &context);
-  absl::Status credentials = ApplyCallCredentials(options.credentials, &context);
-  if (!credentials.ok()) return credentials;
-  if (!Register(&context)) return absl::CancelledError("the client was cancelled");
   dvexport::v1::ListChangeStreamsResponse response;
-  const grpc::Status status =
-      stub_->ListChangeStreams(&context, dvexport::v1::ListChangeStreamsRequest(), &response);
-  Unregister(&context);
-  if (!status.ok()) return FromGrpcStatus(status);
+  absl::Status status = CallUnary(options, [&](grpc::ClientContext* context) {
+    return stub_->ListChangeStreams(context, dvexport::v1::ListChangeStreamsRequest(), &response);
+  });
+  if (!status.ok()) return status;
   return response;
 }
 
 absl::StatusOr<std::string> ExportClient::DropChangeStream(
     const dvexport::v1::DropChangeStreamRequest& request, const CallOptions& options) {
-  grpc::ClientContext context;
-  SetDeadline(options.timeout, &context);
-  absl::Status credentials = ApplyCallCredentials(options.credentials, &context);
-  if (!credentials.ok()) return credentials;
-  if (!Register(&context)) return absl::CancelledError("the client was cancelled");
   dvexport::v1::DropChangeStreamResponse response;
-  const grpc::Status status = stub_->DropChangeStream(&context, request, &response);
-  Unregister(&context);
-  if (!status.ok()) return FromGrpcStatus(status);
+  absl::Status status = CallUnary(options, [&](grpc::ClientContext* context) {
+    return stub_->DropChangeStream(context, request, &response);
+  });
+  if (!status.ok()) return status;
   return response.name();
 }
 

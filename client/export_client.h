@@ -15,6 +15,7 @@
 #include <set>
 #include <string>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "client/buffered_fd_writer.h"
@@ -245,6 +246,11 @@ class ExportClient {
   // Tracks "context" for Cancel(); false if Cancel() was already called.
   bool Register(grpc::ClientContext* context);
   void Unregister(grpc::ClientContext* context);
+
+  // One unary call: "call" on a context with the options' deadline and credentials, registered
+  // for Cancel() while it runs; its gRPC status as a Status.
+  absl::Status CallUnary(const CallOptions& options,
+                         absl::FunctionRef<grpc::Status(grpc::ClientContext*)> call);
 
   const std::shared_ptr<grpc::Channel> channel_;
   const std::unique_ptr<dvexport::v1::DataValueExport::Stub> stub_;

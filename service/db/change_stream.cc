@@ -34,17 +34,6 @@ bool ParseDecimal(std::string_view text, int64_t* value) {
   return error == std::errc() && end == text.data() + text.size();
 }
 
-uint64_t ToUint64(const pqxx::field& field) {
-  const std::string_view text(field.c_str(), field.size());
-  uint64_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (field.is_null() || error != std::errc() || end != text.data() + text.size()) {
-    throw std::runtime_error(absl::StrCat("not an unsigned 64-bit integer: ",
-                                          absl::string_view(text.data(), text.size())));
-  }
-  return value;
-}
-
 // A big-endian reader over one pgoutput message.
 class MessageReader {
  public:

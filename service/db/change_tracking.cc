@@ -11,8 +11,6 @@
 #include "service/db/export_scope.h"
 
 namespace dvexport::db {
-namespace {
-
 uint64_t ToUint64(const pqxx::field& field) {
   const std::string_view text(field.c_str(), field.size());
   uint64_t value = 0;
@@ -23,6 +21,8 @@ uint64_t ToUint64(const pqxx::field& field) {
   }
   return value;
 }
+
+namespace {
 
 uint32_t ToOid(const pqxx::field& field) {
   const uint64_t value = ToUint64(field);

@@ -67,6 +67,10 @@ absl::Status CheckSnapshot(const dhis2::ChangeToken& token, const SnapshotFacts&
 // Sets kChangesSinceSetting in "tx" to the token's xmin modulo 2^32 (a bind parameter).
 void SetChangesSince(pqxx::transaction_base& tx, const dhis2::ChangeToken& token);
 
+// A field holding an unsigned 64-bit decimal (an xid8, an LSN as "lsn - '0/0'"); throws
+// std::runtime_error for NULL or anything else.
+uint64_t ToUint64(const pqxx::field& field);
+
 // "1A/2B3C4D5E", as PostgreSQL writes a pg_lsn.
 std::string FormatLsn(uint64_t lsn);
 

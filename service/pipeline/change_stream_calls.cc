@@ -33,6 +33,18 @@ absl::Status TokenRefusal(const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat("change_token: ", message));
 }
 
+// The call's end: "done" with the response "work" filled, or with the call's failure.
+template <typename Response, typename Done>
+std::function<void(const absl::Status&)> FinishWith(std::shared_ptr<Response> response, Done done) {
+  return [response = std::move(response), done = std::move(done)](const absl::Status& status) {
+    if (status.ok()) {
+      done(std::move(*response));
+    } else {
+      done(status);
+    }
+  };
+}
+
 }  // namespace
 
 absl::StatusOr<db::ChangeStreamDropTarget> DropTargetOf(
@@ -97,13 +109,7 @@ std::unique_ptr<ChangeStreamCall> ChangeStreamCall::StartList(
     }
     return static_cast<int64_t>(response->ByteSizeLong());
   };
-  Finish finish = [response, done = std::move(done)](const absl::Status& status) {
-    if (status.ok()) {
-      done(std::move(*response));
-    } else {
-      done(status);
-    }
-  };
+  Finish finish = FinishWith(response, std::move(done));
   call->Begin(request.status(), std::move(work), std::move(finish));
   return call;
 }
@@ -136,13 +142,7 @@ std::unique_ptr<ChangeStreamCall> ChangeStreamCall::StartDrop(
     response->set_name(*std::move(dropped));
     return static_cast<int64_t>(response->ByteSizeLong());
   };
-  Finish finish = [response, done = std::move(done)](const absl::Status& status) {
-    if (status.ok()) {
-      done(std::move(*response));
-    } else {
-      done(status);
-    }
-  };
+  Finish finish = FinishWith(response, std::move(done));
   call->Begin(target.status(), std::move(work), std::move(finish));
   return call;
 }

@@ -217,6 +217,19 @@ class SyncTest : public ::testing::Test {
     return result.empty() || result[0][0].is_null() ? "" : result[0][0].c_str();
   }
 
+  // The first export of Everything() with start_change_stream: a stream token, and its slot's
+  // name (the servers run without authentication: owner 0).
+  static void StartStream(FullExport* first, std::string* slot) {
+    ExportRequest request = Everything();
+    request.set_start_change_stream(true);
+    *first = ExportJson(single_, request);
+    ASSERT_TRUE(first->status.ok()) << first->status.error_message();
+    absl::StatusOr<dhis2::ChangeToken> decoded = dhis2::DecodeChangeToken(first->change_token);
+    ASSERT_TRUE(decoded.ok());
+    ASSERT_EQ(decoded->kind, dhis2::ChangeTokenKind::kStream);
+    *slot = db::ChangeStreamSlotName(decoded->slot_id, 0);
+  }
+
   // Applies "delta" to a copy of an export that leaves deleted values out.
   static void Apply(const Delta& delta, Copy* copy) {
     for (const auto& [key, fields] : delta.values) {
@@ -520,14 +533,9 @@ TEST_P(SyncKindTest, DeltasAppliedToTheFirstExportEqualAFullExportUnderConcurren
 // consumer crashed before its output was in place) is sent again with the same token; once a
 // later token has been presented, the older one is refused; a hard DELETE is a deleted key.
 TEST_F(SyncTest, AStreamRepeatsADeltaNotYetConfirmedAndRefusesATokenItMovedPast) {
-  ExportRequest first_request = Everything();
-  first_request.set_start_change_stream(true);
-  FullExport first = ExportJson(single_, first_request);
-  ASSERT_TRUE(first.status.ok()) << first.status.error_message();
-  absl::StatusOr<dhis2::ChangeToken> decoded = dhis2::DecodeChangeToken(first.change_token);
-  ASSERT_TRUE(decoded.ok());
-  ASSERT_EQ(decoded->kind, dhis2::ChangeTokenKind::kStream);
-  const std::string slot = db::ChangeStreamSlotName(decoded->slot_id, 0);
+  FullExport first;
+  std::string slot;
+  ASSERT_NO_FATAL_FAILURE(StartStream(&first, &slot));
   EXPECT_EQ(AdminValue(absl::StrCat("SELECT count(*) FROM pg_replication_slots WHERE "
                                     "slot_name = '",
                                     slot, "'")),
@@ -658,14 +666,9 @@ TEST_F(SyncTest, AFirstExportThatFailsLeavesNoSlot) {
 // A slot PostgreSQL invalidated (it kept more WAL than max_slot_wal_keep_size) is refused, never
 // read, and dropped. Alone (RUN_SERIAL): the setting is the cluster's.
 TEST_F(SyncTest, AnInvalidatedStreamIsRefusedAndDropped) {
-  ExportRequest first_request = Everything();
-  first_request.set_start_change_stream(true);
-  FullExport first = ExportJson(single_, first_request);
-  ASSERT_TRUE(first.status.ok()) << first.status.error_message();
-  absl::StatusOr<dhis2::ChangeToken> decoded = dhis2::DecodeChangeToken(first.change_token);
-  ASSERT_TRUE(decoded.ok());
-  ASSERT_EQ(decoded->kind, dhis2::ChangeTokenKind::kStream);
-  const std::string slot = db::ChangeStreamSlotName(decoded->slot_id, 0);
+  FullExport first;
+  std::string slot;
+  ASSERT_NO_FATAL_FAILURE(StartStream(&first, &slot));
   const std::string status_sql =
       absl::StrCat("SELECT wal_status FROM pg_replication_slots WHERE slot_name = '", slot, "'");
 
