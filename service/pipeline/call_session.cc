@@ -27,6 +27,12 @@ void CallSession::OpenWithoutQuery() {
 
 void CallSession::Authenticate(const CallOrigin& origin, CallRecord* record,
                                std::function<void(absl::Status)> done) {
+  // A call that arrives while the server drains its running calls before it closes its
+  // connections: the client should go to another server, or come back.
+  if (!pipeline_->admitting()) {
+    done(absl::UnavailableError("the server is shutting down; try again"));
+    return;
+  }
   if (pipeline_->authenticator() == nullptr) {
     record->auth = "none";
     user_key_ = origin.peer_ip;

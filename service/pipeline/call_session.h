@@ -45,7 +45,8 @@ class CallSession {
   // without blocking: "done" is called exactly once, with OK once the call has an identity (at
   // once with AuthMode::kNone, without one), or with why it has none (Unauthenticated,
   // ResourceExhausted, Unavailable, DeadlineExceeded, Cancelled), on this thread or on an
-  // authentication worker. "*record" gets the caller's user and method.
+  // authentication worker. "*record" gets the caller's user and method. Once the pipeline has
+  // stopped admitting calls (shutdown), "done" is called at once with Unavailable.
   void Authenticate(const CallOrigin& origin, CallRecord* record,
                     std::function<void(absl::Status)> done);
 

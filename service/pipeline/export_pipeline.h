@@ -161,6 +161,11 @@ class ExportPipeline {
   // Calls alive now.
   int live_calls() const;
 
+  // Shutdown: from now on every new call of either door is refused (UNAVAILABLE, "the server is
+  // shutting down") before it authenticates; calls already admitted run on.
+  void StopAdmitting() { admitting_.store(false); }
+  bool admitting() const { return admitting_.load(); }
+
  private:
   db::ConnectionPool* const pool_;
   const PipelineOptions options_;
@@ -169,6 +174,7 @@ class ExportPipeline {
   std::unique_ptr<auth::Authenticator> authenticator_;
   std::unique_ptr<ChangeStreamMonitor> change_streams_;
   std::atomic<int64_t> sliced_exports_{0};
+  std::atomic<bool> admitting_{true};
 
   mutable std::mutex calls_mu_;
   std::condition_variable calls_ended_;

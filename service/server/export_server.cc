@@ -20,9 +20,16 @@
 #include "grpc/health/v1/health.pb.h"
 #include "service/db/libpq_gaps.h"
 #include "service/server/accept_guard.h"
+#include "service/server/connection_activity.h"
 
 namespace dvexport::server {
 namespace {
+
+// Shutdown: how long every connection must have received nothing (its client has read what it
+// was sent) before gRPC closes the connections.
+constexpr std::chrono::milliseconds kSettledAfter{200};
+// Shutdown: then how long gRPC's graceful close of the (idle) connections may take.
+constexpr std::chrono::seconds kGoawayWait{1};
 
 // Plaintext without TLS files; TLS with a certificate and key; mutual TLS
 // when a client CA is given too.
@@ -327,11 +334,29 @@ ExportServer::~ExportServer() {
 void ExportServer::Shutdown(std::chrono::system_clock::time_point deadline) {
   StopProber();
   server_->GetHealthCheckService()->SetServingStatus(false);
+  // New calls of both doors are refused from now on; running ones run on.
+  pipeline_->StopAdmitting();
   // Both doors close at once, and their running calls share the same deadline.
   std::thread http_shutdown;
   if (http_ != nullptr)
     http_shutdown = std::thread([this, deadline] { http_->Shutdown(deadline); });
-  server_->Shutdown(deadline);
+  // gRPC closes a connection as soon as its last call ended after Server::Shutdown, resetting it
+  // when the client reads on (see connection_activity.h): so the running calls end first, and
+  // their clients read the end of what they were sent, before gRPC is told to shut down.
+  const auto remaining = std::clamp<std::chrono::system_clock::duration>(
+      deadline - std::chrono::system_clock::now(), std::chrono::system_clock::duration::zero(),
+      std::chrono::hours(48));
+  const auto settle_by = std::chrono::steady_clock::now() +
+                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(remaining);
+  // A call that ended just before the signal may still have its end on the way: the connections
+  // settle even when no call is running.
+  const bool settled =
+      pipeline_->WaitForCalls(std::chrono::duration_cast<std::chrono::milliseconds>(remaining)) &&
+      WaitForConnectionsToSettle(kSettledAfter, settle_by);
+  // With nothing left to lose, gRPC's graceful GOAWAY (a PING the client must answer, which an
+  // idle synchronous client does only every few seconds) gets a second, not the whole grace.
+  server_->Shutdown(settled ? std::min(deadline, std::chrono::system_clock::now() + kGoawayWait)
+                            : deadline);
   if (http_shutdown.joinable()) http_shutdown.join();
 }
 
