@@ -465,7 +465,8 @@ const FlagSpec kFlags[] = {
        return absl::OkStatus();
      }},
     {kHealthCommand, "Health", "--service", "", "NAME",
-     "Ask about this service (dvexport.v1.DataValueExport); default: the server as a whole.",
+     "Ask about this service (dvexport.ChangeStreams: no change stream is lost or keeps more "
+     "WAL than the server's --change_stream_warn_wal_mb); default: the server as a whole.",
      Arity::kValue,
      [](absl::string_view value, ExportFlags& flags) {
        flags.command.health_service = std::string(value);
@@ -526,7 +527,10 @@ const CommandSpec kCommands[] = {
      "Usage: dvexport health --server HOST:PORT [--service NAME]\n"
      "\n"
      "Asks the server's grpc.health.v1.Health service and prints SERVING,\n"
-     "NOT_SERVING, UNKNOWN or SERVICE_UNKNOWN.\n"},
+     "NOT_SERVING, UNKNOWN or SERVICE_UNKNOWN. --service dvexport.ChangeStreams asks\n"
+     "about the change streams (docs/SYNC.md): NOT_SERVING while one is lost, keeps\n"
+     "more WAL than the server's --change_stream_warn_wal_mb, or cannot be read;\n"
+     "dvexport streams list says which.\n"},
     {"streams list", kStreamsListCommand, CommandLine::Action::kStreamsList,
      CommandLine::Action::kShowStreamsHelp,
      "Usage: dvexport streams list --server HOST:PORT\n"

@@ -176,7 +176,8 @@ void ChangeStreamMonitor::Observe(const db::ChangeStreamState& state) {
            .retained_wal_bytes = slot.retained_wal_bytes,
            .idle_seconds =
                std::chrono::duration_cast<std::chrono::seconds>(now - now_seen.moved).count(),
-           .lost = lost});
+           .lost = lost,
+           .over_warning = over});
       seen.emplace(slot.name, now_seen);
     }
     // Slots dropped since the last poll are forgotten.

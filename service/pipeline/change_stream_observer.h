@@ -16,6 +16,8 @@ struct ChangeStreamGauges {
   int64_t idle_seconds = 0;
   // wal_status is "lost": PostgreSQL removed WAL the slot still needed.
   bool lost = false;
+  // It retains more WAL than --change_stream_warn_wal_mb.
+  bool over_warning = false;
 };
 
 // Where the monitor reports each successful poll (the server's metrics). Called on the thread that

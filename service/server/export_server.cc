@@ -167,9 +167,12 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
                                                                                      : "none");
   }
   server->log_ = std::make_unique<pipeline::CallLog>(server->metrics_.get(), stderr);
+  server->change_stream_health_ = std::make_unique<pipeline::ChangeStreamHealth>(
+      server->metrics_.get(),
+      [self = server.get()](bool healthy) { self->SetChangeStreamsServing(healthy); });
   server->pipeline_ = std::make_unique<pipeline::ExportPipeline>(
       server->pool_.get(), service_options, server->log_.get(), server->metrics_.get(),
-      server->metrics_.get(), server->metrics_.get());
+      server->metrics_.get(), server->change_stream_health_.get());
   server->service_ = std::make_unique<DataValueExportService>(server->pipeline_.get());
   if (!options.http.listen.empty()) {
     http::HttpServerOptions http_options = options.http;
@@ -231,7 +234,12 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
   server->listener_ = *std::move(listener);
   server->on_listener_lost_ = options.on_listener_lost;
   // NOT_SERVING until a probe says otherwise; the prober probes at once, and Start waits for
-  // that first answer only briefly: a database that does not answer never holds up startup.
+  // that first answer only briefly: a database that does not answer never holds up startup. The
+  // change streams' status, registered here, waits for the monitor's first poll.
+  if (options.service.change_stream_poll.count() > 0) {
+    server->server_->GetHealthCheckService()->SetServingStatus(
+        pipeline::kChangeStreamsHealthService, false);
+  }
   server->server_->GetHealthCheckService()->SetServingStatus(false);
   server->probe_timeout_ = std::min(options.health_probe_interval, kMaxProbeTimeout);
   server->prober_ =
@@ -256,7 +264,10 @@ void ExportServer::ProbeDatabase() {
   std::lock_guard<std::mutex> lock(prober_mu_);
   // Shutdown and a lost listener set NOT_SERVING for good: a probe that ends after must not undo
   // that.
-  if (!prober_stop_ && !listener_lost_) server_->GetHealthCheckService()->SetServingStatus(serving);
+  // The server's own status (""); the change streams' is the monitor's.
+  if (!prober_stop_ && !listener_lost_) {
+    server_->GetHealthCheckService()->SetServingStatus("", serving);
+  }
   ++probes_;
   prober_wake_.notify_all();
 }
@@ -300,6 +311,13 @@ void ExportServer::RunListenerWatchdog(std::chrono::milliseconds interval) {
     if (on_listener_lost_) on_listener_lost_();
     return;
   }
+}
+
+void ExportServer::SetChangeStreamsServing(bool serving) {
+  std::lock_guard<std::mutex> lock(prober_mu_);
+  if (prober_stop_ || listener_lost_ || server_ == nullptr) return;
+  server_->GetHealthCheckService()->SetServingStatus(pipeline::kChangeStreamsHealthService,
+                                                     serving);
 }
 
 bool ExportServer::listener_lost() const {

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "service/db/connection_pool.h"
 #include "service/http/http_server.h"
+#include "service/pipeline/change_stream_health.h"
 #include "service/pipeline/metrics.h"
 #include "service/server/export_service.h"
 #include "service/server/listener_probe.h"
@@ -85,7 +86,10 @@ inline constexpr int kMinClientDescriptors = 16;
 // health status SERVING while the database answers and NOT_SERVING while it
 // does not (each probe a new connection, bounded by min(probe interval, 5 s),
 // also when the database accepts TCP and never answers); the server starts
-// either way: Start waits at most 1 s for the first probe.
+// either way: Start waits at most 1 s for the first probe. With the change
+// stream monitor on (service.change_stream_poll), health also reports
+// pipeline::kChangeStreamsHealthService, as of the monitor's last poll
+// (NOT_SERVING until its first; pipeline::ChangeStreamsHealthy).
 //
 // Client connections take descriptors below a ceiling, RLIMIT_NOFILE's soft limit less
 // DescriptorReserve(pool_size) (accept_guard.h: beyond it a new connection is closed at once, and
@@ -133,11 +137,16 @@ class ExportServer {
   void RunListenerWatchdog(std::chrono::milliseconds interval);
   // Stops the database prober, the watchdog and the change stream monitor.
   void StopProber();
+  // Sets pipeline::kChangeStreamsHealthService's status from one poll of the change stream
+  // monitor, unless health has turned NOT_SERVING for good.
+  void SetChangeStreamsServing(bool serving);
 
   std::unique_ptr<db::ConnectionPool> pool_;
   std::unique_ptr<auth::ClientIdentities> client_identities_;
   std::unique_ptr<pipeline::ServerMetrics> metrics_;
   std::unique_ptr<pipeline::CallLog> log_;
+  // The monitor's observer (before the pipeline that holds the monitor, so that it outlives it).
+  std::unique_ptr<pipeline::ChangeStreamHealth> change_stream_health_;
   std::unique_ptr<pipeline::ExportPipeline> pipeline_;
   std::unique_ptr<DataValueExportService> service_;
   std::unique_ptr<http::HttpServer> http_;

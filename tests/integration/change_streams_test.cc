@@ -30,6 +30,7 @@
 #include "service/db/change_stream.h"
 #include "service/dhis2/api_token.h"
 #include "service/dhis2/change_token.h"
+#include "service/pipeline/change_stream_health.h"
 #include "service/server/export_server.h"
 #include "tests/deploy/metrics_scrape.h"
 #include "tests/integration/test_database.h"
@@ -168,6 +169,36 @@ v1::DropChangeStreamRequest ByToken(const std::string& token) {
   v1::DropChangeStreamRequest request;
   request.set_change_token(token);
   return request;
+}
+
+// grpc.health.v1's status of "service" from the server on "port" ("NOT_FOUND" and the like when the
+// check fails).
+std::string HealthOf(int port, const std::string& service) {
+  client::ChannelOptions channel_options;
+  channel_options.max_attempts = 1;
+  auto channel = client::CreateChannel(absl::StrCat("127.0.0.1:", port), channel_options);
+  if (!channel.ok()) return channel.status().ToString();
+  client::ExportClient client(*channel);
+  client::CallOptions options;
+  options.timeout = seconds(5);
+  absl::StatusOr<client::ServingStatus> status = client.Health(service, options);
+  if (!status.ok()) return std::string(absl::StatusCodeToString(status.status().code()));
+  return grpc::health::v1::HealthCheckResponse::ServingStatus_Name(*status);
+}
+
+// Waits until "service"'s health is "want"; false, with what it was, if it never is.
+::testing::AssertionResult HealthBecomes(int port, const std::string& service,
+                                         const std::string& want) {
+  std::string status;
+  if (reliability::WaitFor(
+          [&] {
+            status = HealthOf(port, service);
+            return status == want;
+          },
+          seconds(15))) {
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure() << service << " is " << status << ", not " << want;
 }
 
 // A change token of this database (as an export's would name it) for "slot_id".
@@ -469,6 +500,9 @@ TEST_F(ChangeStreamsTest, MonitorShowsStreamsInMetrics) {
   EXPECT_GE(SumSamples(metrics, "dvexport_change_stream_idle_seconds", {slot_label}), 0);
   EXPECT_EQ(SumSamples(metrics, "dvexport_change_token_kind", {"kind=\"stream\""}), 1);
   EXPECT_EQ(SumSamples(metrics, "dvexport_change_token_kind", {"kind=\"snapshot\""}), 0);
+  // Health reports the change streams apart from the server (a slot far below the warning).
+  EXPECT_TRUE(HealthBecomes(server_->port(), pipeline::kChangeStreamsHealthService, "SERVING"));
+  EXPECT_EQ(HealthOf(server_->port(), ""), "SERVING");
 
   // The monitor has seen it: its idle time is known, and grows while nothing confirms. (Not
   // counted from the first sighting: a poll may see the slot while PostgreSQL still creates it,
@@ -514,6 +548,18 @@ TEST_F(ChangeStreamsTest, MissingPublicationMeansSnapshotTokens) {
       seconds(15)))
       << metrics;
   EXPECT_EQ(SumSamples(metrics, "dvexport_change_token_kind", {"kind=\"stream\""}), 0);
+  // A stream whose deltas this server refuses makes the change streams unhealthy; the server
+  // itself serves on.
+  NewSlot(users_->Id(1));
+  EXPECT_TRUE(HealthBecomes(server_->port(), pipeline::kChangeStreamsHealthService, "NOT_SERVING"));
+  EXPECT_EQ(HealthOf(server_->port(), ""), "SERVING");
+}
+
+// Without the monitor (--change_stream_poll_s 0) health knows no change streams.
+TEST_F(ChangeStreamsTest, WithoutTheMonitorHealthHasNoChangeStreams) {
+  StartServer(Options());
+  EXPECT_TRUE(HealthBecomes(server_->port(), "", "SERVING"));
+  EXPECT_EQ(HealthOf(server_->port(), pipeline::kChangeStreamsHealthService), "NOT_FOUND");
 }
 
 // Lost slots: max_slot_wal_keep_size on a PostgreSQL of the test's own (ALTER SYSTEM would reach
@@ -560,6 +606,7 @@ TEST_F(LostChangeStreamTest, LostSlotIsShownAndLogged) {
       },
       seconds(15)));
   EXPECT_EQ(SumSamples(metrics, "dvexport_change_stream_lost", {slot_label}), 0);
+  EXPECT_TRUE(HealthBecomes((*server)->port(), pipeline::kChangeStreamsHealthService, "SERVING"));
 
   Exec(admin, "ALTER SYSTEM SET max_slot_wal_keep_size = '1MB'");
   Exec(admin, "SELECT pg_reload_conf()");
@@ -587,6 +634,9 @@ TEST_F(LostChangeStreamTest, LostSlotIsShownAndLogged) {
       },
       seconds(15)))
       << metrics;
+  EXPECT_TRUE(
+      HealthBecomes((*server)->port(), pipeline::kChangeStreamsHealthService, "NOT_SERVING"));
+  EXPECT_EQ(HealthOf((*server)->port(), ""), "SERVING");
 
   // Listed as lost, and still droppable (by user 0: --auth none).
   client::ChannelOptions channel_options;
@@ -602,6 +652,7 @@ TEST_F(LostChangeStreamTest, LostSlotIsShownAndLogged) {
   absl::StatusOr<std::string> dropped = client.DropChangeStream(ByName(name), As(""));
   EXPECT_TRUE(dropped.ok()) << dropped.status();
   EXPECT_FALSE(SlotExists(admin, name));
+  EXPECT_TRUE(HealthBecomes((*server)->port(), pipeline::kChangeStreamsHealthService, "SERVING"));
 
   server->reset();
   std::fflush(stderr);
@@ -613,6 +664,48 @@ TEST_F(LostChangeStreamTest, LostSlotIsShownAndLogged) {
   EXPECT_TRUE(absl::StrContains(logged, "change tokens: stream (publication dvexport)")) << logged;
   EXPECT_TRUE(absl::StrContains(logged, absl::StrCat("change stream ", name, " is lost")))
       << logged;
+}
+
+// A slot that retains more WAL than --change_stream_warn_wal_mb turns the change streams'
+// health NOT_SERVING, and SERVING again once its consumer has moved it on.
+TEST_F(LostChangeStreamTest, HealthFollowsTheWalASlotRetains) {
+  ASSERT_TRUE(started_);
+  const std::string admin = reliability::PrivatePostgres::admin_conninfo();
+  const std::string name = db::ChangeStreamSlotName(SlotId(501), 0);
+  CreateSlot(admin, name);
+
+  server::ServerOptions options;
+  options.listen = "127.0.0.1:0";
+  options.conninfo = reliability::PrivatePostgres::reader_conninfo();
+  options.service.auth = pipeline::AuthMode::kNone;
+  options.service.change_stream_poll = seconds(1);
+  options.service.change_stream_warn_wal_bytes = int64_t{24} << 20;
+  auto server = server::ExportServer::Start(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  const int port = (*server)->port();
+  EXPECT_TRUE(HealthBecomes(port, pipeline::kChangeStreamsHealthService, "SERVING"));
+
+  // Three new WAL segments (16 MB each) past the slot's restart position: it retains more than
+  // 32 MiB. (A switch without WAL since the last one does nothing: a message first.)
+  for (int i = 0; i < 3; ++i) {
+    Exec(admin, "SELECT pg_logical_emit_message(false, 'dvexport_test', 'wal')");
+    Exec(admin, "SELECT pg_switch_wal()");
+  }
+  EXPECT_TRUE(HealthBecomes(port, pipeline::kChangeStreamsHealthService, "NOT_SERVING"));
+  EXPECT_EQ(HealthOf(port, ""), "SERVING");
+
+  // Its consumer confirms up to now, as a delta does. A logical slot's restart position moves
+  // to a snapshot of the running transactions it has decoded, which a checkpoint writes: one
+  // first, and a second round for the confirmation that makes the new position the slot's.
+  for (int i = 0; i < 2; ++i) {
+    Exec(admin, "CHECKPOINT");
+    Exec(admin,
+         absl::StrCat("SELECT pg_replication_slot_advance('", name, "', pg_current_wal_lsn())"));
+  }
+  EXPECT_TRUE(HealthBecomes(port, pipeline::kChangeStreamsHealthService, "SERVING"));
+
+  server->reset();
+  DropSlotIfExists(admin, name);
 }
 
 }  // namespace
