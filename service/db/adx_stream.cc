@@ -285,7 +285,8 @@ absl::Status ParseAdxLine(std::string_view line, const ExportScope& scope, const
 }  // namespace
 
 absl::Status StreamAdxValues(pqxx::transaction_base& tx, const ExportScope& scope,
-                             const AdxScope& adx, absl::FunctionRef<bool(const AdxRow&)> row) {
+                             const AdxScope& adx, absl::FunctionRef<bool(const AdxRow&)> row,
+                             absl::FunctionRef<void()> stop_copy) {
   if (scope.MatchesNothing() || scope.data_set_ids.empty()) return absl::OkStatus();
   pqxx::stream_from copy(tx, absl::StrCat("(", BuildAdxSelectSql(scope), ")"));
   std::string line, scratch;
@@ -301,14 +302,8 @@ absl::Status StreamAdxValues(pqxx::transaction_base& tx, const ExportScope& scop
       break;
     }
   }
-  if (!status.ok()) {
-    // As StreamDataValues: the server stops the COPY, the ROLLBACK drops the rest.
-    try {
-      tx.conn().cancel_query();
-    } catch (...) {
-      // The connection is broken: the pool drops it.
-    }
-  }
+  // As StreamDataValues: the server is asked to stop the COPY, "copy"'s destructor drops the rest.
+  if (!status.ok()) stop_copy();
   return status;
 }
 

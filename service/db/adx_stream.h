@@ -71,12 +71,14 @@ struct AdxRow {
 };
 
 // Reads the values of BuildAdxSelectSql with one COPY and calls "row" for each, in order; "row"
-// returning false stops it (Cancelled). Rows are valid only during the call. Internal for an id
+// returning false stops it (Cancelled). On every failure "stop_copy" is called, as by
+// StreamDataValues. Rows are valid only during the call. Internal for an id
 // outside "scope" or "adx", FailedPrecondition naming the UIDs of a category option combo outside
 // the data sets' combos and of its value's data element (DHIS2 fails on it too, with a
 // NullPointerException).
 absl::Status StreamAdxValues(pqxx::transaction_base& tx, const ExportScope& scope,
-                             const AdxScope& adx, absl::FunctionRef<bool(const AdxRow&)> row);
+                             const AdxScope& adx, absl::FunctionRef<bool(const AdxRow&)> row,
+                             absl::FunctionRef<void()> stop_copy);
 
 }  // namespace dvexport::db
 

@@ -11,7 +11,8 @@ namespace dvexport::db {
 absl::Status StreamDataValues(pqxx::transaction_base& tx, const ExportScope& scope,
                               const IdentifierTables& tables,
                               const std::optional<BlockRange>& blocks,
-                              absl::FunctionRef<bool(const encode::DataValueRow&)> row) {
+                              absl::FunctionRef<bool(const encode::DataValueRow&)> row,
+                              absl::FunctionRef<void()> stop_copy) {
   if (scope.MatchesNothing()) return absl::OkStatus();
   // libpqxx 6.4's stream_from reads tables only: it runs "COPY <table> TO STDOUT", so the
   // query goes in as a parenthesized "table". libpqxx 7 has stream_from::query for this.
@@ -28,15 +29,10 @@ absl::Status StreamDataValues(pqxx::transaction_base& tx, const ExportScope& sco
       break;
     }
   }
-  if (!status.ok()) {
-    // The COPY is still sending: the server stops it, and the transaction's ROLLBACK reads
-    // (and drops) what it sent before it did.
-    try {
-      tx.conn().cancel_query();
-    } catch (...) {
-      // The connection is broken: the pool drops it.
-    }
-  }
+  // The COPY is still sending: the server is asked to stop it (without waiting here: a cancel
+  // request waits for the server without a timeout), and "copy"'s destructor reads (and drops)
+  // what it sent before it did.
+  if (!status.ok()) stop_copy();
   return status;
 }
 

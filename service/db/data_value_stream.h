@@ -16,13 +16,16 @@ namespace dvexport::db {
 // given), with the scope's identifier "tables", in "tx" with one COPY in text format, and calls
 // "row" for each, in the order PostgreSQL sends them; rows are valid only during the call. Memory
 // does not grow with the export. OK at the end of the COPY; Cancelled if "row" returned false,
-// DataLoss or Internal for a line that cannot be parsed: then the COPY has been cancelled and "tx"
-// must be aborted (its ROLLBACK reads what is left of it). Database errors are libpqxx's
+// DataLoss or Internal for a line that cannot be parsed: then "stop_copy" was called, which must
+// have the server stop the COPY without waiting for it (QueryCanceller::Statement::Abandon: a
+// cancel request waits without a timeout on a silent database), what the COPY sent before it
+// stopped was read and dropped, and "tx" must be aborted. Database errors are libpqxx's
 // exceptions.
 absl::Status StreamDataValues(pqxx::transaction_base& tx, const ExportScope& scope,
                               const IdentifierTables& tables,
                               const std::optional<BlockRange>& blocks,
-                              absl::FunctionRef<bool(const encode::DataValueRow&)> row);
+                              absl::FunctionRef<bool(const encode::DataValueRow&)> row,
+                              absl::FunctionRef<void()> stop_copy);
 
 }  // namespace dvexport::db
 

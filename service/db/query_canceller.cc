@@ -126,7 +126,7 @@ void QueryCanceller::Run() {
         sever_at =
             (stopped_ ? std::max(statement->registered_, stopped_at_) : statement->registered_) +
             kSeverAfter;
-      } else if (stopped_) {
+      } else if (stopped_ || statement->abandoned_) {
         if (!statement->first_cancel_) {
           statement->first_cancel_ = now;
           statement->next_cancel_ = now;
@@ -168,6 +168,24 @@ QueryCanceller::Statement::Statement(QueryCanceller* canceller, DatabaseConnecti
   }
   // A clean-up is watched from its start; a query only once the session stops.
   if (kind_ == Kind::kCleanUp) canceller_->wake_.notify_all();
+}
+
+void QueryCanceller::Statement::Abandon() {
+  if (!started_ || kind_ != Kind::kQuery) return;
+  {
+    std::lock_guard<std::mutex> lock(canceller_->mu_);
+    abandoned_ = true;
+    // The first cancel request now, not at the watchdog's next turn: the statement's thread goes
+    // on to end the statement, whose end waits for this request's answer (a statement ended
+    // before a request was sent would leave its COPY running for the ROLLBACK to read).
+    if (!first_cancel_) {
+      const auto now = SteadyClock::now();
+      first_cancel_ = now;
+      next_cancel_ = now + kRepeat;
+      canceller_->SendCancelLocked(this);
+    }
+  }
+  canceller_->wake_.notify_all();
 }
 
 QueryCanceller::Statement::~Statement() {

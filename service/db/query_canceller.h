@@ -98,6 +98,14 @@ class QueryCanceller {
     // The watchdog severed the connection: what failed on it failed because
     // the session stopped (or the clean-up took too long).
     bool severed() const { return severed_.load(); }
+    // Its caller wants no more of a kQuery's result (a COPY whose consumer
+    // stopped): from now on it is treated as after the session's stop, alone:
+    // a cancel request at once (from a detached sender), then every kRepeat
+    // from the watchdog, and the connection severed kSeverAfter after the
+    // first if it still runs. Never blocks (a cancel request waits without a
+    // timeout on a silent database). From any thread while the statement
+    // lives; nothing for a statement that did not start.
+    void Abandon();
 
    private:
     friend class QueryCanceller;
@@ -111,6 +119,8 @@ class QueryCanceller {
     std::optional<std::chrono::steady_clock::time_point> first_cancel_;
     std::chrono::steady_clock::time_point next_cancel_;
     std::shared_ptr<SentCancel> last_cancel_;
+    // Abandon() was called; under canceller_->mu_.
+    bool abandoned_ = false;
     std::atomic<bool> severed_{false};
   };
 

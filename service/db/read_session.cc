@@ -6,6 +6,7 @@
 #include <pqxx/nontransaction>
 #include <random>
 #include <thread>
+#include <type_traits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -47,7 +48,11 @@ absl::Status ReadSession::RunStatements(DatabaseConnection& conn, absl::string_v
   if (!statement.started()) return canceller_.StopStatus(what);
   absl::Status status;
   try {
-    status = body();
+    if constexpr (std::is_invocable_v<Body, QueryCanceller::Statement&>) {
+      status = body(statement);
+    } else {
+      status = body();
+    }
   } catch (...) {
     if (!statement.severed()) {
       return CurrentExceptionStatus(what, canceller_.cause(), !conn.is_open());
@@ -434,9 +439,11 @@ absl::Status ReadSession::ReadSlices(DatabaseConnection& conn, Transaction& tx,
                                      absl::FunctionRef<bool(const encode::DataValueRow&)> row) {
   std::optional<BlockRange> slice;
   while (slices_.Next(&slice)) {
-    absl::Status status = RunStatements(conn, "reading data values", [&] {
-      return StreamDataValues(tx, scope_, *identifier_tables_, slice, row);
-    });
+    absl::Status status =
+        RunStatements(conn, "reading data values", [&](QueryCanceller::Statement& statement) {
+          return StreamDataValues(tx, scope_, *identifier_tables_, slice, row,
+                                  [&statement] { statement.Abandon(); });
+        });
     if (!status.ok()) return status;
   }
   return absl::OkStatus();
@@ -491,8 +498,9 @@ absl::Status ReadSession::PrepareAdx(const AdxIdSchemes& schemes) {
 
 absl::Status ReadSession::ReadAdx(absl::FunctionRef<bool(const AdxRow&)> row) {
   if (!adx_) return absl::FailedPreconditionError("ReadAdx before PrepareAdx");
-  return RunStatements(**conn_, "reading data values",
-                       [&] { return StreamAdxValues(*tx_, scope_, *adx_, row); });
+  return RunStatements(**conn_, "reading data values", [&](QueryCanceller::Statement& statement) {
+    return StreamAdxValues(*tx_, scope_, *adx_, row, [&statement] { statement.Abandon(); });
+  });
 }
 
 absl::Status ReadSession::Finish() {

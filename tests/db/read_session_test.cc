@@ -325,6 +325,44 @@ TEST(QueryCancellerTest, NoStatementStartsOnceCancelled) {
   EXPECT_EQ(canceller.StopStatus("x").code(), absl::StatusCode::kCancelled);
 }
 
+// An abandoned statement (a COPY whose consumer stopped) is cancelled on its own, at once, from
+// the watchdog's sender: the call returns without waiting, the statement ends with 57014 well
+// before its end, the session is not stopped, and the next statement runs.
+TEST(QueryCancellerTest, AnAbandonedStatementIsCancelledAloneWithoutWaiting) {
+  QueryCanceller canceller(system_clock::time_point::max());
+  absl::StatusOr<std::unique_ptr<DatabaseConnection>> conn =
+      DatabaseConnection::Connect(TestConninfo());
+  ASSERT_TRUE(conn.ok()) << conn.status();
+  const Clock::time_point start = Clock::now();
+  std::string error;
+  {
+    QueryCanceller::Statement statement(&canceller, conn->get());
+    ASSERT_TRUE(statement.started());
+    std::thread abandon([&] {
+      std::this_thread::sleep_for(milliseconds(200));
+      const Clock::time_point called = Clock::now();
+      statement.Abandon();
+      EXPECT_LT(Clock::now() - called, milliseconds(50)) << "Abandon waited";
+    });
+    try {
+      pqxx::nontransaction tx(**conn);
+      tx.exec("SELECT pg_sleep(20)");
+    } catch (const pqxx::sql_error& e) {
+      error = e.sqlstate();
+    }
+    abandon.join();
+    EXPECT_FALSE(statement.severed());
+  }
+  EXPECT_EQ(error, "57014");
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(5));
+  EXPECT_EQ(canceller.cause(), StopCause::kNone);
+  EXPECT_EQ(canceller.severed(), 0);
+  QueryCanceller::Statement next(&canceller, conn->get());
+  EXPECT_TRUE(next.started());
+  pqxx::nontransaction tx(**conn);
+  EXPECT_EQ(tx.exec("SELECT 1")[0][0].as<int>(), 1);
+}
+
 TEST(QueryCancellerTest, TheFirstCauseWins) {
   QueryCanceller canceller(system_clock::now() + milliseconds(50));
   std::this_thread::sleep_for(milliseconds(200));

@@ -320,6 +320,37 @@ TEST_F(SilentMidStatementTest, ClientCancelEndsTheExportWithinASecondAndFreesIts
   ExpectRecoveryOnceTheDatabaseAnswers();
 }
 
+// The client stops reading until the transport and the hand-off queue are full, so that the
+// reader waits to hand over a chunk, not on the database; then the database goes silent and the
+// client cancels. The reader's COPY is stopped without waiting on the silent database (once it
+// sent its own cancel request, which waited for the database without a timeout: 40 s here, until
+// the database answered again).
+TEST_F(SilentMidStatementTest, ClientCancelWhileTheReaderWaitsForTheClientEndsWithinASecond) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + seconds(120));
+  Clock::time_point cancelled;
+  ExportOutcome outcome = ReadExport(stub_.get(), &context, WholeDatabaseRequest(), [&](int n) {
+    if (n != 1) return;
+    // 58 MB to send: far more than the transport's window and the queue hold.
+    std::this_thread::sleep_for(seconds(2));
+    proxy_->SetSilent(true);
+    std::this_thread::sleep_for(milliseconds(300));
+    cancelled = Clock::now();
+    context.TryCancel();
+  });
+  EXPECT_EQ(outcome.status.error_code(), grpc::StatusCode::CANCELLED);
+  EXPECT_FALSE(outcome.has_trailer);
+  const int64_t free_ms = MillisUntilPoolIsFree(cancelled);
+  EXPECT_LT(free_ms, 2000);
+  EXPECT_TRUE(WaitFor([&] { return Metric("dvexport_exports_total") == 1; }, seconds(10)));
+  EXPECT_EQ(Metric("dvexport_exports_total", {"code=\"CANCELLED\""}), 1);
+  std::printf(
+      "{\"event\":\"silent_cancel_while_waiting_for_the_client\","
+      "\"pool_free_after_cancel_ms\":%lld}\n",
+      static_cast<long long>(free_ms));
+  ExpectRecoveryOnceTheDatabaseAnswers();
+}
+
 // The pool is empty and the database silent from the start: the export's connect waits on it.
 // It ends with the call's deadline, far below connect_timeout (10 s), and frees the pool.
 TEST_F(SilentMidStatementTest, DeadlineEndsAnExportWhoseNewConnectionWaits) {
