@@ -281,6 +281,33 @@ class SilentMidStatementTest : public ::testing::Test {
     EXPECT_TRUE(WaitFor([] { return ReaderTransactions() == 0; }, seconds(20)));
   }
 
+  // The client reads one chunk of a whole-database export and nothing for "unread"; then the
+  // database goes silent, and "silent" later the client cancels. The call ends CANCELLED, the
+  // pool is free within 2 s of the cancel ("event" logs how long it took), and the server
+  // recovers once the database answers.
+  void CancelWhenSilent(milliseconds unread, milliseconds silent, const char* event) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + seconds(120));
+    Clock::time_point cancelled;
+    ExportOutcome outcome = ReadExport(stub_.get(), &context, WholeDatabaseRequest(), [&](int n) {
+      if (n != 1) return;
+      std::this_thread::sleep_for(unread);
+      proxy_->SetSilent(true);
+      std::this_thread::sleep_for(silent);  // the server's COPY now waits on the silence
+      cancelled = Clock::now();
+      context.TryCancel();
+    });
+    EXPECT_EQ(outcome.status.error_code(), grpc::StatusCode::CANCELLED);
+    EXPECT_FALSE(outcome.has_trailer);
+    const int64_t free_ms = MillisUntilPoolIsFree(cancelled);
+    EXPECT_LT(free_ms, 2000);
+    EXPECT_TRUE(WaitFor([&] { return Metric("dvexport_exports_total") == 1; }, seconds(10)));
+    EXPECT_EQ(Metric("dvexport_exports_total", {"code=\"CANCELLED\""}), 1);
+    std::printf("{\"event\":\"%s\",\"pool_free_after_cancel_ms\":%lld}\n", event,
+                static_cast<long long>(free_ms));
+    ExpectRecoveryOnceTheDatabaseAnswers();
+  }
+
   std::unique_ptr<SilenceableProxy> proxy_;
   std::unique_ptr<server::ExportServer> server_;
   std::shared_ptr<grpc::Channel> channel_;
@@ -299,56 +326,19 @@ TEST_F(SilentMidStatementTest, DeadlineEndsTheExportWithinASecondAndFreesItsConn
 }
 
 TEST_F(SilentMidStatementTest, ClientCancelEndsTheExportWithinASecondAndFreesItsConnections) {
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + seconds(120));
-  Clock::time_point cancelled;
-  ExportOutcome outcome = ReadExport(stub_.get(), &context, WholeDatabaseRequest(), [&](int n) {
-    if (n != 1) return;
-    proxy_->SetSilent(true);
-    std::this_thread::sleep_for(milliseconds(500));  // the server's COPY now waits on the silence
-    cancelled = Clock::now();
-    context.TryCancel();
-  });
-  EXPECT_EQ(outcome.status.error_code(), grpc::StatusCode::CANCELLED);
-  EXPECT_FALSE(outcome.has_trailer);
-  const int64_t free_ms = MillisUntilPoolIsFree(cancelled);
-  EXPECT_LT(free_ms, 2000);
-  EXPECT_TRUE(WaitFor([&] { return Metric("dvexport_exports_total") == 1; }, seconds(10)));
-  EXPECT_EQ(Metric("dvexport_exports_total", {"code=\"CANCELLED\""}), 1);
-  std::printf("{\"event\":\"silent_mid_statement_cancel\",\"pool_free_after_cancel_ms\":%lld}\n",
-              static_cast<long long>(free_ms));
-  ExpectRecoveryOnceTheDatabaseAnswers();
+  CancelWhenSilent(/*unread=*/milliseconds(0), /*silent=*/milliseconds(500),
+                   "silent_mid_statement_cancel");
 }
 
 // The client stops reading until the transport and the hand-off queue are full, so that the
 // reader waits to hand over a chunk, not on the database; then the database goes silent and the
 // client cancels. The reader's COPY is stopped without waiting on the silent database (once it
 // sent its own cancel request, which waited for the database without a timeout: 40 s here, until
-// the database answered again).
+// the database answered again). 58 MB to send: far more than the transport's window and the queue
+// hold.
 TEST_F(SilentMidStatementTest, ClientCancelWhileTheReaderWaitsForTheClientEndsWithinASecond) {
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + seconds(120));
-  Clock::time_point cancelled;
-  ExportOutcome outcome = ReadExport(stub_.get(), &context, WholeDatabaseRequest(), [&](int n) {
-    if (n != 1) return;
-    // 58 MB to send: far more than the transport's window and the queue hold.
-    std::this_thread::sleep_for(seconds(2));
-    proxy_->SetSilent(true);
-    std::this_thread::sleep_for(milliseconds(300));
-    cancelled = Clock::now();
-    context.TryCancel();
-  });
-  EXPECT_EQ(outcome.status.error_code(), grpc::StatusCode::CANCELLED);
-  EXPECT_FALSE(outcome.has_trailer);
-  const int64_t free_ms = MillisUntilPoolIsFree(cancelled);
-  EXPECT_LT(free_ms, 2000);
-  EXPECT_TRUE(WaitFor([&] { return Metric("dvexport_exports_total") == 1; }, seconds(10)));
-  EXPECT_EQ(Metric("dvexport_exports_total", {"code=\"CANCELLED\""}), 1);
-  std::printf(
-      "{\"event\":\"silent_cancel_while_waiting_for_the_client\","
-      "\"pool_free_after_cancel_ms\":%lld}\n",
-      static_cast<long long>(free_ms));
-  ExpectRecoveryOnceTheDatabaseAnswers();
+  CancelWhenSilent(/*unread=*/seconds(2), /*silent=*/milliseconds(300),
+                   "silent_cancel_while_waiting_for_the_client");
 }
 
 // The pool is empty and the database silent from the start: the export's connect waits on it.
