@@ -302,7 +302,7 @@ absl::Status StreamAdxValues(pqxx::transaction_base& tx, const ExportScope& scop
       break;
     }
   }
-  // As StreamDataValues: the server is asked to stop the COPY, "copy"'s destructor drops the rest.
+  // As StreamDataValues: the server is asked to stop the COPY, the ROLLBACK drops the rest.
   if (!status.ok()) stop_copy();
   return status;
 }

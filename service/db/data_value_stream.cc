@@ -30,8 +30,8 @@ absl::Status StreamDataValues(pqxx::transaction_base& tx, const ExportScope& sco
     }
   }
   // The COPY is still sending: the server is asked to stop it (without waiting here: a cancel
-  // request waits for the server without a timeout), and "copy"'s destructor reads (and drops)
-  // what it sent before it did.
+  // request waits for the server without a timeout), and the transaction's ROLLBACK reads (and
+  // drops) what it sent before it did ("copy" ends without reading on).
   if (!status.ok()) stop_copy();
   return status;
 }

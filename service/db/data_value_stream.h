@@ -18,8 +18,8 @@ namespace dvexport::db {
 // does not grow with the export. OK at the end of the COPY; Cancelled if "row" returned false,
 // DataLoss or Internal for a line that cannot be parsed: then "stop_copy" was called, which must
 // have the server stop the COPY without waiting for it (QueryCanceller::Statement::Abandon: a
-// cancel request waits without a timeout on a silent database), what the COPY sent before it
-// stopped was read and dropped, and "tx" must be aborted. Database errors are libpqxx's
+// cancel request waits without a timeout on a silent database), and "tx" must be aborted (its
+// ROLLBACK reads and drops what the COPY sent before it stopped). Database errors are libpqxx's
 // exceptions.
 absl::Status StreamDataValues(pqxx::transaction_base& tx, const ExportScope& scope,
                               const IdentifierTables& tables,
