@@ -106,6 +106,19 @@ void QueryCanceller::SendCancelLocked(Statement* statement) {
   statement->last_cancel_ = std::move(sent);
 }
 
+SteadyClock::time_point QueryCanceller::CancelWhenDueLocked(Statement* statement,
+                                                            SteadyClock::time_point now) {
+  if (!statement->first_cancel_) {
+    statement->first_cancel_ = now;
+    statement->next_cancel_ = now;
+  }
+  if (now >= statement->next_cancel_) {
+    SendCancelLocked(statement);
+    statement->next_cancel_ = now + kRepeat;
+  }
+  return statement->next_cancel_;
+}
+
 void QueryCanceller::Run() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!shutdown_) {
@@ -127,15 +140,7 @@ void QueryCanceller::Run() {
             (stopped_ ? std::max(statement->registered_, stopped_at_) : statement->registered_) +
             kSeverAfter;
       } else if (stopped_ || statement->abandoned_) {
-        if (!statement->first_cancel_) {
-          statement->first_cancel_ = now;
-          statement->next_cancel_ = now;
-        }
-        if (now >= statement->next_cancel_) {
-          SendCancelLocked(statement);
-          statement->next_cancel_ = now + kRepeat;
-        }
-        wake = std::min(wake, statement->next_cancel_);
+        wake = std::min(wake, CancelWhenDueLocked(statement, now));
         sever_at = *statement->first_cancel_ + kSeverAfter;
       }
       if (now >= sever_at) {
@@ -178,12 +183,7 @@ void QueryCanceller::Statement::Abandon() {
     // The first cancel request now, not at the watchdog's next turn: the statement's thread goes
     // on to end the statement, whose end waits for this request's answer (a statement ended
     // before a request was sent would leave its COPY running for the ROLLBACK to read).
-    if (!first_cancel_) {
-      const auto now = SteadyClock::now();
-      first_cancel_ = now;
-      next_cancel_ = now + kRepeat;
-      canceller_->SendCancelLocked(this);
-    }
+    canceller_->CancelWhenDueLocked(this, SteadyClock::now());
   }
   canceller_->wake_.notify_all();
 }

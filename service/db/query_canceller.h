@@ -132,6 +132,11 @@ class QueryCanceller {
   // Sends "statement"'s cancel request from a detached thread, unless one is
   // still waiting or too many are in the process.
   void SendCancelLocked(Statement* statement) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // For a statement being cancelled: its first cancel request at once, later ones every
+  // kRepeat (SendCancelLocked); returns when the next one is due.
+  std::chrono::steady_clock::time_point CancelWhenDueLocked(
+      Statement* statement, std::chrono::steady_clock::time_point now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::chrono::system_clock::time_point deadline_;
   std::atomic<StopCause> cause_{StopCause::kNone};

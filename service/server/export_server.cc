@@ -315,7 +315,8 @@ void ExportServer::RunListenerWatchdog(std::chrono::milliseconds interval) {
 
 void ExportServer::SetChangeStreamsServing(bool serving) {
   std::lock_guard<std::mutex> lock(prober_mu_);
-  if (prober_stop_ || listener_lost_ || server_ == nullptr) return;
+  // The monitor starts after server_ is built.
+  if (prober_stop_ || listener_lost_) return;
   server_->GetHealthCheckService()->SetServingStatus(pipeline::kChangeStreamsHealthService,
                                                      serving);
 }

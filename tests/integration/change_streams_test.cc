@@ -171,28 +171,19 @@ v1::DropChangeStreamRequest ByToken(const std::string& token) {
   return request;
 }
 
-// grpc.health.v1's status of "service" from the server on "port" ("NOT_FOUND" and the like when the
-// check fails).
+// grpc.health.v1's status of "service" from the server on "port" (reliability::HealthStatus).
 std::string HealthOf(int port, const std::string& service) {
-  client::ChannelOptions channel_options;
-  channel_options.max_attempts = 1;
-  auto channel = client::CreateChannel(absl::StrCat("127.0.0.1:", port), channel_options);
-  if (!channel.ok()) return channel.status().ToString();
-  client::ExportClient client(*channel);
-  client::CallOptions options;
-  options.timeout = seconds(5);
-  absl::StatusOr<client::ServingStatus> status = client.Health(service, options);
-  if (!status.ok()) return std::string(absl::StatusCodeToString(status.status().code()));
-  return grpc::health::v1::HealthCheckResponse::ServingStatus_Name(*status);
+  return reliability::HealthStatus(reliability::PlaintextChannel(port), seconds(5), service);
 }
 
 // Waits until "service"'s health is "want"; false, with what it was, if it never is.
 ::testing::AssertionResult HealthBecomes(int port, const std::string& service,
                                          const std::string& want) {
+  const std::shared_ptr<grpc::Channel> channel = reliability::PlaintextChannel(port);
   std::string status;
   if (reliability::WaitFor(
           [&] {
-            status = HealthOf(port, service);
+            status = reliability::HealthStatus(channel, seconds(5), service);
             return status == want;
           },
           seconds(15))) {
@@ -559,7 +550,7 @@ TEST_F(ChangeStreamsTest, MissingPublicationMeansSnapshotTokens) {
 TEST_F(ChangeStreamsTest, WithoutTheMonitorHealthHasNoChangeStreams) {
   StartServer(Options());
   EXPECT_TRUE(HealthBecomes(server_->port(), "", "SERVING"));
-  EXPECT_EQ(HealthOf(server_->port(), pipeline::kChangeStreamsHealthService), "NOT_FOUND");
+  EXPECT_EQ(HealthOf(server_->port(), pipeline::kChangeStreamsHealthService), "error: NOT_FOUND");
 }
 
 // Lost slots: max_slot_wal_keep_size on a PostgreSQL of the test's own (ALTER SYSTEM would reach

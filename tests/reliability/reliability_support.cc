@@ -11,6 +11,7 @@
 #include <map>
 #include <thread>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 
@@ -249,14 +250,19 @@ std::shared_ptr<grpc::Channel> PlaintextChannel(int port) {
 }
 
 std::string HealthStatus(const std::shared_ptr<grpc::Channel>& channel,
-                         std::chrono::milliseconds deadline) {
+                         std::chrono::milliseconds deadline, const std::string& service) {
   auto stub = grpc::health::v1::Health::NewStub(channel);
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + deadline);
   grpc::health::v1::HealthCheckRequest request;
+  request.set_service(service);
   grpc::health::v1::HealthCheckResponse response;
   grpc::Status status = stub->Check(&context, request, &response);
-  if (!status.ok()) return absl::StrCat("error: ", status.error_code());
+  if (!status.ok()) {
+    // grpc::StatusCode and absl::StatusCode share their values.
+    return absl::StrCat(
+        "error: ", absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code())));
+  }
   return grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status());
 }
 

@@ -105,10 +105,12 @@ bool CompleteAndConsistent(const ExportOutcome& outcome);
 
 std::shared_ptr<grpc::Channel> PlaintextChannel(int port);
 
-// grpc.health.v1 Check with the given deadline: SERVING, NOT_SERVING, or the
-// call's error as "error: CODE".
+// grpc.health.v1 Check of "service" ("": the server as a whole) with the given
+// deadline: SERVING, NOT_SERVING, or the call's error as "error: CODE" (e.g.
+// "error: NOT_FOUND").
 std::string HealthStatus(const std::shared_ptr<grpc::Channel>& channel,
-                         std::chrono::milliseconds deadline = std::chrono::milliseconds(2000));
+                         std::chrono::milliseconds deadline = std::chrono::milliseconds(2000),
+                         const std::string& service = "");
 
 // Resident set size of this process in bytes.
 int64_t ResidentBytes();
