@@ -289,12 +289,22 @@ absl::string_view ReasonPhrase(int code) {
       return "Forbidden";
     case 404:
       return "Not Found";
+    case 405:
+      return "Method Not Allowed";
     case 406:
       return "Not Acceptable";
     case 409:
       return "Conflict";
+    case 413:
+      return "Content Too Large";
+    case 414:
+      return "URI Too Long";
+    case 431:
+      return "Request Header Fields Too Large";
     case 500:
       return "Internal Server Error";
+    case 501:
+      return "Not Implemented";
     case 503:
       return "Service Unavailable";
     case 504:
@@ -808,6 +818,7 @@ ParsedRequest ParseDataValueSetsRequest(std::string_view target_text,
   const std::optional<absl::string_view> suffix = RouteSuffix(path);
   const std::vector<MediaType> acceptable = AcceptableTypes(suffix.value_or(""), accept);
   const MessageFormat message_format = NegotiateMessageFormat(acceptable);
+  parsed.message_format = message_format;
   if (!suffix) {
     parsed.refusal = WebMessageResponse(
         404,

@@ -63,6 +63,8 @@ bool IsDataValueSetsPath(std::string_view path);
 struct ParsedRequest {
   std::optional<DataValueSetsRequest> request;  // set when the request can be exported
   std::optional<HttpResponse> refusal;          // set otherwise
+  // How a refusal of this request is written (also when "request" is not set).
+  MessageFormat message_format = MessageFormat::kJson;
 };
 ParsedRequest ParseDataValueSetsRequest(std::string_view target, std::string_view accept);
 

@@ -28,9 +28,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/json_string.h"
 #include "service/auth/client_identities.h"
 #include "service/http/data_value_sets_request.h"
 #include "service/http/http_server.h"
+#include "service/http/request_parser.h"
+#include "service/http/request_route.h"
 #include "service/pipeline/streaming_export.h"
 
 namespace dvexport::http {
@@ -41,8 +44,6 @@ namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 using tcp = boost::asio::ip::tcp;
 
-// A GET may carry a body (DHIS2 ignores it): read and dropped up to this size, 413 beyond.
-constexpr uint64_t kMaxBodyBytes = 64 * 1024;
 // Bytes read at once while waiting for a request, or discarding the client's last bytes.
 constexpr size_t kReadBytes = 16 * 1024;
 // How often a running export's socket is checked for a client that went away.
@@ -133,8 +134,28 @@ std::string HeadText(const bhttp::response<bhttp::empty_body>& head) {
   return out.str();
 }
 
-bool IsHttpParseError(const beast::error_code& error) {
-  return error.category() == bhttp::make_error_code(bhttp::error::bad_method).category();
+// The limits a connection's parser enforces.
+RequestLimits LimitsOf(const HttpServerOptions& options) {
+  RequestLimits limits;
+  limits.max_head_bytes = options.max_header_bytes;
+  limits.max_target_bytes = options.max_url_bytes;
+  limits.max_fields = options.max_header_fields;
+  return limits;
+}
+
+// The status an export ends with when the door refused the request itself (its route, method or
+// parameters) and the pipeline only authenticated the caller: the connection then answers with
+// the refusal it kept. Compared by value; the message is the call log's.
+absl::Status DoorRefusal(const HttpResponse& response) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("refused by the HTTP door with ", response.status, " after authentication"));
+}
+
+// One line on stderr for what ended a connection unexpectedly (an exception of Beast, Asio or
+// the request handling); never request bytes or credentials.
+void LogConnectionFailure(const std::string& peer_ip, std::string_view what) {
+  std::fprintf(stderr, "{\"event\":\"http_connection_failed\",\"peer\":%s,\"error\":%s}\n",
+               common::JsonString(peer_ip).c_str(), common::JsonString(what).c_str());
 }
 
 // Why an export of a HEAD request is cancelled once its headers are known.
@@ -155,48 +176,68 @@ class Connection final : public HttpConnection {
              unsigned short port)
       : shared_(shared),
         options_(*shared.options),
+        limits_(LimitsOf(*shared.options)),
         strand_(socket.get_executor()),
         stream_(MakeStream(std::move(socket), shared.tls)),
         watch_(strand_),
         peer_address_(peer),
         peer_(GrpcPeer(peer, port)),
         peer_ip_(AddressText(peer)),
-        accepted_(std::chrono::steady_clock::now()) {}
+        accepted_(std::chrono::steady_clock::now()),
+        buffer_(ReadBufferLimit(limits_)) {}
 
-  ~Connection() override { shared_.tracker->Remove(this, peer_ip_); }
+  ~Connection() override {
+    shared_.tracker->HeadEnded(this);
+    shared_.tracker->Remove(this, peer_ip_);
+  }
 
   void Begin() override {
-    net::dispatch(strand_, [self = Self()] { self->Open(); });
+    net::dispatch(strand_, [self = Self()] { self->Guarded([&] { self->Open(); }); });
   }
 
   void Stop() override {
     net::post(strand_, [self = Self()] {
-      if (self->export_ == nullptr && !self->writing_) self->CloseSocket();
+      self->Guarded([&] {
+        if (self->export_ == nullptr && !self->writing_) self->CloseSocket();
+      });
     });
   }
 
   void CancelExport() override {
     net::post(strand_, [self = Self()] {
-      if (self->export_ != nullptr) {
-        self->export_->Cancel(ShuttingDown());
-        // A write in flight might never complete; without one, the refusal (503) still goes out.
-        if (self->writing_) self->CloseSocket();
-      } else {
-        self->CloseSocket();
-      }
+      self->Guarded([&] {
+        if (self->export_ != nullptr) {
+          self->export_->Cancel(ShuttingDown());
+          // A write in flight might never complete; without one, the refusal (503) still goes
+          // out.
+          if (self->writing_) self->CloseSocket();
+        } else {
+          self->CloseSocket();
+        }
+      });
+    });
+  }
+
+  void EvictSlowHead() override {
+    net::post(strand_, [self = Self()] {
+      self->Guarded([&] {
+        if (self->awaiting_head_) self->CloseSocket();
+      });
     });
   }
 
   void Ready() override {
-    net::post(strand_, [self = Self()] { self->Pump(); });
+    net::post(strand_, [self = Self()] { self->Guarded([&] { self->Pump(); }); });
   }
 
   void Abort(const absl::Status& /*status*/) override {
     // The client took nothing for the stall timeout: its write in flight will not complete.
     net::post(strand_, [self = Self()] {
-      if (self->export_ == nullptr) return;
-      self->draining_ = true;
-      self->CloseSocket();
+      self->Guarded([&] {
+        if (self->export_ == nullptr) return;
+        self->draining_ = true;
+        self->CloseSocket();
+      });
     });
   }
 
@@ -216,16 +257,70 @@ class Connection final : public HttpConnection {
   beast::tcp_stream& lowest() { return beast::get_lowest_layer(stream_); }
   bool stopping() const { return shared_.tracker->stopping(); }
 
+  // Runs "body" (a completion handler's work on the strand) so that no exception leaves the
+  // connection: one that does ends this connection alone (Fail), never the process.
+  template <class Body>
+  void Guarded(Body&& body) noexcept {
+    try {
+      body();
+    } catch (const std::exception& error) {
+      Fail(error.what());
+    } catch (...) {
+      Fail("an exception of unknown type");
+    }
+  }
+
+  // An exception left the request handling: logged; a running export is cancelled (the
+  // connection keeps it until kDone, as always) and the connection closed; otherwise the client
+  // gets a 500 where one can still be sent, and the connection closes.
+  void Fail(std::string_view what) noexcept {
+    try {
+      shared_.tracker->CountFailure();
+      LogConnectionFailure(peer_ip_, what);
+      SetAwaitingHead(false);
+      if (export_ != nullptr) {
+        export_->Cancel(absl::InternalError("the HTTP connection failed"));
+        draining_ = true;
+        CloseSocket();
+        return;
+      }
+      if (open_ && !writing_ && !failed_) {
+        failed_ = true;
+        RespondAndClose(500, "The server failed to handle the request");
+        return;
+      }
+      CloseSocket();
+    } catch (...) {
+      open_ = false;
+      beast::error_code ignored;
+      lowest().socket().close(ignored);
+    }
+  }
+
+  // Whether the connection waits for a request's head; told to the tracker (HeadStarted), which
+  // may close the connection that has waited longest.
+  void SetAwaitingHead(bool awaiting) {
+    if (awaiting == awaiting_head_) return;
+    awaiting_head_ = awaiting;
+    if (awaiting) {
+      shared_.tracker->HeadStarted(Self());
+    } else {
+      shared_.tracker->HeadEnded(this);
+    }
+  }
+
   void Open() {
     if (stopping()) {
       CloseSocket();
       return;
     }
+    SetAwaitingHead(true);
     if constexpr (kTls) {
       lowest().expires_at(accepted_ + options_.header_timeout);
-      stream_.async_handshake(
-          net::ssl::stream_base::server,
-          [self = Self()](const beast::error_code& error) { self->OnHandshake(error); });
+      stream_.async_handshake(net::ssl::stream_base::server,
+                              [self = Self()](const beast::error_code& error) {
+                                self->Guarded([&] { self->OnHandshake(error); });
+                              });
     } else {
       ReadRequest();
     }
@@ -252,27 +347,28 @@ class Connection final : public HttpConnection {
       GracefulClose();
       return;
     }
-    parser_.emplace();
-    parser_->header_limit(static_cast<std::uint32_t>(
-        std::min<size_t>(options_.max_header_bytes, std::numeric_limits<std::uint32_t>::max())));
-    parser_->body_limit(kMaxBodyBytes);
+    parser_.emplace(limits_);
     if (requests_ == 0) {
       lowest().expires_at(accepted_ + options_.header_timeout);
       ReadHead();
     } else if (buffer_.size() > 0) {
+      SetAwaitingHead(true);
       lowest().expires_after(options_.header_timeout);
       ReadHead();
     } else {
       lowest().expires_after(options_.idle_timeout);
       stream_.async_read_some(buffer_.prepare(kReadBytes),
                               [self = Self()](const beast::error_code& error, size_t bytes) {
-                                if (error) {
-                                  self->CloseSocket();
-                                  return;
-                                }
-                                self->buffer_.commit(bytes);
-                                self->lowest().expires_after(self->options_.header_timeout);
-                                self->ReadHead();
+                                self->Guarded([&] {
+                                  if (error) {
+                                    self->CloseSocket();
+                                    return;
+                                  }
+                                  self->buffer_.commit(bytes);
+                                  self->SetAwaitingHead(true);
+                                  self->lowest().expires_after(self->options_.header_timeout);
+                                  self->ReadHead();
+                                });
                               });
     }
   }
@@ -280,99 +376,80 @@ class Connection final : public HttpConnection {
   void ReadHead() {
     bhttp::async_read(stream_, buffer_, *parser_,
                       [self = Self()](const beast::error_code& error, size_t) {
-                        self->lowest().expires_never();
-                        if (error) {
-                          self->OnReadError(error);
-                        } else {
-                          self->Serve();
-                        }
+                        self->Guarded([&] {
+                          self->lowest().expires_never();
+                          self->SetAwaitingHead(false);
+                          if (error) {
+                            self->OnReadError(error);
+                          } else {
+                            self->Serve();
+                          }
+                        });
                       });
   }
 
   void OnReadError(const beast::error_code& error) {
-    if (error == bhttp::error::header_limit) {
-      // The head outgrew max_header_bytes. The parser has the request line once it is complete:
-      // without one, or with a target over max_url_bytes, the target is what is too long.
-      const std::string_view target = parser_->get().target();
-      if (target.empty() || target.size() > options_.max_url_bytes) {
-        RespondAndClose(414, "The request target is too long");
-      } else {
-        RespondAndClose(431, "The request header fields are too large");
-      }
-    } else if (error == bhttp::error::body_limit) {
-      RespondAndClose(413, "The request body is too large: a GET carries no body");
-    } else if (error == bhttp::error::end_of_stream || error == bhttp::error::partial_message ||
-               !IsHttpParseError(error)) {
+    const std::optional<WireRefusal> refusal = parser_->Refusal(error);
+    if (!refusal.has_value()) {
       // The client closed, the connection failed, or the head did not arrive in time.
       CloseSocket();
-    } else {
-      RespondAndClose(400, absl::StrCat("The request is not valid HTTP/1.1: ", error.message()));
+      return;
     }
+    // Once the framing failed, nothing more is read as a request.
+    RespondAndClose(refusal->status, refusal->message);
   }
 
   void Serve() {
     ++requests_;
-    const bhttp::request<bhttp::string_body>& request = parser_->get();
+    const bhttp::request<bhttp::empty_body>& request = parser_->head();
     version_ = request.version();
     head_only_ = request.method() == bhttp::verb::head;
     keep_alive_ = request.keep_alive();
-    const std::string_view target = request.target();
-    if (target.size() > options_.max_url_bytes) {
-      RespondAndClose(414, "The request target is too long");
+    if (options_.on_request_for_testing) {
+      options_.on_request_for_testing(
+          std::string_view(request.target().data(), request.target().size()));
+    }
+    RoutedRequest routed = RouteRequest(*parser_);
+    if (routed.wire_refusal.has_value()) {
+      RespondAndClose(routed.wire_refusal->status, routed.wire_refusal->message);
       return;
     }
-    const std::string_view path = target.substr(0, target.find('?'));
-    if (!IsDataValueSetsPath(path)) {
-      Respond(JsonMessage(404, "Not found: dvexport serves only GET /api/dataValueSets"),
-              keep_alive_);
-      return;
-    }
-    if (request.method() != bhttp::verb::get && !head_only_) {
-      const std::string_view method = request.method_string();
-      HttpResponse response = JsonMessage(
-          405, absl::StrCat("Request method '", absl::string_view(method.data(), method.size()),
-                            "' is not supported"));
-      response.headers.emplace_back("Allow", "GET, HEAD");
-      Respond(std::move(response), keep_alive_);
-      return;
-    }
-    // Several Accept headers mean their values joined (RFC 9110 5.3).
-    std::string accept;
-    for (auto [field, end] = request.equal_range(bhttp::field::accept); field != end; ++field) {
-      if (!accept.empty()) accept.append(", ");
-      accept.append(field->value());
-    }
-    ParsedRequest parsed = ParseDataValueSetsRequest(target, accept);
     pipeline::CallOrigin origin = Origin(request);
     token_credential_ = false;
     for (const std::string& value : origin.credentials.authorization) {
       if (absl::StartsWithIgnoreCase(value, "ApiToken")) token_credential_ = true;
     }
-    if (!parsed.request.has_value()) {
-      Respond(parsed.refusal.has_value() ? *std::move(parsed.refusal)
-                                         : JsonMessage(500, "The request could not be parsed"),
-              keep_alive_);
-      return;
-    }
-    message_format_ = parsed.request->message_format;
+    message_format_ = routed.message_format;
     if (stopping()) {
       Respond(RefusalResponse(ShuttingDown(), message_format_, token_credential_), false);
       return;
     }
-    ok_headers_ = std::move(parsed.request->headers);
+    // A request the door refuses itself runs as an export that only authenticates: as DHIS2
+    // (Spring Security before the handler), a caller without valid credentials learns nothing
+    // of the route, the method or the parameters.
+    absl::StatusOr<dvexport::v1::ExportFileRequest> export_request;
+    door_refusal_.reset();
+    if (routed.request.has_value()) {
+      export_request = std::move(routed.request->export_request);
+      ok_headers_ = std::move(routed.request->headers);
+    } else {
+      door_refusal_ = std::move(routed.refusal);
+      export_request = DoorRefusal(*door_refusal_);
+      ok_headers_.clear();
+    }
     head_sent_ = false;
     draining_ = false;
     export_self_ = Self();
     shared_.tracker->ExportStarted();
-    export_ = pipeline::Export::StartFile(shared_.pipeline, std::move(origin),
-                                          parsed.request->export_request, this);
+    export_ =
+        pipeline::Export::StartFile(shared_.pipeline, std::move(origin), export_request, this);
     if (!watching_) {
       watching_ = true;
       Watch();
     }
   }
 
-  pipeline::CallOrigin Origin(const bhttp::request<bhttp::string_body>& request) const {
+  pipeline::CallOrigin Origin(const bhttp::request<bhttp::empty_body>& request) const {
     pipeline::CallOrigin origin;
     origin.transport = "http";
     origin.peer = peer_;
@@ -401,17 +478,20 @@ class Connection final : public HttpConnection {
   void Watch() {
     watch_.expires_after(kWatchInterval);
     watch_.async_wait([self = Self()](const beast::error_code&) {
-      if (self->export_ == nullptr) {
-        self->watching_ = false;
-        return;
-      }
-      if (self->open_ && !self->draining_ && ClientGone(self->lowest().socket().native_handle())) {
-        self->export_->Cancel(pipeline::ClientGoneError());
-        self->draining_ = true;
-        self->CloseSocket();
-        self->Pump();
-      }
-      self->Watch();
+      self->Guarded([&] {
+        if (self->export_ == nullptr) {
+          self->watching_ = false;
+          return;
+        }
+        if (self->open_ && !self->draining_ &&
+            ClientGone(self->lowest().socket().native_handle())) {
+          self->export_->Cancel(pipeline::ClientGoneError());
+          self->draining_ = true;
+          self->CloseSocket();
+          self->Pump();
+        }
+        self->Watch();
+      });
     });
   }
 
@@ -491,7 +571,7 @@ class Connection final : public HttpConnection {
     lowest().expires_never();
     net::async_write(stream_, buffers,
                      [self = Self(), report_sent](const beast::error_code& error, size_t bytes) {
-                       self->OnChunkWritten(error, bytes, report_sent);
+                       self->Guarded([&] { self->OnChunkWritten(error, bytes, report_sent); });
                      });
   }
 
@@ -518,6 +598,13 @@ class Connection final : public HttpConnection {
     // The last reference may be this one: the connection lives until the end of this call.
     const std::shared_ptr<Connection> self = std::move(export_self_);
     if (!open_) return;
+    if (!head_sent_ && door_refusal_.has_value() && status == DoorRefusal(*door_refusal_)) {
+      // Authenticated; refused by the door.
+      HttpResponse refusal = *std::move(door_refusal_);
+      door_refusal_.reset();
+      Respond(std::move(refusal), keep_alive_);
+      return;
+    }
     if (!head_sent_) {
       // Refused (or cancelled) before its first chunk.
       Respond(RefusalResponse(
@@ -562,14 +649,16 @@ class Connection final : public HttpConnection {
     net::async_write(
         stream_, std::array<net::const_buffer, 2>{net::buffer(out_head_), net::buffer(out_body_)},
         [self = Self(), keep_alive](const beast::error_code& error, size_t) {
-          self->writing_ = false;
-          self->lowest().expires_never();
-          self->out_body_.clear();
-          if (error) {
-            self->CloseSocket();
-          } else {
-            self->Continue(keep_alive);
-          }
+          self->Guarded([&] {
+            self->writing_ = false;
+            self->lowest().expires_never();
+            self->out_body_.clear();
+            if (error) {
+              self->CloseSocket();
+            } else {
+              self->Continue(keep_alive);
+            }
+          });
         });
   }
 
@@ -587,7 +676,9 @@ class Connection final : public HttpConnection {
     if (!open_) return;
     lowest().expires_after(kCloseGrace);
     if constexpr (kTls) {
-      stream_.async_shutdown([self = Self()](const beast::error_code&) { self->CloseSocket(); });
+      stream_.async_shutdown([self = Self()](const beast::error_code&) {
+        self->Guarded([&] { self->CloseSocket(); });
+      });
     } else {
       beast::error_code ignored;
       lowest().socket().shutdown(tcp::socket::shutdown_send, ignored);
@@ -599,11 +690,13 @@ class Connection final : public HttpConnection {
     buffer_.clear();
     stream_.async_read_some(buffer_.prepare(kReadBytes),
                             [self = Self()](const beast::error_code& error, size_t) {
-                              if (error) {
-                                self->CloseSocket();
-                              } else {
-                                self->Discard();
-                              }
+                              self->Guarded([&] {
+                                if (error) {
+                                  self->CloseSocket();
+                                } else {
+                                  self->Discard();
+                                }
+                              });
                             });
   }
 
@@ -615,6 +708,7 @@ class Connection final : public HttpConnection {
 
   const ConnectionShared& shared_;
   const HttpServerOptions& options_;
+  const RequestLimits limits_;
   const net::any_io_executor strand_;
   Stream stream_;
   net::steady_timer watch_;
@@ -625,10 +719,12 @@ class Connection final : public HttpConnection {
   std::optional<std::string> certificate_user_;
 
   // Everything below is touched on the strand only.
-  beast::flat_buffer buffer_;
-  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  beast::flat_buffer buffer_;  // at most ReadBufferLimit(limits_) bytes
+  std::optional<RequestParser> parser_;
   bool open_ = true;  // the socket is not closed
   bool writing_ = false;
+  bool awaiting_head_ = false;  // counted by the tracker's HeadStarted
+  bool failed_ = false;         // Fail answered once
   bool watching_ = false;
   int requests_ = 0;
 
@@ -639,6 +735,8 @@ class Connection final : public HttpConnection {
   bool token_credential_ = false;
   MessageFormat message_format_ = MessageFormat::kJson;
   std::vector<std::pair<std::string, std::string>> ok_headers_;
+  // The door's own refusal of the request, sent once the export authenticated the caller.
+  std::optional<HttpResponse> door_refusal_;
 
   // Its export, until TakeNext said kDone; "export_self_" keeps the connection (the export's
   // consumer) alive until then.
@@ -673,8 +771,14 @@ AddressBytes BytesOf(const net::ip::address& address) {
 
 }  // namespace
 
-absl::StatusOr<TrustedProxies> TrustedProxies::Parse(const std::vector<std::string>& entries) {
+absl::StatusOr<TrustedProxies> TrustedProxies::Parse(const std::vector<std::string>& entries,
+                                                     int hops) {
+  if (hops < 1 || hops > 10) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("trusted proxy hops ", hops, " is not between 1 and 10"));
+  }
   TrustedProxies proxies;
+  proxies.hops_ = hops;
   for (const std::string& entry : entries) {
     const absl::string_view text = absl::StripAsciiWhitespace(entry);
     const size_t slash = text.find('/');
@@ -731,12 +835,16 @@ std::string TrustedProxies::ClientAddress(
       hops.push_back(hop);
     }
   }
-  for (auto hop = hops.rbegin(); hop != hops.rend(); ++hop) {
+  // The rightmost entry is what the peer (a trusted proxy) appended: the address it saw. Further
+  // left only while that address is a trusted proxy too, and at most hops_ entries in all.
+  int taken = 0;
+  for (auto hop = hops.rbegin(); hop != hops.rend() && taken < hops_; ++hop) {
     beast::error_code error;
     const net::ip::address address =
         net::ip::make_address(std::string(absl::StripAsciiWhitespace(*hop)), error);
     if (error) break;
     believed = Unmapped(address);
+    ++taken;
     if (!Contains(believed)) break;
   }
   return AddressText(believed);
@@ -767,6 +875,42 @@ void ConnectionTracker::Remove(const HttpConnection* connection, const std::stri
   if (from_peer != per_peer_.end() && --from_peer->second <= 0) per_peer_.erase(from_peer);
   --admitted_;
   changed_.notify_all();
+}
+
+void ConnectionTracker::HeadStarted(const std::shared_ptr<HttpConnection>& connection) {
+  std::shared_ptr<HttpConnection> evicted;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (head_of_.count(connection.get()) != 0) return;
+    heads_.emplace_back(connection.get(), connection);
+    head_of_[connection.get()] = std::prev(heads_.end());
+    if (static_cast<int>(heads_.size()) > max_pending_heads_) {
+      evicted = heads_.front().second.lock();
+      head_of_.erase(heads_.front().first);
+      heads_.pop_front();
+      ++evicted_heads_;
+    }
+  }
+  // Outside the lock: the evicted connection closes on its own strand.
+  if (evicted != nullptr) evicted->EvictSlowHead();
+}
+
+void ConnectionTracker::HeadEnded(const HttpConnection* connection) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto found = head_of_.find(connection);
+  if (found == head_of_.end()) return;
+  heads_.erase(found->second);
+  head_of_.erase(found);
+}
+
+int ConnectionTracker::pending_heads() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int>(heads_.size());
+}
+
+int64_t ConnectionTracker::evicted_heads() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return evicted_heads_;
 }
 
 void ConnectionTracker::ExportStarted() {

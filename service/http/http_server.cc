@@ -4,13 +4,16 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include <algorithm>
 #include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/post.hpp>
 #include <cerrno>
+#include <cstdio>
 #include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/json_string.h"
 #include "common/pem_file.h"
 
 namespace dvexport::http {
@@ -95,13 +98,18 @@ absl::StatusOr<std::pair<std::string, std::string>> SplitListen(const std::strin
   return std::make_pair(host, listen.substr(colon + 1));
 }
 
+int PendingHeadsOf(const HttpServerOptions& options) {
+  if (options.max_pending_heads > 0) return options.max_pending_heads;
+  return std::max(1, options.max_connections / 2);
+}
+
 }  // namespace
 
 HttpServer::HttpServer(const HttpServerOptions& options, pipeline::ExportPipeline* pipeline,
                        TrustedProxies proxies)
     : options_(options),
       proxies_(std::move(proxies)),
-      tracker_(options.max_connections, options.max_connections_per_peer),
+      tracker_(options.max_connections, options.max_connections_per_peer, PendingHeadsOf(options)),
       io_(options.threads),
       accept_strand_(net::make_strand(io_)),
       acceptor_(accept_strand_),
@@ -119,7 +127,23 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOp
   if (options.max_connections < 1 || options.max_connections_per_peer < 1) {
     return absl::InvalidArgumentError("the HTTP door's connection limits must be at least 1");
   }
-  absl::StatusOr<TrustedProxies> proxies = TrustedProxies::Parse(options.trusted_proxies);
+  if (options.max_pending_heads < 0 ||
+      (options.max_connections > 1 && options.max_pending_heads >= options.max_connections)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the HTTP door's pending heads (", options.max_pending_heads,
+                     ") must be below its connections (", options.max_connections,
+                     "), so that a complete request always finds a slot"));
+  }
+  if (options.max_header_bytes < 1024 || options.max_header_bytes > kMaxHeaderBytesLimit ||
+      options.max_url_bytes < 1 || options.max_url_bytes > options.max_header_bytes ||
+      options.max_header_fields < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the HTTP door's request limits are out of range: header bytes ", options.max_header_bytes,
+        " (1 KiB to ", kMaxHeaderBytesLimit / 1024, " KiB), URL bytes ", options.max_url_bytes,
+        " (at most the header bytes), fields ", options.max_header_fields, " (at least 1)"));
+  }
+  absl::StatusOr<TrustedProxies> proxies =
+      TrustedProxies::Parse(options.trusted_proxies, options.trusted_proxy_hops);
   if (!proxies.ok()) return proxies.status();
   absl::StatusOr<std::unique_ptr<net::ssl::context>> tls = MakeTlsContext(options);
   if (!tls.ok()) return tls.status();
@@ -156,12 +180,31 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOp
 
   net::post(server->accept_strand_, [s = server.get()] { s->Accept(); });
   for (int i = 0; i < options.threads; ++i) {
-    server->threads_.emplace_back([s = server.get()] { s->io_.run(); });
+    server->threads_.emplace_back([s = server.get()] { s->Run(); });
   }
   return server;
 }
 
 HttpServer::~HttpServer() { Shutdown(std::chrono::system_clock::now()); }
+
+void HttpServer::Run() {
+  // Each connection catches what its own handlers throw (HttpConnection); this is the last line,
+  // for the acceptor's handlers and anything else: asio's run may be called again after an
+  // exception left it.
+  for (;;) {
+    try {
+      io_.run();
+      return;
+    } catch (const std::exception& error) {
+      failures_.fetch_add(1);
+      std::fprintf(stderr, "{\"event\":\"http_loop_exception\",\"error\":%s}\n",
+                   common::JsonString(error.what()).c_str());
+    } catch (...) {
+      failures_.fetch_add(1);
+      std::fprintf(stderr, "{\"event\":\"http_loop_exception\",\"error\":\"unknown\"}\n");
+    }
+  }
+}
 
 void HttpServer::Accept() {
   acceptor_.async_accept(

@@ -1,6 +1,7 @@
 #ifndef DVEXPORT_SERVICE_HTTP_HTTP_SERVER_H_
 #define DVEXPORT_SERVICE_HTTP_HTTP_SERVER_H_
 
+#include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -9,9 +10,11 @@
 #include <boost/asio/strand.hpp>
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -45,15 +48,32 @@ struct HttpServerOptions {
   std::chrono::milliseconds header_timeout{10000};
   // A keep-alive connection that sends no byte of its next request for this long is closed.
   std::chrono::milliseconds idle_timeout{30000};
-  // Request line and headers, in bytes, at most; beyond: 431 and the connection is closed.
+  // Connections waiting for a request's head at most (a connection's first head counts from
+  // its accept); one more closes the one that has waited longest. 0: half of max_connections.
+  // Must be below max_connections (when that is above 1), so that a complete request always
+  // finds a connection slot however many slow heads arrive, from however many addresses.
+  int max_pending_heads = 0;
+  // Request line and headers, and the trailer of a chunked body, in bytes, at most; beyond: 431
+  // (400 for a trailer) and the connection is closed. At most kMaxHeaderBytesLimit.
   size_t max_header_bytes = 32 * 1024;
+  // Header and trailer fields at most; beyond: 431 (400 in a trailer), and the connection closes.
+  int max_header_fields = 100;
   // The request target, in bytes, at most; beyond: 414 and the connection is closed.
   size_t max_url_bytes = 16 * 1024;
   // Addresses ("10.0.0.1", "::1") or networks ("10.0.0.0/8") of reverse proxies whose
-  // X-Forwarded-For is believed: when the socket's peer is one, the client is the rightmost
-  // address of X-Forwarded-For that is not trusted (TrustedProxies::ClientAddress).
+  // X-Forwarded-For is believed, and how many of them stand one behind the other
+  // (TrustedProxies::ClientAddress: from a trusted peer, the rightmost entry, and further left
+  // only through trusted proxies, at most trusted_proxy_hops entries).
   std::vector<std::string> trusted_proxies;
+  int trusted_proxy_hops = 1;
+  // Tests only: called with each request's target, on the connection's strand, before it is
+  // routed (an exception it throws must end that connection alone).
+  std::function<void(std::string_view target)> on_request_for_testing;
 };
+
+// The largest max_header_bytes: Beast keeps a field's length in 16 bits (65,535 bytes); the
+// door's limits stay below that whatever is configured.
+constexpr size_t kMaxHeaderBytesLimit = 63 * 1024;
 
 // DHIS2's GET /api/dataValueSets (and HEAD) over HTTP/1.1 and HTTP/1.0, with or without TLS, on
 // Boost.Beast: the HTTP door of the export pipeline, beside the gRPC one. Each request is parsed
@@ -79,8 +99,13 @@ class HttpServer {
   // The port actually bound.
   int port() const { return port_; }
 
-  // Connections open now.
+  // Connections open now; those waiting for a request's head, and those closed for a newer one.
   int connections() const { return tracker_.connections(); }
+  int pending_heads() const { return tracker_.pending_heads(); }
+  int64_t evicted_heads() const { return tracker_.evicted_heads(); }
+  // Exceptions that left a handler of the door's threads (each ended its connection, or was
+  // caught around the event loop), since the start.
+  int64_t connection_failures() const { return tracker_.failures() + failures_.load(); }
 
   // Stops accepting and closes the connections that run no export; exports still running at
   // "deadline" are cancelled (an export still waiting for its first chunk answers 503); once
@@ -92,6 +117,9 @@ class HttpServer {
   HttpServer(const HttpServerOptions& options, pipeline::ExportPipeline* pipeline,
              TrustedProxies proxies);
 
+  // Runs the event loop on one of the door's threads until Shutdown; an exception that escapes
+  // a handler is logged and the loop goes on.
+  void Run();
   // Accepts the next connection.
   void Accept();
   void OnAccept(const boost::system::error_code& error, boost::asio::ip::tcp::socket socket);
@@ -108,6 +136,7 @@ class HttpServer {
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
   std::vector<std::thread> threads_;
   int port_ = 0;
+  std::atomic<int64_t> failures_{0};
 
   std::mutex shutdown_mu_;
   bool shut_down_ = false;  // guarded by shutdown_mu_

@@ -22,23 +22,53 @@ class GaugeCollectable final : public prometheus::Collectable {
   explicit GaugeCollectable(ServerMetrics::GaugeSources sources) : sources_(std::move(sources)) {}
 
   std::vector<prometheus::MetricFamily> Collect() const override {
-    return {Gauge("dvexport_active_exports", "Exports holding an export slot now.",
-                  sources_.active_exports),
-            Gauge("dvexport_queued_exports", "Exports waiting for an export slot now.",
-                  sources_.queued_exports),
-            Gauge("dvexport_db_pool_in_use", "Database connections borrowed from the pool now.",
-                  sources_.db_pool_in_use)};
+    std::vector<prometheus::MetricFamily> families = {
+        Gauge("dvexport_active_exports", "Exports holding an export slot now.",
+              sources_.active_exports),
+        Gauge("dvexport_queued_exports", "Exports waiting for an export slot now.",
+              sources_.queued_exports),
+        Gauge("dvexport_db_pool_in_use", "Database connections borrowed from the pool now.",
+              sources_.db_pool_in_use)};
+    if (sources_.http_connections) {
+      families.push_back(Gauge("dvexport_http_connections",
+                               "Connections of the HTTP door open now.",
+                               sources_.http_connections));
+      families.push_back(Gauge("dvexport_http_pending_heads",
+                               "Connections of the HTTP door waiting for a request's head now.",
+                               sources_.http_pending_heads));
+      families.push_back(Counter("dvexport_http_evicted_heads_total",
+                                 "Connections of the HTTP door closed while waiting for a head, "
+                                 "to make room for a newer one (--http_max_pending_heads).",
+                                 sources_.http_evicted_heads));
+      families.push_back(Counter("dvexport_http_connection_failures_total",
+                                 "Connections of the HTTP door ended by an unexpected exception "
+                                 "(each logged as http_connection_failed).",
+                                 sources_.http_connection_failures));
+    }
+    return families;
   }
 
  private:
-  static prometheus::MetricFamily Gauge(const char* name, const char* help,
-                                        const std::function<int()>& source) {
+  template <class Source>
+  static prometheus::MetricFamily Gauge(const char* name, const char* help, const Source& source) {
     prometheus::MetricFamily family;
     family.name = name;
     family.help = help;
     family.type = prometheus::MetricType::Gauge;
     prometheus::ClientMetric metric;
-    metric.gauge.value = source ? source() : 0;
+    metric.gauge.value = source ? static_cast<double>(source()) : 0;
+    family.metric.push_back(metric);
+    return family;
+  }
+
+  static prometheus::MetricFamily Counter(const char* name, const char* help,
+                                          const std::function<int64_t()>& source) {
+    prometheus::MetricFamily family;
+    family.name = name;
+    family.help = help;
+    family.type = prometheus::MetricType::Counter;
+    prometheus::ClientMetric metric;
+    metric.counter.value = source ? static_cast<double>(source()) : 0;
     family.metric.push_back(metric);
     return family;
   }

@@ -98,6 +98,13 @@ class ServerMetrics final : public SlotObserver,
     std::function<int()> active_exports;
     std::function<int()> queued_exports;
     std::function<int()> db_pool_in_use;
+    // The HTTP door's, when it is open (the family is left out when not set): connections open
+    // now, connections waiting for a request's head now, and since the start connections closed
+    // for a newer head (--http_max_pending_heads) and connections ended by an exception.
+    std::function<int64_t()> http_connections;
+    std::function<int64_t()> http_pending_heads;
+    std::function<int64_t()> http_evicted_heads;
+    std::function<int64_t()> http_connection_failures;
   };
 
   // Serves /metrics on "listen" (host:port; port 0 picks a free port). The

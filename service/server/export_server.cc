@@ -158,7 +158,17 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
                  [self] {
                    return self->pipeline_ == nullptr ? 0 : self->pipeline_->queued_exports();
                  },
-             .db_pool_in_use = [self] { return self->pool_->in_use(); }});
+             .db_pool_in_use = [self] { return self->pool_->in_use(); },
+             .http_connections =
+                 options.http.listen.empty()
+                     ? std::function<int64_t()>()
+                     : [self] { return self->HttpStat(&http::HttpServer::connections); },
+             .http_pending_heads =
+                 [self] { return self->HttpStat(&http::HttpServer::pending_heads); },
+             .http_evicted_heads =
+                 [self] { return self->HttpStat(&http::HttpServer::evicted_heads); },
+             .http_connection_failures =
+                 [self] { return self->HttpStat(&http::HttpServer::connection_failures); }});
     if (!metrics.ok()) return metrics.status();
     server->metrics_ = *std::move(metrics);
   }
@@ -183,6 +193,8 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
         http::HttpServer::Start(http_options, server->pipeline_.get());
     if (!http.ok()) return http.status();
     server->http_ = *std::move(http);
+    std::lock_guard<std::mutex> lock(server->http_stats_mu_);
+    server->http_stats_ = server->http_.get();
   }
 
   grpc::EnableDefaultHealthCheckService(true);
@@ -339,6 +351,11 @@ void ExportServer::StopProber() {
 }
 
 ExportServer::~ExportServer() {
+  {
+    // No scrape reads the HTTP door once it starts going.
+    std::lock_guard<std::mutex> lock(http_stats_mu_);
+    http_stats_ = nullptr;
+  }
   StopProber();
   if (http_ != nullptr) http_->Shutdown(std::chrono::system_clock::now());
   if (server_ != nullptr) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "service/db/connection_pool.h"
 #include "service/http/http_server.h"
@@ -135,6 +136,12 @@ class ExportServer {
   void RunProber(std::chrono::milliseconds interval);
   // Probes the gRPC port every "interval" until StopProber() or the listener is lost.
   void RunListenerWatchdog(std::chrono::milliseconds interval);
+  // One of the HTTP door's figures for /metrics (0 while there is no door).
+  template <class Value>
+  int64_t HttpStat(Value (http::HttpServer::*figure)() const) {
+    std::lock_guard<std::mutex> lock(http_stats_mu_);
+    return http_stats_ == nullptr ? 0 : static_cast<int64_t>((http_stats_->*figure)());
+  }
   // Stops the database prober, the watchdog and the change stream monitor.
   void StopProber();
   // Sets pipeline::kChangeStreamsHealthService's status from one poll of the change stream
@@ -150,6 +157,10 @@ class ExportServer {
   std::unique_ptr<pipeline::ExportPipeline> pipeline_;
   std::unique_ptr<DataValueExportService> service_;
   std::unique_ptr<http::HttpServer> http_;
+  // What /metrics reads of the HTTP door: http_ while it lives (a scrape may come from the
+  // metrics threads at any time).
+  std::mutex http_stats_mu_;
+  http::HttpServer* http_stats_ ABSL_GUARDED_BY(http_stats_mu_) = nullptr;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   int descriptor_ceiling_ = 0;

@@ -176,8 +176,11 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
       {"http_header_timeout_ms", flags.http_header_timeout_ms, 100, 600000,
        "at least 100 ms, at most 10 minutes"},
       {"http_idle_timeout_s", flags.http_idle_timeout_s, 1, 3600, "at most an hour"},
-      {"http_max_header_kib", flags.http_max_header_kib, 1, 1024, ""},
-      {"http_max_url_kib", flags.http_max_url_kib, 1, 1024, ""},
+      {"http_max_header_kib", flags.http_max_header_kib, 1, 63,
+       "at most 63 KiB: Boost.Beast keeps a header field's length in 16 bits"},
+      {"http_max_header_fields", flags.http_max_header_fields, 1, 1000, ""},
+      {"http_max_url_kib", flags.http_max_url_kib, 1, 63, ""},
+      {"http_trusted_proxy_hops", flags.http_trusted_proxy_hops, 1, 10, ""},
       {"change_stream_poll_s", flags.change_stream_poll_s, 0, 86400,
        "0: the change streams are not watched; at most a day"},
       {"change_stream_warn_wal_mb", flags.change_stream_warn_wal_mb, 1, 1048576, "at most 1 TiB"},
@@ -193,6 +196,10 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
       {"max_queued_exports_per_user", flags.max_queued_exports_per_user, 0,
        flags.max_queued_exports,
        "0: max(1, --max_queued_exports / 2); at most --max_queued_exports"},
+      {"http_max_pending_heads", flags.http_max_pending_heads, 0,
+       std::max(0, flags.http_max_connections - 1),
+       "0: half of --http_max_connections; below it, so that a complete request always finds a "
+       "connection"},
   };
   for (const IntegerFlag& flag : share_flags) {
     absl::Status status = CheckRange(flag);
@@ -222,8 +229,8 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
         flags.http_max_header_kib, ": the request line is part of the request's head"));
   }
   {
-    absl::StatusOr<http::TrustedProxies> parsed =
-        http::TrustedProxies::Parse(TrustedProxyList(flags.http_trusted_proxies));
+    absl::StatusOr<http::TrustedProxies> parsed = http::TrustedProxies::Parse(
+        TrustedProxyList(flags.http_trusted_proxies), flags.http_trusted_proxy_hops);
     if (!parsed.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("--http_trusted_proxies: ", parsed.status().message()));
@@ -335,6 +342,9 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
   options.http.max_header_bytes = static_cast<size_t>(flags.http_max_header_kib) * 1024;
   options.http.max_url_bytes = static_cast<size_t>(flags.http_max_url_kib) * 1024;
   options.http.trusted_proxies = TrustedProxyList(flags.http_trusted_proxies);
+  options.http.trusted_proxy_hops = flags.http_trusted_proxy_hops;
+  options.http.max_pending_heads = flags.http_max_pending_heads;
+  options.http.max_header_fields = flags.http_max_header_fields;
   options.service.change_publication = flags.change_publication;
   options.service.change_stream_poll = std::chrono::seconds(flags.change_stream_poll_s);
   options.service.change_stream_warn_wal_bytes = int64_t{flags.change_stream_warn_wal_mb} << 20;

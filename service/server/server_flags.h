@@ -57,9 +57,12 @@ struct ServerFlags {
   int http_max_connections_per_peer = 256;
   int http_header_timeout_ms = 10000;
   int http_idle_timeout_s = 30;
+  int http_max_pending_heads = 0;  // 0: half of http_max_connections
   int http_max_header_kib = 32;
+  int http_max_header_fields = 100;
   int http_max_url_kib = 16;
   std::string http_trusted_proxies;  // comma-separated addresses or CIDRs
+  int http_trusted_proxy_hops = 1;
   // Change streams (docs/SYNC.md).
   std::string change_publication = "dvexport";
   int change_stream_poll_s = 30;

@@ -173,13 +173,25 @@ ABSL_FLAG(int, http_header_timeout_ms, dvexport::server::ServerFlags().http_head
           "the whole request head (and a TLS handshake) must arrive within this (100-600000 ms)");
 ABSL_FLAG(int, http_idle_timeout_s, dvexport::server::ServerFlags().http_idle_timeout_s,
           "a keep-alive connection idle this long between requests is closed (1-3600 s)");
+ABSL_FLAG(int, http_max_pending_heads, dvexport::server::ServerFlags().http_max_pending_heads,
+          "HTTP connections waiting for a request's head at most (0: half of "
+          "--http_max_connections; below it); one more closes the one waiting longest");
 ABSL_FLAG(int, http_max_header_kib, dvexport::server::ServerFlags().http_max_header_kib,
-          "request line and headers at most (1-1024 KiB); beyond: 431 and the connection closed");
+          "request line and headers, and a chunked body's trailer, at most (1-63 KiB); beyond: "
+          "431 (400 for a trailer) and the connection closed");
+ABSL_FLAG(int, http_max_header_fields, dvexport::server::ServerFlags().http_max_header_fields,
+          "header and trailer fields of a request at most (1-1000); beyond: 431 and the "
+          "connection closed");
 ABSL_FLAG(int, http_max_url_kib, dvexport::server::ServerFlags().http_max_url_kib,
-          "request target at most (1-1024 KiB, at most --http_max_header_kib); beyond: 414");
+          "request target at most (1-63 KiB, at most --http_max_header_kib); beyond: 414");
 ABSL_FLAG(std::string, http_trusted_proxies, dvexport::server::ServerFlags().http_trusted_proxies,
           "comma-separated addresses or CIDRs of reverse proxies whose X-Forwarded-For names the "
-          "client (its address for a token's IP list and the failed-attempt limits); empty: none");
+          "client (its address for a token's IP list, the failed-attempt limits and the call "
+          "log); empty: none");
+ABSL_FLAG(int, http_trusted_proxy_hops, dvexport::server::ServerFlags().http_trusted_proxy_hops,
+          "trusted proxies one behind the other in front of the HTTP door (1-10): from a trusted "
+          "peer, the client is the rightmost X-Forwarded-For entry, and further left only "
+          "through trusted proxies, at most this many entries");
 ABSL_FLAG(std::string, change_publication, dvexport::server::ServerFlags().change_publication,
           "the PostgreSQL publication change streams read (docs/SYNC.md), an identifier "
           "[a-z_][a-z0-9_]* of at most 63 characters; it must publish public.datavalue, else "
@@ -246,6 +258,9 @@ dvexport::server::ServerFlags FlagValues() {
   flags.http_max_header_kib = absl::GetFlag(FLAGS_http_max_header_kib);
   flags.http_max_url_kib = absl::GetFlag(FLAGS_http_max_url_kib);
   flags.http_trusted_proxies = absl::GetFlag(FLAGS_http_trusted_proxies);
+  flags.http_trusted_proxy_hops = absl::GetFlag(FLAGS_http_trusted_proxy_hops);
+  flags.http_max_pending_heads = absl::GetFlag(FLAGS_http_max_pending_heads);
+  flags.http_max_header_fields = absl::GetFlag(FLAGS_http_max_header_fields);
   flags.change_publication = absl::GetFlag(FLAGS_change_publication);
   flags.change_stream_poll_s = absl::GetFlag(FLAGS_change_stream_poll_s);
   flags.change_stream_warn_wal_mb = absl::GetFlag(FLAGS_change_stream_warn_wal_mb);

@@ -28,11 +28,14 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -538,7 +541,7 @@ TEST_F(HttpServerTest, KeepAliveServesTwoExportsOnOneConnection) {
   }
   // Pipelined: both requests sent before the first answer is read.
   client.Send(bhttp::verb::get, target, {{"Authorization", kAdminToken}});
-  client.Send(bhttp::verb::get, "/nowhere");
+  client.Send(bhttp::verb::get, "/nowhere", {{"Authorization", kAdminToken}});
   EXPECT_EQ(client.Read().status, 200);
   EXPECT_EQ(client.Read().status, 404);
 }
@@ -772,8 +775,17 @@ TEST_F(HttpServerTest, ConnectionsBeyondTheLimitsAreClosedAtOnce) {
   options.max_connections_per_peer = 3;
   options.max_connections = 4;
   StartServer(options);
+  // Each connection is answered once, so that it waits idle between requests rather than for a
+  // head (of which fewer than the connections may wait: SlowHeadsFromManyAddresses...).
+  const auto answered_once = [](Client& client) {
+    client.Send(bhttp::verb::get, "/api/dataValueSets");
+    EXPECT_EQ(client.Read().status, 401);
+  };
   std::vector<std::unique_ptr<Client>> clients;
-  for (int i = 0; i < 3; ++i) clients.push_back(std::make_unique<Client>(server_->port()));
+  for (int i = 0; i < 3; ++i) {
+    clients.push_back(std::make_unique<Client>(server_->port()));
+    answered_once(*clients.back());
+  }
   ASSERT_TRUE(WaitFor([&] { return server_->connections() == 3; }, seconds(2)));
   // A fourth from the same address: beyond max_connections_per_peer.
   Client beyond_peer(server_->port());
@@ -781,6 +793,7 @@ TEST_F(HttpServerTest, ConnectionsBeyondTheLimitsAreClosedAtOnce) {
   EXPECT_EQ(server_->connections(), 3);
   // Another address is admitted, once: then max_connections is reached.
   auto other = std::make_unique<Client>(server_->port(), 0, "127.0.0.2");
+  answered_once(*other);
   ASSERT_TRUE(WaitFor([&] { return server_->connections() == 4; }, seconds(2)));
   Client beyond_total(server_->port(), 0, "127.0.0.3");
   EXPECT_TRUE(beyond_total.ReadUntilClosed(seconds(2)).second);
@@ -909,26 +922,304 @@ TEST_F(HttpServerTest, ShutdownLetsRunningExportsFinishBeforeTheDeadline) {
   EXPECT_TRUE(client.ReadUntilClosed(seconds(1)).second);
 }
 
-TEST(TrustedProxiesTest, TheClientIsTheRightmostAddressNotTrusted) {
+// Sends "bytes" on a new connection and reads until the server closes it: the responses' status
+// codes in order, and whether it closed within "timeout".
+std::pair<std::vector<int>, bool> StatusesUntilClosed(int port, std::string_view bytes,
+                                                      milliseconds timeout = seconds(5)) {
+  Client client(port);
+  client.SendRaw(bytes);
+  const auto [received, closed] = client.ReadUntilClosed(timeout);
+  std::vector<int> statuses;
+  for (size_t at = received.find("HTTP/1.1 "); at != std::string::npos;
+       at = received.find("HTTP/1.1 ", at + 1)) {
+    // A status line ("HTTP/1.1 400 "), not the words of a message.
+    const std::string code = received.substr(at + 9, 4);
+    if (code.size() == 4 && absl::ascii_isdigit(code[0]) && absl::ascii_isdigit(code[1]) &&
+        absl::ascii_isdigit(code[2]) && code[3] == ' ') {
+      statuses.push_back(std::stoi(code.substr(0, 3)));
+    }
+  }
+  return {statuses, closed};
+}
+
+TEST_F(HttpServerTest, AnExceptionInAConnectionEndsThatConnectionAlone) {
+  HttpServerOptions options;
+  options.on_request_for_testing = [](std::string_view target) {
+    if (target.find("throw") != std::string_view::npos) {
+      throw std::length_error("field value too large");
+    }
+  };
+  StartServer(options);
+  Client failing(server_->port());
+  failing.Send(bhttp::verb::get, "/api/dataValueSets?throw=1");
+  const Response failed = failing.Read();
+  EXPECT_EQ(failed.status, 500);
+  EXPECT_EQ(failed.Header("Connection"), "close");
+  EXPECT_TRUE(failing.ReadUntilClosed(seconds(2)).second);
+  EXPECT_EQ(server_->connection_failures(), 1);
+  // The server serves on: other connections, and new ones.
+  Client next(server_->port());
+  next.Send(bhttp::verb::get, SmallTarget(), {{"Authorization", kAdminToken}});
+  const Response served = next.Read();
+  EXPECT_EQ(served.status, 200);
+  EXPECT_FALSE(served.error) << served.error.message();
+}
+
+TEST_F(HttpServerTest, TrailersAreBoundedWithTheHeadThenRefusedAndClosed) {
+  StartServer();
+  // Issue 32's request: a trailer field of 64 KiB made Beast throw and ended the process.
+  const std::string attack =
+      absl::StrCat("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX: ",
+                   std::string(65536, 'a'), "\r\n\r\n");
+  auto [statuses, closed] = StatusesUntilClosed(server_->port(), attack);
+  EXPECT_EQ(statuses, std::vector<int>{400});
+  EXPECT_TRUE(closed);
+  // Head and trailer share one budget; and a count of fields.
+  const std::string head_and_trailer = absl::StrCat(
+      "GET /api/dataValueSets HTTP/1.1\r\nHost: a\r\nX-Head: ", std::string(20 * 1024, 'h'),
+      "\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-Trailer: ", std::string(20 * 1024, 't'),
+      "\r\n\r\n");
+  std::tie(statuses, closed) = StatusesUntilClosed(server_->port(), head_and_trailer);
+  EXPECT_EQ(statuses, std::vector<int>{400});
+  EXPECT_TRUE(closed);
+  std::string many_trailers =
+      "GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n";
+  for (int i = 0; i < 150; ++i) absl::StrAppend(&many_trailers, "T", i, ": v\r\n");
+  many_trailers += "\r\n";
+  std::tie(statuses, closed) = StatusesUntilClosed(server_->port(), many_trailers);
+  EXPECT_EQ(statuses, std::vector<int>{400});
+  EXPECT_TRUE(closed);
+  // A small trailer is read and dropped; the connection goes on.
+  Client client(server_->port());
+  client.SendRaw(
+      "GET /api/dataValueSets HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "3\r\nabc\r\n0\r\nX-Checksum: 1\r\n\r\n");
+  EXPECT_EQ(client.Read().status, 401);
+  client.Send(bhttp::verb::get, "/api/dataValueSets");
+  EXPECT_EQ(client.Read().status, 401);
+  EXPECT_EQ(server_->connection_failures(), 0);
+}
+
+TEST_F(HttpServerTest, HeaderFieldsAtTheLargestLimitNeverReachBeastsFieldLimit) {
+  HttpServerOptions options;
+  options.max_header_bytes = kMaxHeaderBytesLimit;
+  options.max_url_bytes = 16 * 1024;
+  StartServer(options);
+  // (Beast's own request would throw on such a field: the bytes go raw.)
+  Client client(server_->port());
+  client.SendRaw(absl::StrCat("GET /api/dataValueSets HTTP/1.1\r\nHost: a\r\nX-Filler: ",
+                              std::string(65536, 'a'), "\r\n\r\n"));
+  const Response response = client.Read();
+  EXPECT_EQ(response.status, 431);
+  EXPECT_TRUE(client.ReadUntilClosed(seconds(2)).second);
+  std::string many = "GET /api/dataValueSets HTTP/1.1\r\nHost: a\r\n";
+  for (int i = 0; i < 101; ++i) absl::StrAppend(&many, "X-", i, ": v\r\n");
+  many += "\r\n";
+  auto [statuses, closed] = StatusesUntilClosed(server_->port(), many);
+  EXPECT_EQ(statuses, std::vector<int>{431});
+  EXPECT_TRUE(closed);
+  HttpServerOptions beyond;
+  beyond.listen = "127.0.0.1:0";
+  beyond.max_header_bytes = kMaxHeaderBytesLimit + 1;
+  EXPECT_EQ(HttpServer::Start(beyond, pipeline_.get()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(server_->connection_failures(), 0);
+}
+
+TEST_F(HttpServerTest, TransferEncodingThatIsNotFinallyChunkedIs400AndNothingMoreIsRead) {
+  StartServer();
+  // The body is a complete second request: read as one, it would be a smuggled request.
+  const std::string smuggled = "GET /api/dataValueSets HTTP/1.1\r\nHost: a\r\n\r\n";
+  for (const std::string coding : {"gzip", "identity", "chunked, identity", "xchunked",
+                                   "chunked\r\nTransfer-Encoding: gzip"}) {
+    for (const bool with_length : {false, true}) {
+      const std::string request = absl::StrCat(
+          "GET /api/dataValueSets HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: ", coding, "\r\n",
+          with_length ? absl::StrCat("Content-Length: ", smuggled.size(), "\r\n") : "", "\r\n",
+          smuggled);
+      auto [statuses, closed] = StatusesUntilClosed(server_->port(), request);
+      EXPECT_EQ(statuses, std::vector<int>{400}) << coding << " " << with_length;
+      EXPECT_TRUE(closed) << coding;
+    }
+  }
+  // Another coding before chunked: not implemented.
+  auto [statuses, closed] = StatusesUntilClosed(
+      server_->port(),
+      "GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n");
+  EXPECT_EQ(statuses, std::vector<int>{501});
+  EXPECT_TRUE(closed);
+  // HTTP/1.0 has no transfer codings.
+  Client old(server_->port());
+  old.SendRaw("GET / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
+  EXPECT_EQ(old.Read().status, 400);
+}
+
+TEST_F(HttpServerTest, ChunkExtensionsAreBounded) {
+  StartServer();
+  auto [statuses, closed] = StatusesUntilClosed(
+      server_->port(),
+      absl::StrCat("GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1;e=",
+                   std::string(9 * 1024, 'e'), "\r\nx\r\n0\r\n\r\n"));
+  EXPECT_EQ(statuses, std::vector<int>{400});
+  EXPECT_TRUE(closed);
+  // Many small ones add up; a line longer than the read buffer never needs to end.
+  std::string request = "GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n";
+  for (int i = 0; i < 100; ++i)
+    absl::StrAppend(&request, "1;e=", std::string(100, 'e'), "\r\nx\r\n");
+  std::tie(statuses, closed) = StatusesUntilClosed(server_->port(), request);
+  EXPECT_EQ(statuses, std::vector<int>{400});
+  EXPECT_TRUE(closed);
+  // One chunk line that never ends: refused once the read buffer is full, long before the
+  // header timeout.
+  Client endless(server_->port());
+  endless.SendRaw("GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1;e=");
+  beast::error_code error;
+  const std::string part(64 * 1024, 'e');
+  for (int i = 0; i < 16 && !error; ++i) net::write(endless.socket(), net::buffer(part), error);
+  const auto [received, endless_closed] = endless.ReadUntilClosed(seconds(5));
+  EXPECT_TRUE(absl::StartsWith(received, "HTTP/1.1 400 ")) << received.substr(0, 100);
+  EXPECT_TRUE(endless_closed);
+}
+
+TEST_F(HttpServerTest, Http11NeedsOneValidHost) {
+  StartServer();
+  for (const std::string hosts :
+       {"", "Host: a\r\nHost: b\r\n", "Host: user@a\r\n", "Host: a b\r\n", "Host: a:port\r\n"}) {
+    auto [statuses, closed] = StatusesUntilClosed(
+        server_->port(), absl::StrCat("GET /api/dataValueSets HTTP/1.1\r\n", hosts, "\r\n"));
+    EXPECT_EQ(statuses, std::vector<int>{400}) << hosts;
+    EXPECT_TRUE(closed) << hosts;
+  }
+  // Valid forms, and HTTP/1.0 without one: authentication comes next.
+  for (const std::string request :
+       {"GET /api/dataValueSets HTTP/1.1\r\nHost: [::1]:8080\r\n\r\n",
+        "GET /api/dataValueSets HTTP/1.1\r\nHost: dhis2.example.org\r\n\r\n",
+        "GET /api/dataValueSets HTTP/1.1\r\nHost:\r\n\r\n",
+        "GET /api/dataValueSets HTTP/1.0\r\n\r\n"}) {
+    Client client(server_->port());
+    client.SendRaw(request);
+    EXPECT_EQ(client.Read().status, 401) << request;
+  }
+}
+
+TEST_F(HttpServerTest, AbsoluteFormTargetIsServedAsItsPathAndQuery) {
+  StartServer();
+  const std::string target = SmallTarget();
+  Client client(server_->port());
+  client.Send(bhttp::verb::get, absl::StrCat("http://dvexport.example:8080", target),
+              {{"Authorization", kAdminToken}});
+  const Response response = client.Read();
+  EXPECT_EQ(response.status, 200);
+  EXPECT_TRUE(response.body == GrpcExportFile(target));
+  auto [statuses, closed] = StatusesUntilClosed(
+      server_->port(), "GET ftp://a/api/dataValueSets HTTP/1.1\r\nHost: a\r\n\r\n");
+  EXPECT_EQ(statuses, std::vector<int>{400});
+  EXPECT_TRUE(closed);
+}
+
+TEST_F(HttpServerTest, WithoutValidCredentialsEveryRefusalIs401) {
+  StartServer();
+  struct Case {
+    bhttp::verb method;
+    std::string target;
+    int with_credentials;
+  };
+  const Case cases[] = {
+      {bhttp::verb::get, "/api/dataValueSets?children=maybe", 400},
+      {bhttp::verb::get, "/api/dataValueSets.pdf", 406},
+      {bhttp::verb::get, "/api/dataElements", 404},
+      {bhttp::verb::post, "/api/dataValueSets", 405},
+  };
+  Client client(server_->port());
+  for (const Case& c : cases) {
+    client.Send(c.method, c.target);
+    const Response anonymous = client.Read();
+    EXPECT_EQ(anonymous.status, 401) << c.target;
+    EXPECT_EQ(ParseJson(anonymous.body).value("httpStatusCode", 0), 401) << c.target;
+    client.Send(c.method, c.target, {{"Authorization", kExpiredToken}});
+    EXPECT_EQ(client.Read().status, 401) << c.target;
+    client.Send(c.method, c.target, {{"Authorization", kAdminToken}});
+    const Response known = client.Read();
+    EXPECT_EQ(known.status, c.with_credentials) << c.target;
+    EXPECT_EQ(ParseJson(known.body).value("httpStatusCode", 0), c.with_credentials);
+  }
+}
+
+TEST_F(HttpServerTest, SlowHeadsFromManyAddressesNeverTakeEverySlot) {
+  HttpServerOptions options;
+  options.max_connections = 40;
+  options.max_pending_heads = 20;
+  options.header_timeout = seconds(60);  // only the budget can free a slot within the test
+  StartServer(options);
+  // 100 slow heads from 50 addresses: each sends a part of its head and waits.
+  std::vector<std::unique_ptr<Client>> slow;
+  for (int i = 0; i < 100; ++i) {
+    const std::string source = absl::StrCat("127.0.", 10 + i % 50, ".", 1 + i / 50);
+    slow.push_back(std::make_unique<Client>(server_->port(), 0, source.c_str()));
+    // (A connection the server already closed may refuse the bytes.)
+    beast::error_code ignored;
+    net::write(slow.back()->socket(), net::buffer("GET /api/dataValueSets HTTP/1.1\r\n", 33),
+               ignored);
+  }
+  ASSERT_TRUE(WaitFor([&] { return server_->evicted_heads() >= 40; }, seconds(10)))
+      << server_->evicted_heads();
+  EXPECT_LE(server_->pending_heads(), 20);
+  // A complete request finds a slot at once, from anywhere.
+  for (const char* source : {"127.0.10.1", "127.0.200.1"}) {
+    const Clock::time_point start = Clock::now();
+    Client client(server_->port(), 0, source);
+    client.Send(bhttp::verb::get, "/api/dataValueSets");
+    EXPECT_EQ(client.Read().status, 401) << source;
+    EXPECT_LT(Clock::now() - start, seconds(10));
+  }
+  EXPECT_LE(server_->connections(), 40);
+}
+
+TEST(TrustedProxiesTest, TheClientIsWhatTheTrustedProxyAppended) {
   const auto address = [](const char* text) { return net::ip::make_address(text); };
   absl::StatusOr<TrustedProxies> proxies =
       TrustedProxies::Parse({"10.0.0.0/8", "192.168.1.1", "fd00::/8"});
   ASSERT_TRUE(proxies.ok()) << proxies.status();
-  // Not a proxy: X-Forwarded-For is not believed.
+  // Not a proxy: X-Forwarded-For is not read.
   EXPECT_EQ(proxies->ClientAddress(address("203.0.113.9"), {"198.51.100.1"}), "203.0.113.9");
   EXPECT_EQ(proxies->ClientAddress(address("192.168.1.2"), {"198.51.100.1"}), "192.168.1.2");
-  // Through one proxy, then through a chain; a client's own forged entries stay to the left.
+  // Through one proxy: the rightmost entry, the address the proxy saw; a client's own forged
+  // entries stay to its left.
   EXPECT_EQ(proxies->ClientAddress(address("10.1.2.3"), {"198.51.100.1"}), "198.51.100.1");
-  EXPECT_EQ(proxies->ClientAddress(address("192.168.1.1"), {"1.1.1.1, 198.51.100.1", "10.9.9.9"}),
+  EXPECT_EQ(proxies->ClientAddress(address("192.168.1.1"), {"1.1.1.1, 198.51.100.1"}),
             "198.51.100.1");
   EXPECT_EQ(proxies->ClientAddress(address("fd12::1"), {"2001:db8::7"}), "2001:db8::7");
   EXPECT_EQ(proxies->ClientAddress(address("::ffff:10.0.0.1"), {"198.51.100.1"}), "198.51.100.1");
-  // All trusted: the leftmost; garbage: the last address believed.
-  EXPECT_EQ(proxies->ClientAddress(address("10.0.0.1"), {"10.0.0.2, 10.0.0.3"}), "10.0.0.2");
-  EXPECT_EQ(proxies->ClientAddress(address("10.0.0.1"), {"unknown, 10.0.0.3"}), "10.0.0.3");
+  // A client inside a trusted range (here 10.0.0.7, on the proxy's network) cannot move its own
+  // address: with one hop, the walk stops at what the proxy appended, trusted or not.
+  EXPECT_EQ(proxies->ClientAddress(address("10.0.0.1"), {"10.0.0.9, 10.0.0.7"}), "10.0.0.7");
+  EXPECT_EQ(proxies->ClientAddress(address("10.0.0.1"), {"198.51.100.1", "10.0.0.7"}), "10.0.0.7");
+  // No entry, or one that is not an address: the last address believed.
+  EXPECT_EQ(proxies->ClientAddress(address("10.0.0.1"), {"unknown"}), "10.0.0.1");
   EXPECT_EQ(proxies->ClientAddress(address("10.0.0.1"), {}), "10.0.0.1");
   EXPECT_FALSE(TrustedProxies::Parse({"10.0.0.0/33"}).ok());
   EXPECT_FALSE(TrustedProxies::Parse({"proxy.example"}).ok());
+  EXPECT_FALSE(TrustedProxies::Parse({"10.0.0.1"}, 0).ok());
+  EXPECT_FALSE(TrustedProxies::Parse({"10.0.0.1"}, 11).ok());
+}
+
+TEST(TrustedProxiesTest, SeveralHopsWalkLeftOnlyThroughTrustedProxies) {
+  const auto address = [](const char* text) { return net::ip::make_address(text); };
+  // client -> 10.0.0.5 (outer proxy) -> 10.0.0.1 (inner proxy) -> dvexport.
+  absl::StatusOr<TrustedProxies> proxies = TrustedProxies::Parse({"10.0.0.0/8"}, 2);
+  ASSERT_TRUE(proxies.ok()) << proxies.status();
+  EXPECT_EQ(proxies->ClientAddress(address("10.0.0.1"), {"198.51.100.1, 10.0.0.5"}),
+            "198.51.100.1");
+  // Whatever the client wrote stays left of what the outer proxy appended.
+  EXPECT_EQ(proxies->ClientAddress(address("10.0.0.1"), {"10.9.9.9, 198.51.100.1, 10.0.0.5"}),
+            "198.51.100.1");
+  // A client that reached the inner proxy directly is what the inner proxy appended: the walk
+  // does not go left past an address that is no proxy.
+  EXPECT_EQ(proxies->ClientAddress(address("10.0.0.1"), {"10.0.0.5, 198.51.100.1"}),
+            "198.51.100.1");
+  // Two hops at most: a client inside the trusted range cannot go further.
+  EXPECT_EQ(proxies->ClientAddress(address("10.0.0.1"), {"10.0.0.8, 10.0.0.7, 10.0.0.5"}),
+            "10.0.0.7");
 }
 
 }  // namespace

@@ -33,12 +33,14 @@ echo "descriptor limit: soft $(ulimit -n), hard $hard: $idle_count idle connecti
 # all room for the idle connections, one peer at its cap, one normal export and 50 more.
 main_metrics=$(free_port)
 start_http_server main "$server_bin" --read_streams 1 --http_header_timeout_ms 2000 \
+  --http_max_header_kib 63 \
   --metrics_listen "127.0.0.1:$main_metrics"
 main_http_port=$http_port
 main_pid=$server_pid
 idle_metrics=$(free_port)
 start_http_server idle "$server_bin" --read_streams 1 --http_header_timeout_ms 60000 \
   --http_max_connections_per_peer 100 --http_max_connections $((idle_count + 150)) \
+  --http_max_pending_heads $((idle_count + 149)) \
   --metrics_listen "127.0.0.1:$idle_metrics"
 idle_http_port=$http_port
 idle_pid=$server_pid

@@ -183,10 +183,16 @@ def main():
     check(limited(response), f"plain server: X-Forwarded-For was believed: {response!r}")
     # A client that is not a trusted proxy cannot name other addresses, even at the trusting
     # server: its wrong passwords all count for its own address.
-    failures = exhaust(args.trusting_http, "127.0.0.3", "xffForged",
+    failures = exhaust(args.trusting_http, "127.0.0.9", "xffForged",
                        forwarded=lambda i: f"198.51.100.{i + 1}")
+    # A client inside the trusted range (127.0.0.5, behind nginx) that forges X-Forwarded-For:
+    # nginx appends its address to the forged one, and the server takes what nginx appended
+    # (one hop), never walking left into the forgery: all its attempts count for 127.0.0.5.
+    inside = exhaust(args.trusting_nginx, "127.0.0.5", "xffInside",
+                     forwarded=lambda i: f"10.0.0.{i + 1}")
     print(f"  X-Forwarded-For: believed from nginx by the trusting server only; a forged one "
-          f"ignored (limited after {failures} attempts)")
+          f"ignored (limited after {failures} attempts; through nginx from inside the trusted "
+          f"range after {inside})")
 
     # An export cut off upstream after its first bytes (dvexport killed) reaches the client
     # without its last chunk: the client knows the body is incomplete.

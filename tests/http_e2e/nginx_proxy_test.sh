@@ -37,11 +37,12 @@ m = re.search(r"<!-- deploy/nginx/dhis2-dataValueSets.conf: begin -->\n```nginx\
 assert m and m.group(1) == conf
 PY
 
-# Server "plain" believes no X-Forwarded-For; server "trusting" believes it from 127.0.0.1, the
-# address nginx connects from. Both refuse an address after 3 failed authentications, which
-# shows which address each believes.
+# Server "plain" believes no X-Forwarded-For; server "trusting" believes it from 127.0.0.0/29,
+# which holds 127.0.0.1, the address nginx connects from, and the test's clients 127.0.0.2 to
+# .7: clients inside the trusted range, as on a proxy's own network. Both refuse an address
+# after 3 failed authentications, which shows which address each believes.
 start_http_server trusting "$server_bin" --read_streams 1 --auth_max_failures_per_ip 3 \
-  --http_trusted_proxies 127.0.0.1
+  --http_trusted_proxies 127.0.0.0/29
 trusting_http_port=$http_port
 
 # Server "big": the streaming check's, on a private PostgreSQL whose values carry 6 KB comments

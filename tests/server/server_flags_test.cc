@@ -35,7 +35,7 @@ ServerFlags RoomyFlags() {
   ServerFlags flags;
   flags.pool_size = 1000;
   flags.max_concurrent_exports = 1;
-  flags.http_max_header_kib = 1024;
+  flags.http_max_header_kib = 63;
   flags.http_max_url_kib = 1;
   return flags;
 }
@@ -161,10 +161,19 @@ INSTANTIATE_TEST_SUITE_P(
             [](ServerFlags& f, int64_t v) { f.http_header_timeout_ms = static_cast<int>(v); }},
         RangeCase{"http_idle_timeout_s", 1, 3600,
                   [](ServerFlags& f, int64_t v) { f.http_idle_timeout_s = static_cast<int>(v); }},
-        RangeCase{"http_max_header_kib", 1, 1024,
+        RangeCase{"http_max_header_kib", 1, 63,
                   [](ServerFlags& f, int64_t v) { f.http_max_header_kib = static_cast<int>(v); }},
-        RangeCase{"http_max_url_kib", 1, 1024,
+        RangeCase{
+            "http_max_header_fields", 1, 1000,
+            [](ServerFlags& f, int64_t v) { f.http_max_header_fields = static_cast<int>(v); }},
+        RangeCase{"http_max_url_kib", 1, 63,
                   [](ServerFlags& f, int64_t v) { f.http_max_url_kib = static_cast<int>(v); }},
+        RangeCase{
+            "http_trusted_proxy_hops", 1, 10,
+            [](ServerFlags& f, int64_t v) { f.http_trusted_proxy_hops = static_cast<int>(v); }},
+        RangeCase{
+            "http_max_pending_heads", 0, 4095,
+            [](ServerFlags& f, int64_t v) { f.http_max_pending_heads = static_cast<int>(v); }},
         RangeCase{"change_stream_poll_s", 0, 86400,
                   [](ServerFlags& f, int64_t v) { f.change_stream_poll_s = static_cast<int>(v); }},
         RangeCase{
@@ -300,9 +309,12 @@ TEST(ServerOptionsFromFlagsTest, CarriesEveryHttpValueIntoTheHttpOptions) {
   flags.http_max_connections_per_peer = 17;
   flags.http_header_timeout_ms = 2500;
   flags.http_idle_timeout_s = 45;
-  flags.http_max_header_kib = 64;
+  flags.http_max_header_kib = 63;
+  flags.http_max_header_fields = 50;
+  flags.http_max_pending_heads = 600;
   flags.http_max_url_kib = 8;
   flags.http_trusted_proxies = " 10.0.0.0/8, ::1 ,192.168.1.7";
+  flags.http_trusted_proxy_hops = 2;
   absl::StatusOr<ServerOptions> options = ServerOptionsFromFlags(flags);
   ASSERT_TRUE(options.ok()) << options.status();
   EXPECT_EQ(options->http.listen, "127.0.0.1:8080");
@@ -311,7 +323,10 @@ TEST(ServerOptionsFromFlagsTest, CarriesEveryHttpValueIntoTheHttpOptions) {
   EXPECT_EQ(options->http.max_connections_per_peer, 17);
   EXPECT_EQ(options->http.header_timeout, std::chrono::milliseconds(2500));
   EXPECT_EQ(options->http.idle_timeout, std::chrono::seconds(45));
-  EXPECT_EQ(options->http.max_header_bytes, 64u * 1024);
+  EXPECT_EQ(options->http.max_header_bytes, 63u * 1024);
+  EXPECT_EQ(options->http.max_header_fields, 50);
+  EXPECT_EQ(options->http.max_pending_heads, 600);
+  EXPECT_EQ(options->http.trusted_proxy_hops, 2);
   EXPECT_EQ(options->http.max_url_bytes, 8u * 1024);
   EXPECT_EQ(options->http.trusted_proxies,
             (std::vector<std::string>{"10.0.0.0/8", "::1", "192.168.1.7"}));
@@ -334,8 +349,8 @@ TEST(ServerOptionsFromFlagsTest, HttpFlagsThatCannotWorkAreRefusedNamingTheFlag)
   EXPECT_THAT(std::string(Check(flags).message()), HasSubstr("--http_listen"));
   flags.http_listen = "127.0.0.1:8080";
   EXPECT_TRUE(Check(flags).ok());
-  flags.http_max_url_kib = 64;  // beyond the whole head's 32 KiB
-  EXPECT_THAT(std::string(Check(flags).message()), HasSubstr("--http_max_url_kib 64"));
+  flags.http_max_url_kib = 40;  // beyond the whole head's 32 KiB
+  EXPECT_THAT(std::string(Check(flags).message()), HasSubstr("--http_max_url_kib 40"));
   flags.http_max_url_kib = 16;
   flags.http_trusted_proxies = "10.0.0.1,proxy.example.org";
   const std::string message(Check(flags).message());
