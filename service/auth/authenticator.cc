@@ -1,11 +1,15 @@
 #include "service/auth/authenticator.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstring>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -142,7 +146,7 @@ uint64_t Authenticator::Authenticate(const Credentials& credentials, std::string
   // a token or a password takes a token of its peer's bucket, a password one of its username's.
   Job job;
   if (presented->kind != CredentialKind::kCertificate) {
-    job.peer_bucket = absl::StrCat("p:", peer_ip);
+    job.peer_bucket = absl::StrCat("p:", FailureLimitKey(peer_ip));
     if (std::optional<std::chrono::seconds> retry =
             TakeLocked(job.peer_bucket, options_.max_failures_per_peer, now);
         retry.has_value()) {
@@ -357,6 +361,27 @@ void Authenticator::Refuse(AuthRefusal kind, const absl::Status& status) {
   if (observer_ == nullptr) return;
   std::string reason = RefusalReason(status);
   observer_->AuthRefused(reason.empty() ? AuthRefusalName(kind) : reason);
+}
+
+std::string FailureLimitKey(std::string_view address_view) {
+  const std::string address(address_view);
+  // The canonical text of what inet_pton reads, so that two spellings of one address share it.
+  std::array<char, INET6_ADDRSTRLEN> text{};
+  in_addr v4{};
+  if (inet_pton(AF_INET, address.c_str(), &v4) == 1) {
+    return inet_ntop(AF_INET, &v4, text.data(), text.size()) != nullptr ? text.data() : address;
+  }
+  // A link-local address may carry its zone ("fe80::1%eth0"): one interface's /64 is one key.
+  const std::string without_zone = address.substr(0, address.find('%'));
+  in6_addr v6{};
+  if (inet_pton(AF_INET6, without_zone.c_str(), &v6) != 1) return address;
+  if (IN6_IS_ADDR_V4MAPPED(&v6)) {
+    std::memcpy(&v4, v6.s6_addr + 12, sizeof(v4));
+    return inet_ntop(AF_INET, &v4, text.data(), text.size()) != nullptr ? text.data() : address;
+  }
+  std::memset(v6.s6_addr + 8, 0, 8);
+  if (inet_ntop(AF_INET6, &v6, text.data(), text.size()) == nullptr) return address;
+  return absl::StrCat(text.data(), "/64");
 }
 
 std::string PeerAddress(std::string_view grpc_peer) {

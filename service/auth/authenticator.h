@@ -41,8 +41,9 @@ struct AuthenticatorOptions {
   // Verifications waiting for a worker at most (distinct credentials: concurrent calls with one
   // credential share one); one more is refused with RESOURCE_EXHAUSTED.
   int max_pending = 256;
-  // Failed attempts (wrong or unknown credentials) a peer address may make in a burst, and per
-  // username (Basic): each limit is a token bucket of that many attempts, refilled evenly over
+  // Failed attempts (wrong or unknown credentials) a peer address may make in a burst (an IPv4
+  // address, or an IPv6 /64: FailureLimitKey), and per username (Basic, whether or not the user
+  // exists): each limit is a token bucket of that many attempts, refilled evenly over
   // failure_window. An attempt takes its tokens when it starts verifying (so that a burst of
   // concurrent guesses cannot overtake the limit) and gets them back unless it fails.
   int max_failures_per_peer = 20;
@@ -165,6 +166,13 @@ class Authenticator {
   size_t buckets_at_last_sweep_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<std::thread> workers_;
 };
+
+// The per-address failure bucket "address" (the caller's resolved address, CallOrigin::peer_ip)
+// counts against: an IPv4 address as itself ("10.0.0.1"; an IPv4-mapped IPv6 address
+// "::ffff:10.0.0.1" as its IPv4 address); an IPv6 address as its /64 ("2001:db8:1:2::/64",
+// its zone dropped), since one IPv6 client commonly holds a whole /64; anything else (a Unix
+// socket's peer) as it is.
+std::string FailureLimitKey(std::string_view address);
 
 // The address of a gRPC peer ("ipv4:10.0.0.1:5000" -> "10.0.0.1", "ipv6:[::1]:5000" -> "::1");
 // the peer string itself when it is of neither form (e.g. "unix:...").
