@@ -115,8 +115,9 @@ uint64_t Authenticator::Authenticate(const Credentials& credentials, std::string
       Identity identity = cached->second.identity;
       lock.unlock();
       if (observer_ != nullptr) observer_->AuthCacheLookup(true);
-      absl::Status status = CheckPerCall(identity, peer_ip, std::chrono::system_clock::now(),
-                                         credentials.method, credentials.referrer);
+      absl::Status status =
+          CheckPerCall(identity, peer_ip, std::chrono::system_clock::now(), credentials.method,
+                       credentials.referrer, credentials.transport);
       if (!status.ok()) {
         Refuse(AuthRefusal::kRejected, status);
         done(std::move(status));
@@ -137,6 +138,7 @@ uint64_t Authenticator::Authenticate(const Credentials& credentials, std::string
                         .peer_ip = std::move(peer_ip),
                         .method = credentials.method,
                         .referrer = credentials.referrer,
+                        .transport = credentials.transport,
                         .key = key};
     lock.unlock();
     if (observer_ != nullptr) observer_->AuthCacheLookup(false);
@@ -187,6 +189,7 @@ uint64_t Authenticator::Authenticate(const Credentials& credentials, std::string
                       .peer_ip = std::move(peer_ip),
                       .method = credentials.method,
                       .referrer = credentials.referrer,
+                      .transport = credentials.transport,
                       .key = key};
   queue_.push_back(key);
   jobs_.emplace(key, std::move(job));
@@ -306,7 +309,7 @@ void Authenticator::Verified(const std::string& key, absl::StatusOr<Identity> id
       continue;
     }
     absl::Status status = CheckPerCall(*identity, waiter.peer_ip, std::chrono::system_clock::now(),
-                                       waiter.method, waiter.referrer);
+                                       waiter.method, waiter.referrer, waiter.transport);
     if (!status.ok()) {
       Refuse(AuthRefusal::kRejected, status);
       waiter.done(std::move(status));

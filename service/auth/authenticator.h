@@ -117,7 +117,8 @@ class Authenticator {
     std::string peer_ip;
     std::string method;                   // the request's, for the token's rules
     std::optional<std::string> referrer;  // the request's Referer, if any
-    std::string key;                      // the job's cache key
+    Transport transport = Transport::kGrpc;
+    std::string key;  // the job's cache key
   };
   struct Job {
     PresentedCredential credential;

@@ -139,28 +139,38 @@ std::string JavaUtf8String(const std::string& bytes) {
   return repaired;
 }
 
-absl::Status MalformedBasic(absl::string_view why) {
-  return Refused(absl::StrCat(kUnauthorized, ": ", why), "malformed_basic");
+// "Unauthorized", DHIS2's text, and over gRPC why (an HTTP client gets DHIS2's answer as it is).
+std::string UnauthorizedBecause(Transport transport, absl::string_view why) {
+  if (transport == Transport::kHttp) return std::string(kUnauthorized);
+  return absl::StrCat(kUnauthorized, ": ", why);
 }
 
-// Spring Security's BasicAuthenticationConverter on a value that is not an API token.
-absl::StatusOr<PresentedCredential> PresentBasic(absl::string_view authorization) {
+absl::Status MalformedBasic(Transport transport, absl::string_view why) {
+  return Refused(UnauthorizedBecause(transport, why), "malformed_basic");
+}
+
+// Spring Security's BasicAuthenticationConverter on a value that is not an API token. Over HTTP
+// DHIS2 answers each refusal "Unauthorized" (FormLoginBasicAuthenticationEntryPoint; another
+// scheme leaves the request anonymous, and an anonymous API request that is not a browser's
+// gets "Unauthorized" from Http401LoginUrlAuthenticationEntryPoint).
+absl::StatusOr<PresentedCredential> PresentBasic(absl::string_view authorization,
+                                                 Transport transport) {
   const absl::string_view header = JavaTrim(authorization);
   if (!absl::StartsWithIgnoreCase(header, "Basic")) {
     return Refused(
-        absl::StrCat(kUnauthorized, ": the authorization scheme is neither ApiToken nor Basic"),
+        UnauthorizedBecause(transport, "the authorization scheme is neither ApiToken nor Basic"),
         "unsupported_scheme");
   }
-  if (header.size() == 5) return MalformedBasic("the Basic credentials are empty");
+  if (header.size() == 5) return MalformedBasic(transport, "the Basic credentials are empty");
   // substring(6): the scheme and the character after it, whatever it is.
   std::optional<std::string> decoded = JavaBase64Decode(header.substr(6));
-  if (!decoded) return MalformedBasic("the Basic credentials are not valid base64");
+  if (!decoded) return MalformedBasic(transport, "the Basic credentials are not valid base64");
   std::string token = JavaUtf8String(*decoded);
   OPENSSL_cleanse(decoded->data(), decoded->size());
   const size_t colon = token.find(':');
   if (colon == std::string::npos) {
     OPENSSL_cleanse(token.data(), token.size());
-    return MalformedBasic("the Basic credentials are not username:password");
+    return MalformedBasic(transport, "the Basic credentials are not username:password");
   }
   PresentedCredential credential;
   credential.kind = CredentialKind::kBasic;
@@ -276,7 +286,8 @@ absl::StatusOr<Identity> VerifyCertificate(db::ReadSession& session,
 }  // namespace
 
 absl::StatusOr<PresentedCredential> Present(const Credentials& credentials) {
-  if (credentials.authorization.size() > 1) {
+  // Over HTTP DHIS2's filters read request.getHeader("Authorization"): Tomcat's first value.
+  if (credentials.authorization.size() > 1 && credentials.transport == Transport::kGrpc) {
     return Refused(
         absl::StrCat(kUnauthorized, ": the call carries ", credentials.authorization.size(),
                      " authorization values; send exactly one"),
@@ -292,10 +303,10 @@ absl::StatusOr<PresentedCredential> Present(const Credentials& credentials) {
       credential.cache_key = CacheKey(credential.kind, credential.username, "");
       return credential;
     }
-    return Refused(absl::StrCat(kUnauthorized,
-                                ": send the metadata \"authorization: ApiToken <token>\" (a DHIS2 "
-                                "personal access token) or \"authorization: Basic "
-                                "<base64(username:password)>\""),
+    return Refused(UnauthorizedBecause(credentials.transport,
+                                       "send the metadata \"authorization: ApiToken <token>\" (a "
+                                       "DHIS2 personal access token) or \"authorization: Basic "
+                                       "<base64(username:password)>\""),
                    "no_credentials");
   }
   const std::string& authorization = credentials.authorization.front();
@@ -311,7 +322,7 @@ absl::StatusOr<PresentedCredential> Present(const Credentials& credentials) {
     credential.cache_key = CacheKey(credential.kind, "", credential.secret);
     return credential;
   }
-  return PresentBasic(authorization);
+  return PresentBasic(authorization, credentials.transport);
 }
 
 absl::StatusOr<Identity> Verify(db::ReadSession& session, const PresentedCredential& credential,
@@ -330,7 +341,7 @@ absl::StatusOr<Identity> Verify(db::ReadSession& session, const PresentedCredent
 
 absl::Status CheckPerCall(const Identity& identity, std::string_view peer_ip_view,
                           std::chrono::system_clock::time_point now, std::string_view method_view,
-                          std::optional<std::string_view> referrer_view) {
+                          std::optional<std::string_view> referrer_view, Transport transport) {
   if (identity.principal.method != dhis2::AuthMethod::kApiToken) return absl::OkStatus();
   const absl::string_view peer_ip(peer_ip_view.data(), peer_ip_view.size());
   // ApiTokenAuthManager rechecks the expiry on a cache hit; Dhis2ApiTokenFilter applies the
@@ -353,7 +364,7 @@ absl::Status CheckPerCall(const Identity& identity, std::string_view peer_ip_vie
       return WithReason(status, "method_not_allowed");
     case dhis2::BrokenTokenRule::kReferrer:
       // Over HTTP the request could have carried one: DHIS2's message as it is.
-      if (referrer_view) return WithReason(status, "referrer_required");
+      if (transport == Transport::kHttp) return WithReason(status, "referrer_required");
       break;
   }
   return Refused(absl::StrCat(status.message(),

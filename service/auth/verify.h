@@ -20,16 +20,26 @@
 
 namespace dvexport::auth {
 
+// The door a call came through, set by each door.
+enum class Transport {
+  // gRPC: several authorization values are refused, and refusals name the metadata to send.
+  kGrpc,
+  // HTTP (DHIS2's URL): the first Authorization header counts (Tomcat's getHeader, which DHIS2's
+  // filters read), and refusals are DHIS2's own texts ("Unauthorized", the token rules' texts).
+  kHttp,
+};
+
 // What one call presents.
 struct Credentials {
-  // Every `authorization` metadata value, in order.
+  // Every `authorization` metadata value (Authorization header over HTTP), in order.
   std::vector<std::string> authorization;
   // The username a verified client certificate maps to (--client_identities).
   std::optional<std::string> certificate_user;
   // What a token's request rules see of the request (dhis2::CheckTokenRules): its HTTP method
-  // (an export over gRPC counts as a GET) and its Referer (a gRPC call carries none).
+  // (an export over gRPC counts as a GET) and its Referer header (a gRPC call carries none).
   std::string method = "GET";
   std::optional<std::string> referrer;
+  Transport transport = Transport::kGrpc;
 };
 
 enum class CredentialKind { kApiToken, kBasic, kCertificate };
@@ -46,10 +56,11 @@ struct PresentedCredential {
   std::string cache_key;
 };
 
-// Parses without I/O. Unauthenticated with DHIS2's message: no credentials ("Unauthorized",
-// with a sentence saying what to send), several authorization values, "Api token is malformed",
-// "Checksum validation failed", a malformed Basic value. A certificate user counts only when no
-// authorization value is present: an explicit credential wins.
+// Parses without I/O. Unauthenticated with DHIS2's message: no credentials ("Unauthorized";
+// over gRPC with a sentence saying what to send), several authorization values (gRPC only: over
+// HTTP the first counts), "Api token is malformed", "Checksum validation failed", a malformed
+// Basic value or another scheme ("Unauthorized"; over gRPC with why). A certificate user counts
+// only when no authorization value is present: an explicit credential wins.
 absl::StatusOr<PresentedCredential> Present(const Credentials& credentials);
 
 struct Identity {
@@ -68,11 +79,13 @@ absl::StatusOr<Identity> Verify(db::ReadSession& session, const PresentedCredent
 
 // What DHIS2 checks again on every request, cached identity or not: the token's expiry, and its
 // request rules ("peer_ip" the caller's address, "method" and "referrer" the request's: GET and
-// none for a gRPC call). OK for a password or certificate identity.
+// none for a gRPC call). OK for a password or certificate identity. A referrer list refuses with
+// DHIS2's text over HTTP; over gRPC, which has no Referer, the text says so.
 absl::Status CheckPerCall(const Identity& identity, std::string_view peer_ip,
                           std::chrono::system_clock::time_point now,
                           std::string_view method = "GET",
-                          std::optional<std::string_view> referrer = std::nullopt);
+                          std::optional<std::string_view> referrer = std::nullopt,
+                          Transport transport = Transport::kGrpc);
 
 // Why Present, Verify or CheckPerCall refused, carried as a payload of their Unauthenticated
 // Status (the message stays DHIS2's): for a metrics label and the call log. One of

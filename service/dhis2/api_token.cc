@@ -201,11 +201,14 @@ absl::Status CheckTokenRules(const TokenRules& rules, absl::string_view peer_ip,
     case BrokenTokenRule::kNone:
       return absl::OkStatus();
     case BrokenTokenRule::kIpAddress:
-      return absl::UnauthenticatedError("request ip address is not allowed.");
+      return absl::UnauthenticatedError(
+          "Failed to authenticate API token, request ip address is not allowed.");
     case BrokenTokenRule::kMethod:
-      return absl::UnauthenticatedError("request http method is not allowed.");
+      return absl::UnauthenticatedError(
+          "Failed to authenticate API token, request http method is not allowed.");
     case BrokenTokenRule::kReferrer:
-      return absl::UnauthenticatedError("request http referrer is missing or not allowed.");
+      return absl::UnauthenticatedError(
+          "Failed to authenticate API token, request http referrer is missing or not allowed.");
   }
   return absl::OkStatus();
 }

@@ -78,10 +78,11 @@ BrokenTokenRule FindBrokenTokenRule(const TokenRules& rules, absl::string_view p
                                     std::optional<absl::string_view> referrer);
 
 // Dhis2ApiTokenFilter.validateRequestRules for one request: the first rule broken, in DHIS2's
-// order, as Unauthenticated: "request ip address is not allowed." (peer_ip not in a non-empty
-// allowed_ips), "request http method is not allowed." (method not in a non-empty
-// allowed_methods), "request http referrer is missing or not allowed." (referrer absent, or its
-// lower-cased value not in a non-empty allowed_referrers).
+// order, as Unauthenticated with DHIS2's texts: "Failed to authenticate API token, " followed by
+// "request ip address is not allowed." (peer_ip not in a non-empty allowed_ips), "request http
+// method is not allowed." (method not in a non-empty allowed_methods) or "request http referrer
+// is missing or not allowed." (referrer absent, or its lower-cased value not in a non-empty
+// allowed_referrers).
 absl::Status CheckTokenRules(const TokenRules& rules, absl::string_view peer_ip,
                              absl::string_view method, std::optional<absl::string_view> referrer);
 

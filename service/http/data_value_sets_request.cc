@@ -29,6 +29,7 @@
 #include "boost/url/url_view.hpp"
 #include "common/json_string.h"
 #include "common/utf8_sequence.h"
+#include "service/auth/verify.h"
 #include "service/dhis2/dates.h"
 #include "service/dhis2/export_file_name.h"
 
@@ -802,6 +803,14 @@ std::vector<std::pair<std::string, std::string>> SuccessHeaders(
   return headers;
 }
 
+// A refusal of Dhis2ApiTokenFilter (auth::RefusalReason's names): the token unknown, expired,
+// without a usable owner, or a request rule broken.
+bool IsTokenRefusalReason(absl::string_view reason) {
+  return absl::StartsWith(reason, "token_") || reason == "unknown_token" ||
+         reason == "ip_not_allowed" || reason == "method_not_allowed" ||
+         reason == "referrer_required";
+}
+
 }  // namespace
 
 bool IsDataValueSetsPath(std::string_view path) { return RouteSuffix(Absl(path)).has_value(); }
@@ -871,9 +880,18 @@ HttpResponse RefusalResponse(const absl::Status& status, MessageFormat format,
   const absl::string_view message = status.message();
   const absl::StatusCode code = status.code();
   if (code == absl::StatusCode::kUnauthenticated) {
-    HttpResponse response =
-        WebMessageResponse(401, message.empty() ? "Unauthorized" : message, "", format);
-    if (token_credential) response.headers.emplace_back("WWW-Authenticate", "ApiToken");
+    // Dhis2ApiTokenFilter's refusals go through DhisApiTokenAuthenticationEntryPoint
+    // (WWW-Authenticate: ApiToken) to CrudControllerAdvice, whose WebMessage takes the status of
+    // the ApiTokenError: ApiTokenErrors.invalidRequest (a malformed token, a failed checksum) is
+    // 400, invalidToken (the rest) 401. A refusal without a reason (too many failed attempts)
+    // names a token when the request presented one.
+    const std::string reason = auth::RefusalReason(status);
+    const bool invalid_request = reason == "malformed_token" || reason == "bad_checksum";
+    const bool token_refusal =
+        reason.empty() ? token_credential : invalid_request || IsTokenRefusalReason(reason);
+    HttpResponse response = WebMessageResponse(
+        invalid_request ? 400 : 401, message.empty() ? "Unauthorized" : message, "", format);
+    if (token_refusal) response.headers.emplace_back("WWW-Authenticate", "ApiToken");
     return response;
   }
   const absl::string_view error_code = ErrorCodeOf(message);

@@ -69,8 +69,11 @@ struct ParsedRequest {
 ParsedRequest ParseDataValueSetsRequest(std::string_view target, std::string_view accept);
 
 // The answer to an export refused before its first byte, from one table of status codes:
-// - Unauthenticated: 401 with the status's message (DHIS2's texts), and `WWW-Authenticate:
-//   ApiToken` when "token_credential" (the request presented an ApiToken);
+// - Unauthenticated: the status's message (DHIS2's texts); 400 for a malformed token or a
+//   failed checksum (auth::RefusalReason "malformed_token", "bad_checksum"), else 401;
+//   `WWW-Authenticate: ApiToken` for a refusal of the token filter (a token's RefusalReason), or,
+//   for a refusal without a reason (too many failed attempts), when "token_credential" (the
+//   request presented an ApiToken);
 // - a message "E<4 digits>: <text>" (DHIS2's IllegalQueryException: E2001-E2009, E2040 from
 //   InvalidArgument, E2010-E2012 from PermissionDenied, E2041 from NotFound): 409, the message
 //   <text> and errorCode E<4 digits>;

@@ -465,6 +465,7 @@ class Connection final : public HttpConnection {
          ++field) {
       origin.credentials.authorization.emplace_back(field->value());
     }
+    origin.credentials.transport = auth::Transport::kHttp;
     origin.credentials.certificate_user = certificate_user_;
     origin.credentials.method = std::string(request.method_string());
     const auto referer = request.find(bhttp::field::referer);

@@ -4,9 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/escaping.h"
@@ -188,6 +191,95 @@ TEST(PresentTest, CacheKeysSeparateKindsAndSplits) {
   ASSERT_TRUE(presented.ok());
   keys.insert(presented->cache_key);
   EXPECT_EQ(keys.size(), 6u);
+}
+
+// Over HTTP (DHIS2's URL) what DHIS2 does: its filters read request.getHeader("Authorization"),
+// Tomcat's first value, and ignore the others.
+TEST(PresentOverHttpTest, TheFirstAuthorizationValueCounts) {
+  Credentials credentials;
+  credentials.transport = Transport::kHttp;
+  credentials.authorization = {Basic("alice:secret"), std::string("ApiToken ") + kV2Token};
+  absl::StatusOr<PresentedCredential> presented = Present(credentials);
+  ASSERT_TRUE(presented.ok()) << presented.status();
+  EXPECT_EQ(presented->kind, CredentialKind::kBasic);
+  EXPECT_EQ(presented->username, "alice");
+
+  credentials.authorization = {std::string("ApiToken ") + kV2Token, Basic("alice:secret")};
+  presented = Present(credentials);
+  ASSERT_TRUE(presented.ok()) << presented.status();
+  EXPECT_EQ(presented->kind, CredentialKind::kApiToken);
+  EXPECT_EQ(presented->secret, kV2Token);
+
+  // A broken first value is refused as it is, whatever follows.
+  credentials.authorization = {"ApiToken  x", Basic("alice:secret")};
+  presented = Present(credentials);
+  ASSERT_FALSE(presented.ok());
+  EXPECT_EQ(presented.status().message(), "Api token is malformed");
+  EXPECT_EQ(RefusalReason(presented.status()), "malformed_token");
+
+  // gRPC keeps refusing several values.
+  credentials.transport = Transport::kGrpc;
+  ExpectRefused(credentials, "Unauthorized: the call carries 2 authorization values",
+                "several_credentials");
+}
+
+// DHIS2's texts over HTTP: "Unauthorized" for no credentials, another scheme and a malformed
+// Basic value (gRPC's sentences name the metadata, which an HTTP client has no use for); the
+// token filter's own texts.
+TEST(PresentOverHttpTest, RefusalsAreDhis2sTexts) {
+  struct Case {
+    std::vector<std::string> authorization;
+    std::string message;
+    std::string reason;
+  };
+  const std::vector<Case> cases = {
+      {{}, "Unauthorized", "no_credentials"},
+      {{"Bearer abc"}, "Unauthorized", "unsupported_scheme"},
+      {{"Basic"}, "Unauthorized", "malformed_basic"},
+      {{"Basic !!!"}, "Unauthorized", "malformed_basic"},
+      {{Basic("no-colon")}, "Unauthorized", "malformed_basic"},
+      {{"ApiToken d2p_x y"}, "Api token is malformed", "malformed_token"},
+      {{"ApiToken abc"}, "Checksum validation failed", "bad_checksum"},
+  };
+  for (const Case& c : cases) {
+    Credentials credentials;
+    credentials.transport = Transport::kHttp;
+    credentials.authorization = c.authorization;
+    absl::StatusOr<PresentedCredential> presented = Present(credentials);
+    ASSERT_FALSE(presented.ok()) << c.message;
+    EXPECT_EQ(presented.status().code(), absl::StatusCode::kUnauthenticated);
+    EXPECT_EQ(presented.status().message(), c.message) << c.reason;
+    EXPECT_EQ(RefusalReason(presented.status()), c.reason);
+  }
+}
+
+// A token with a referrer list: over HTTP DHIS2's rule on the Referer header and DHIS2's text;
+// over gRPC, which has no Referer, always refused, saying why.
+TEST(CheckPerCallTest, ReferrerListOverHttpAndGrpc) {
+  Identity identity;
+  identity.principal.method = dhis2::AuthMethod::kApiToken;
+  identity.token_rules.allowed_referrers = {"https://apps.example.org/app"};
+  const auto now = std::chrono::system_clock::now();
+  constexpr absl::string_view kDhis2Text =
+      "Failed to authenticate API token, request http referrer is missing or not allowed.";
+
+  EXPECT_TRUE(CheckPerCall(identity, "10.0.0.1", now, "GET", "HTTPS://apps.example.org/app",
+                           Transport::kHttp)
+                  .ok());
+  for (const std::optional<std::string_view> referrer :
+       {std::optional<std::string_view>(), std::optional<std::string_view>("https://evil.org/")}) {
+    absl::Status status =
+        CheckPerCall(identity, "10.0.0.1", now, "GET", referrer, Transport::kHttp);
+    EXPECT_EQ(status.code(), absl::StatusCode::kUnauthenticated);
+    EXPECT_EQ(status.message(), kDhis2Text);
+    EXPECT_EQ(RefusalReason(status), "referrer_required");
+  }
+
+  absl::Status status =
+      CheckPerCall(identity, "10.0.0.1", now, "GET", std::nullopt, Transport::kGrpc);
+  EXPECT_EQ(status.message().substr(0, kDhis2Text.size()), kDhis2Text);
+  EXPECT_NE(status.message().find("a gRPC call carries no Referer"), absl::string_view::npos);
+  EXPECT_EQ(RefusalReason(status), "referrer_required");
 }
 
 }  // namespace

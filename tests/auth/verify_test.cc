@@ -354,7 +354,8 @@ TEST_F(VerifyTest, TokenRequestRules) {
   EXPECT_TRUE(CheckPerCall(*identity, "::1", system_clock::now()).ok());
   absl::Status status = CheckPerCall(*identity, "10.0.0.2", system_clock::now());
   EXPECT_EQ(status.code(), absl::StatusCode::kUnauthenticated);
-  EXPECT_EQ(status.message(), "request ip address is not allowed.");
+  EXPECT_EQ(status.message(),
+            "Failed to authenticate API token, request ip address is not allowed.");
   EXPECT_EQ(RefusalReason(status), "ip_not_allowed");
 
   const std::string post_token =
@@ -363,7 +364,8 @@ TEST_F(VerifyTest, TokenRequestRules) {
   identity = VerifyToken(post_token);
   ASSERT_TRUE(identity.ok()) << identity.status();
   status = CheckPerCall(*identity, "10.0.0.1", system_clock::now());
-  EXPECT_EQ(status.message(), "request http method is not allowed.");
+  EXPECT_EQ(status.message(),
+            "Failed to authenticate API token, request http method is not allowed.");
   EXPECT_EQ(RefusalReason(status), "method_not_allowed");
 
   const std::string get_token =
@@ -383,7 +385,8 @@ TEST_F(VerifyTest, TokenRequestRules) {
             (std::vector<std::string>{"https://x.org/app"}));
   status = CheckPerCall(*identity, "10.0.0.1", system_clock::now());
   EXPECT_EQ(status.code(), absl::StatusCode::kUnauthenticated);
-  EXPECT_EQ(status.message().substr(0, 48), "request http referrer is missing or not allowed.");
+  EXPECT_EQ(status.message().substr(0, 82),
+            "Failed to authenticate API token, request http referrer is missing or not allowed.");
   EXPECT_NE(status.message().find("a gRPC call carries no Referer"), absl::string_view::npos);
   EXPECT_EQ(RefusalReason(status), "referrer_required");
 

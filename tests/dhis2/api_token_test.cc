@@ -176,7 +176,8 @@ TEST(TokenRulesTest, IpAddressesMatchExactly) {
   rules.allowed_ips = {"10.0.0.0/8", " 10.0.0.1"};  // no CIDR, no trimming
   absl::Status status = CheckTokenRules(rules, "10.0.0.1", "GET", std::nullopt);
   EXPECT_EQ(status.code(), absl::StatusCode::kUnauthenticated);
-  EXPECT_EQ(status.message(), "request ip address is not allowed.");
+  EXPECT_EQ(status.message(),
+            "Failed to authenticate API token, request ip address is not allowed.");
   EXPECT_EQ(FindBrokenTokenRule(rules, "10.0.0.1", "GET", std::nullopt),
             BrokenTokenRule::kIpAddress);
 }
@@ -185,7 +186,8 @@ TEST(TokenRulesTest, Methods) {
   TokenRules rules;
   rules.allowed_methods = {"POST"};
   absl::Status status = CheckTokenRules(rules, "10.0.0.1", "GET", std::nullopt);
-  EXPECT_EQ(status.message(), "request http method is not allowed.");
+  EXPECT_EQ(status.message(),
+            "Failed to authenticate API token, request http method is not allowed.");
   rules.allowed_methods = {"POST", "GET"};
   EXPECT_TRUE(CheckTokenRules(rules, "10.0.0.1", "GET", std::nullopt).ok());
   rules.allowed_methods = {"get"};  // stored upper-case by DHIS2; compared as stored
@@ -196,7 +198,8 @@ TEST(TokenRulesTest, ReferrersNeedAReferer) {
   TokenRules rules;
   rules.allowed_referrers = {"https://x.org/app"};
   absl::Status status = CheckTokenRules(rules, "10.0.0.1", "GET", std::nullopt);
-  EXPECT_EQ(status.message(), "request http referrer is missing or not allowed.");
+  EXPECT_EQ(status.message(),
+            "Failed to authenticate API token, request http referrer is missing or not allowed.");
   EXPECT_TRUE(CheckTokenRules(rules, "10.0.0.1", "GET", "HTTPS://X.org/app").ok());
   EXPECT_FALSE(CheckTokenRules(rules, "10.0.0.1", "GET", "https://x.org/other").ok());
 }
@@ -207,9 +210,9 @@ TEST(TokenRulesTest, FirstBrokenRuleInDhis2sOrder) {
   rules.allowed_methods = {"POST"};
   rules.allowed_referrers = {"https://x.org"};
   EXPECT_EQ(CheckTokenRules(rules, "10.0.0.1", "GET", std::nullopt).message(),
-            "request ip address is not allowed.");
+            "Failed to authenticate API token, request ip address is not allowed.");
   EXPECT_EQ(CheckTokenRules(rules, "10.0.0.2", "GET", std::nullopt).message(),
-            "request http method is not allowed.");
+            "Failed to authenticate API token, request http method is not allowed.");
   EXPECT_EQ(FindBrokenTokenRule(rules, "10.0.0.2", "POST", std::nullopt),
             BrokenTokenRule::kReferrer);
 }

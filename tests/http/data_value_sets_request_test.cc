@@ -1,7 +1,9 @@
 #include "service/http/data_value_sets_request.h"
 
+#include <chrono>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -10,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "service/auth/verify.h"
 #include "service/dhis2/export_request_validator.h"
 
 namespace dvexport::http {
@@ -874,6 +877,75 @@ TEST(RefusalResponseTest, UnauthenticatedNamesApiTokenOnlyForTokens) {
   EXPECT_EQ(response.body,
             R"(<webMessage xmlns="http://dhis2.org/schema/dxf/2.0" httpStatus="Unauthorized" )"
             R"(httpStatusCode="401" status="ERROR"><message>Unauthorized</message></webMessage>)");
+}
+
+// DHIS2 2.42's ApiTokenResolver: a malformed header or a failed checksum is
+// ApiTokenErrors.invalidRequest, which CrudControllerAdvice answers 400 (after
+// DhisApiTokenAuthenticationEntryPoint added WWW-Authenticate: ApiToken). The statuses are
+// auth::Present's own, as the HTTP door gets them.
+TEST(RefusalResponseTest, MalformedTokenAndFailedChecksumAre400AsInDhis2) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"ApiToken  d2p_x", "Api token is malformed"},
+      {"apitoken d2p_x y", "Api token is malformed"},
+      {"ApiToken d2p_lyt5j9WqXaVzJsUhvGJ1w0Ea5GL4jkszazPSWo5HWLFC1QnPCj",
+       "Checksum validation failed"},
+  };
+  for (const auto& [authorization, message] : cases) {
+    auth::Credentials credentials;
+    credentials.transport = auth::Transport::kHttp;
+    credentials.authorization = {authorization};
+    absl::StatusOr<auth::PresentedCredential> presented = auth::Present(credentials);
+    ASSERT_FALSE(presented.ok()) << authorization;
+    HttpResponse response = RefusalResponse(presented.status(), MessageFormat::kJson, true);
+    EXPECT_EQ(response.status, 400) << authorization;
+    EXPECT_EQ(Header(response.headers, "WWW-Authenticate"), "ApiToken");
+    EXPECT_EQ(response.body,
+              absl::StrCat(R"({"httpStatus":"Bad Request","httpStatusCode":400,"status":"ERROR",)",
+                           R"("message":")", message, R"("})"));
+    response = RefusalResponse(presented.status(), MessageFormat::kXml, true);
+    EXPECT_EQ(response.status, 400);
+    EXPECT_EQ(response.body,
+              absl::StrCat(R"(<webMessage xmlns="http://dhis2.org/schema/dxf/2.0" )",
+                           R"(httpStatus="Bad Request" httpStatusCode="400" status="ERROR">)",
+                           "<message>", message, "</message></webMessage>"));
+  }
+}
+
+// Over HTTP: "Unauthorized" without gRPC's sentence, and WWW-Authenticate only for what the
+// token filter refused, whatever else the request carried.
+TEST(RefusalResponseTest, HttpRefusalsUseDhis2sWords) {
+  auth::Credentials credentials;
+  credentials.transport = auth::Transport::kHttp;
+  absl::StatusOr<auth::PresentedCredential> presented = auth::Present(credentials);
+  ASSERT_FALSE(presented.ok());
+  HttpResponse response = RefusalResponse(presented.status(), MessageFormat::kJson, false);
+  EXPECT_EQ(response.status, 401);
+  EXPECT_EQ(Header(response.headers, "WWW-Authenticate"), "<absent>");
+  EXPECT_EQ(response.body, R"({"httpStatus":"Unauthorized","httpStatusCode":401,"status":"ERROR",)"
+                           R"("message":"Unauthorized"})");
+
+  // A Basic refusal of a request that also carried a token after it: no WWW-Authenticate.
+  credentials.authorization = {"Basic !!!", "ApiToken d2p_x"};
+  presented = auth::Present(credentials);
+  ASSERT_FALSE(presented.ok());
+  response = RefusalResponse(presented.status(), MessageFormat::kJson, true);
+  EXPECT_EQ(response.status, 401);
+  EXPECT_EQ(Header(response.headers, "WWW-Authenticate"), "<absent>");
+
+  // A token's referrer list over HTTP: DHIS2's text, 401, WWW-Authenticate.
+  auth::Identity identity;
+  identity.principal.method = dhis2::AuthMethod::kApiToken;
+  identity.token_rules.allowed_referrers = {"https://apps.example.org/app"};
+  const absl::Status status =
+      auth::CheckPerCall(identity, "10.0.0.1", std::chrono::system_clock::now(), "GET",
+                         std::nullopt, auth::Transport::kHttp);
+  response = RefusalResponse(status, MessageFormat::kJson, false);
+  EXPECT_EQ(response.status, 401);
+  EXPECT_EQ(Header(response.headers, "WWW-Authenticate"), "ApiToken");
+  EXPECT_EQ(response.body,
+            R"({"httpStatus":"Unauthorized","httpStatusCode":401,"status":"ERROR","message":)"
+            R"("Failed to authenticate API token, request http referrer is missing or not )"
+            R"(allowed."})");
 }
 
 TEST(WebMessageBodyTest, EscapesJsonStrings) {

@@ -335,7 +335,8 @@ TEST_F(AuthTest, TokenIpListIsCheckedAgainstThePeer) {
     EXPECT_TRUE(status.ok()) << status.error_message();
     status = Count(ApiToken(elsewhere));
     EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
-    EXPECT_EQ(status.error_message(), "request ip address is not allowed.");
+    EXPECT_EQ(status.error_message(),
+              "Failed to authenticate API token, request ip address is not allowed.");
   }
 }
 
