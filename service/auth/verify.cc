@@ -325,6 +325,14 @@ absl::StatusOr<PresentedCredential> Present(const Credentials& credentials) {
   return PresentBasic(authorization, credentials.transport);
 }
 
+std::string PresentedUsername(const Credentials& credentials) {
+  absl::StatusOr<PresentedCredential> presented = Present(credentials);
+  if (!presented.ok()) return std::string();
+  OPENSSL_cleanse(presented->secret.data(), presented->secret.size());
+  return presented->kind == CredentialKind::kApiToken ? std::string()
+                                                      : std::move(presented->username);
+}
+
 absl::StatusOr<Identity> Verify(db::ReadSession& session, const PresentedCredential& credential,
                                 std::chrono::system_clock::time_point now) {
   const int64_t now_ms = ToMillis(now);

@@ -63,6 +63,11 @@ struct PresentedCredential {
 // only when no authorization value is present: an explicit credential wins.
 absl::StatusOr<PresentedCredential> Present(const Credentials& credentials);
 
+// The username "credentials" name, for the call log of a refused call: Basic's (as Present reads
+// it, whether or not the user exists) or the certificate's user; empty for a token and for what
+// Present refuses before a username is read. Never the password.
+std::string PresentedUsername(const Credentials& credentials);
+
 struct Identity {
   dhis2::Principal principal;
   std::optional<int64_t> token_expires_ms;  // api_token.expire; nullopt: never

@@ -27,10 +27,14 @@ void CallLog::Write(const CallRecord& record, const std::string& peer, const std
   std::string line =
       absl::StrCat("{\"event\":\"export\",\"rpc\":", JsonString(record.rpc),
                    ",\"transport\":", JsonString(record.transport), ",\"peer\":", JsonString(peer));
+  if (!record.client.empty()) absl::StrAppend(&line, ",\"client\":", JsonString(record.client));
   if (!record.auth.empty()) absl::StrAppend(&line, ",\"auth\":", JsonString(record.auth));
   if (!record.user.empty()) absl::StrAppend(&line, ",\"user\":", JsonString(record.user));
   if (!record.token_uid.empty()) {
     absl::StrAppend(&line, ",\"token_uid\":", JsonString(record.token_uid));
+  }
+  if (!record.tried_user.empty()) {
+    absl::StrAppend(&line, ",\"tried_user\":", JsonString(record.tried_user));
   }
   line += summary;
   if (!record.format.empty()) {

@@ -14,10 +14,12 @@ namespace dvexport::pipeline {
 std::string SummarizeRequest(const dvexport::v1::ExportRequest& query);
 
 // Where every call (of either door) reports once it has ended: one JSON line on "log"
-//   {"event":"export","rpc":"ExportFile","transport":"grpc","peer":...,"auth":"api_token","user":"district",
-//    "token_uid":"...","data_sets":1,"org_units":1,
+//   {"event":"export","rpc":"ExportFile","transport":"grpc","peer":...,"client":"10.1.2.3",
+//    "auth":"api_token","user":"district","token_uid":"...","data_sets":1,"org_units":1,
 //    "periods":1,...,"format":"FORMAT_JSON","compression":"COMPRESSION_NONE",
 //    "values":29,"bytes":8123,"first_byte_seconds":0.004,"seconds":0.006,"status":"OK"}
+// ("client": the resolved address, CallRecord::client; a call refused an identity has no "user"
+// but "tried_user", the username its credential named, if any, escaped like every string)
 // and a record in "metrics" (may be null). The calls hand over the counts they kept while
 // sending; nothing is parsed back from the bytes sent. The line carries nothing of the server's
 // configuration (no connection string, so no password) and no secret of the caller (a token's

@@ -2,6 +2,9 @@
 
 #include <utility>
 
+#include "absl/status/status.h"
+#include "service/auth/verify.h"
+
 namespace dvexport::pipeline {
 
 void CallSession::Bind(ExportPipeline* pipeline, std::chrono::system_clock::time_point deadline) {
@@ -27,6 +30,7 @@ void CallSession::OpenWithoutQuery() {
 
 void CallSession::Authenticate(const CallOrigin& origin, CallRecord* record,
                                std::function<void(absl::Status)> done) {
+  record->client = origin.peer_ip;
   // A call that arrives while the server drains its running calls before it closes its
   // connections: the client should go to another server, or come back.
   if (!pipeline_->admitting()) {
@@ -41,8 +45,11 @@ void CallSession::Authenticate(const CallOrigin& origin, CallRecord* record,
   }
   const uint64_t ticket = pipeline_->authenticator()->Authenticate(
       origin.credentials, origin.peer_ip, deadline_,
-      [this, record, done = std::move(done)](absl::StatusOr<auth::Identity> identity) {
+      [this, record, tried_user = auth::PresentedUsername(origin.credentials),
+       done = std::move(done)](absl::StatusOr<auth::Identity> identity) {
         if (!identity.ok()) {
+          // A refused login: who was tried is the log's business (never the password).
+          if (absl::IsUnauthenticated(identity.status())) record->tried_user = tried_user;
           done(identity.status());
           return;
         }

@@ -56,6 +56,13 @@ struct CallRecord {
   std::string auth;
   std::string user;
   std::string token_uid;
+  // The caller's resolved address (CallOrigin::peer_ip: the client a trusted proxy named, else
+  // the socket's), as the failure limits and a token's IP list saw it.
+  std::string client;
+  // For a call refused an identity (Unauthenticated): the username its credential named (Basic's,
+  // or the certificate's user), whether or not that user exists; never a password or a token.
+  // Empty otherwise.
+  std::string tried_user;
   // The timeout that ended a streaming export whose client stopped reading: "stall_timeout", or
   // "stall_timeout_contended" (others waited for its slot); "" if none did.
   std::string stall;

@@ -282,5 +282,17 @@ TEST(CheckPerCallTest, ReferrerListOverHttpAndGrpc) {
   EXPECT_EQ(RefusalReason(status), "referrer_required");
 }
 
+// For the call log of a refused call: the username tried, never the password or a token.
+TEST(PresentedUsernameTest, BasicAndCertificateUsersNotTokens) {
+  EXPECT_EQ(PresentedUsername(Authorization(Basic("alice:s3cret:more"))), "alice");
+  EXPECT_EQ(PresentedUsername(Authorization(Basic("nobody-at-all:x"))), "nobody-at-all");
+  EXPECT_EQ(PresentedUsername(Authorization(std::string("ApiToken ") + kV2Token)), "");
+  EXPECT_EQ(PresentedUsername(Authorization("Basic !!!")), "");
+  Credentials certificate;
+  certificate.certificate_user = "sibling-service";
+  EXPECT_EQ(PresentedUsername(certificate), "sibling-service");
+  EXPECT_EQ(PresentedUsername(Credentials()), "");
+}
+
 }  // namespace
 }  // namespace dvexport::auth
