@@ -5,7 +5,9 @@ Health, 202401, Sierra Leone with children; q2: two districts, two data sets, 20
 sets and two periods, comma-joined). Run by clients_test.sh."""
 
 import argparse
+import base64
 import gzip
+import json
 
 import requests
 
@@ -31,6 +33,9 @@ def main():
     parser.add_argument("--expected", required=True)
     parser.add_argument("--token", required=True)
     parser.add_argument("--password", required=True)
+    parser.add_argument("--referrer-token", required=True)  # admin's, RefererAllowedList
+    parser.add_argument("--limits-http", required=True)  # a server with small failure limits
+    parser.add_argument("--limits-log", required=True)  # its stderr (the call log)
     args = parser.parse_args()
     base = f"http://{args.http}"
     host, port = args.http.rsplit(":", 1)
@@ -137,7 +142,140 @@ def main():
         check(not connection.buffer, f"bytes after the responses: {connection.buffer[:100]!r}")
     finally:
         connection.close()
-    print("clients_test.py: requests, the web apps, keep-alive and HEAD as expected")
+    check_dhis2_refusals(host, port, args, expected("q1.json"))
+    check_limits_and_call_log(args)
+    print("clients_test.py: requests, the web apps, keep-alive and HEAD as expected; DHIS2's "
+          "refusals, the failure limits and the call log")
+
+
+def raw_get(host, port, target, headers, source=None):
+    """One GET on its own connection, headers sent exactly as given (repeated ones too)."""
+    connection = http_raw.Connection(host, port, timeout=60, source=source)
+    try:
+        connection.request(target, headers)
+        return connection.read_response()
+    finally:
+        connection.close()
+
+
+def web_message(response):
+    check(response.header("Content-Type") == JSON, response.headers)
+    return json.loads(response.body.decode("utf-8"))
+
+
+def check_dhis2_refusals(host, port, args, q1_json):
+    """DHIS2 2.42's answers over HTTP (Dhis2ApiTokenFilter, ApiTokenResolver,
+    CrudControllerAdvice, Tomcat's getHeader), not gRPC's."""
+    target = ("/api/dataValueSets.json?dataSet=JurnHCkmDCn&period=202401&orgUnit=ImspTQPwCqd"
+              "&children=true")
+    # A malformed ApiToken header and a failed checksum: 400 (ApiTokenErrors.invalidRequest),
+    # WWW-Authenticate: ApiToken (DhisApiTokenAuthenticationEntryPoint), DHIS2's message.
+    bad_checksum = args.token[:-1] + ("A" if args.token[-1] != "A" else "B")
+    for value, message in [("ApiToken  " + args.token, "Api token is malformed"),
+                           ("apitoken d2p_not a token", "Api token is malformed"),
+                           ("ApiToken " + bad_checksum, "Checksum validation failed")]:
+        r = raw_get(host, port, target, [("Authorization", value)])
+        check(r.status == 400, f"{message}: {r!r}")
+        check(r.header("WWW-Authenticate") == "ApiToken", r.headers)
+        check(r.header("Cache-Control") == "no-cache, private", r.headers)
+        check(web_message(r) == {"httpStatus": "Bad Request", "httpStatusCode": 400,
+                                 "status": "ERROR", "message": message}, r.body)
+
+    # Two Authorization headers: the first counts, as Tomcat's getHeader gives DHIS2 the first.
+    wrong_basic = "Basic " + base64.b64encode(b"admin:not-the-password").decode()
+    r = raw_get(host, port, target,
+                [("Authorization", f"ApiToken {args.token}"), ("Authorization", wrong_basic)])
+    check(r.status == 200, f"token then wrong Basic: {r!r}")
+    check(r.body == q1_json, "token then wrong Basic: not the CLI's bytes")
+    r = raw_get(host, port, target,
+                [("Authorization", wrong_basic), ("Authorization", f"ApiToken {args.token}")])
+    check(r.status == 401, f"wrong Basic then token: {r!r}")
+    check(r.header("WWW-Authenticate") is None, r.headers)
+    check(web_message(r)["message"] == "Unauthorized", r.body)
+
+    # HTTP wording: no credentials and another scheme are DHIS2's "Unauthorized", nothing about
+    # gRPC metadata.
+    for headers in [[], [("Authorization", "Bearer abc")], [("Authorization", "Basic !!!")]]:
+        r = raw_get(host, port, target, headers)
+        check(r.status == 401, f"{headers}: {r!r}")
+        check(web_message(r) == {"httpStatus": "Unauthorized", "httpStatusCode": 401,
+                                 "status": "ERROR", "message": "Unauthorized"}, r.body)
+
+    # A token with a referrer list: DHIS2's rule on the Referer header (lower-cased, exact).
+    referrer_refused = ("Failed to authenticate API token, request http referrer is missing or "
+                        "not allowed.")
+    token_header = ("Authorization", f"ApiToken {args.referrer_token}")
+    for headers in [[token_header], [token_header, ("Referer", "https://evil.example.org/app")],
+                    [token_header, ("Referer", "https://apps.example.org/app/")]]:
+        r = raw_get(host, port, target, headers)
+        check(r.status == 401, f"referrer {headers[1:]}: {r!r}")
+        check(r.header("WWW-Authenticate") == "ApiToken", r.headers)
+        check(web_message(r)["message"] == referrer_refused, r.body)
+    r = raw_get(host, port, target, [token_header, ("Referer", "HTTPS://apps.example.org/app")])
+    check(r.status == 200, f"allowed referrer: {r!r}")
+    check(r.body == q1_json, "allowed referrer: not the CLI's bytes")
+
+
+def check_limits_and_call_log(args):
+    """The failure limits from many real loopback addresses (127.0.0.0/8) on a server allowing 3
+    failed attempts per address and 4 per username, then its call log."""
+    host, port = args.limits_http.rsplit(":", 1)
+    port = int(port)
+    target = "/api/dataValueSets.json?dataSet=JurnHCkmDCn&period=202401&orgUnit=ImspTQPwCqd"
+
+    def basic(username, password, source):
+        value = "Basic " + base64.b64encode(username + b":" + password).decode()
+        r = raw_get(host, port, target, [("Authorization", value)], source=source)
+        check(r.status == 401, f"{username!r} from {source}: {r!r}")
+        return web_message(r)["message"]
+
+    per_address = "too many failed authentication attempts from this address"
+    per_username = "too many failed authentication attempts for this username"
+    # Per address: 3 guesses (3 usernames) from 127.0.0.11, the 4th refused unverified; another
+    # address is not held back.
+    for n in range(3):
+        check(basic(b"limits_%d" % n, b"wrong-%d" % n, "127.0.0.11") == "Unauthorized", n)
+    check(basic(b"limits_3", b"wrong-3", "127.0.0.11").startswith(per_address), "per address")
+    check(basic(b"limits_4", b"wrong-4", "127.0.0.12") == "Unauthorized", "another address")
+
+    # Per username, from a new address each time: 4 guesses, then refused, for an existing user
+    # and an unknown one alike (the answer does not tell them apart).
+    for username, first in [(b"district", 21), (b"limits_nobody", 31)]:
+        for n in range(4):
+            source = f"127.0.0.{first + n}"
+            check(basic(username, b"guess-%d" % n, source) == "Unauthorized", (username, n))
+        message = basic(username, b"guess-4", f"127.0.0.{first + 4}")
+        check(message.startswith(per_username), (username, message))
+    # The right password too, until the bucket refills.
+    check(basic(b"district", b"district-demo", "127.0.0.40").startswith(per_username), "right")
+
+    # A username of hostile bytes, and a token refused, for the log.
+    # (No ":": Basic's username ends at the first.)
+    hostile = b'evil"}\n{"user"="admin\\\x01\r\n\xff\x7f'
+    check(basic(hostile, b"hostile-password", "127.0.0.41") == "Unauthorized", "hostile")
+    r = raw_get(host, port, target, [("Authorization", "ApiToken " + args.referrer_token)],
+                source="127.0.0.42")
+    check(r.status == 401, f"referrer token: {r!r}")
+
+    # The call log: one JSON line per call, "client" the address it came from, "tried_user" the
+    # username tried (never a password or a token).
+    with open(args.limits_log, "rb") as f:
+        log = f.read()
+    for secret in [b"guess-", b"wrong-", b"district-demo", b"hostile-password",
+                   args.referrer_token.encode()]:
+        check(secret not in log, f"{secret!r} is in the call log")
+    calls = [json.loads(line) for line in log.decode("utf-8").splitlines()
+             if line.startswith('{"event":"export"')]
+    refused = [(c.get("client"), c.get("tried_user")) for c in calls
+               if c.get("status") == "UNAUTHENTICATED"]
+    expected = ([("127.0.0.11", f"limits_{n}") for n in range(4)] + [("127.0.0.12", "limits_4")]
+                + [(f"127.0.0.{21 + n}", "district") for n in range(5)]
+                + [(f"127.0.0.{31 + n}", "limits_nobody") for n in range(5)]
+                + [("127.0.0.40", "district"),
+                   ("127.0.0.41", hostile.decode("utf-8", errors="replace")),
+                   ("127.0.0.42", None)])
+    check(refused == expected, f"refused calls in the log: {refused}")
+    check(all("user" not in c for c in calls if c.get("status") == "UNAUTHENTICATED"), calls)
 
 
 if __name__ == "__main__":

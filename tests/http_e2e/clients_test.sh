@@ -283,9 +283,47 @@ empty_q1="$(sed 's/"dataValues":\[.*/"dataValues":[]}/' "$work/expected/q1.json"
 [[ "$(cat "$work/since.body")" == "$empty_q1" ]] ||
   fail "changesSince: $(head -c 300 "$work/since.body"), expected $empty_q1"
 
-# Python requests, the web apps, keep-alive and HEAD on one connection.
+# A token of admin's with a referrer list (DHIS2's RefererAllowedList), for the Referer rule over
+# HTTP; removed at exit.
+referrer_token=$(python3 - <<'PY'
+import zlib
+A = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+code = "httpE2eReferrerToken0123456789abcdefghijklmn"[:44]
+crc, digits = zlib.crc32(code.encode() + bytes(4)), ""
+while crc:
+    crc, r = divmod(crc, 62)
+    digits = A[r] + digits
+print(f"d2p_{code}{digits.rjust(6, '0')}")
+PY
+)
+referrer_token_sql() {
+  psql "$DVEXPORT_TEST_PG_ADMIN" -XAtq -v ON_ERROR_STOP=1 -c "$1" >/dev/null
+}
+remove_referrer_token() { referrer_token_sql "DELETE FROM api_token WHERE uid = 'httpE2eRefr'"; }
+trap 'remove_referrer_token || true; http_e2e_cleanup' EXIT
+remove_referrer_token
+referrer_token_sql "INSERT INTO api_token (apitokenid, uid, created, lastupdated, lastupdatedby,
+  createdby, version, type, key, attributes)
+  SELECT 990032, 'httpE2eRefr', now(), now(), userinfoid, userinfoid, 1, 'PERSONAL_ACCESS_TOKEN_V2',
+    encode(sha256('$referrer_token'::bytea), 'hex'),
+    '[{\"type\":\"RefererAllowedList\",\"allowedReferrers\":[\"https://apps.example.org/app\"]}]'
+  FROM userinfo WHERE username = 'admin'"
+
+# A second server with small failure limits, for the limits per address and per username from
+# many loopback addresses, and its call log.
+main_http=$http
+main_pid=$server_pid
+start_http_server limits "$server_bin" --auth_max_failures_per_ip 3 \
+  --auth_max_failures_per_user 4 --auth_failure_window_s 3600
+limits_http=$http
+http=$main_http
+server_pid=$main_pid
+
+# Python requests, the web apps, keep-alive and HEAD on one connection; DHIS2's refusals over
+# HTTP; the failure limits and the call log.
 python3 "$here/clients_test.py" --http "$http" --expected "$work/expected" \
-  --token "$admin_token" --password "$admin_password" || fail "clients_test.py"
+  --token "$admin_token" --password "$admin_password" --referrer-token "$referrer_token" \
+  --limits-http "$limits_http" --limits-log "$work/limits/server.log" || fail "clients_test.py"
 
 kill -0 "$server_pid" 2>/dev/null || fail "the server died"
 echo "clients_test: curl, Python requests and the web apps' requests give the CLI's bytes"
