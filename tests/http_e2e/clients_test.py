@@ -223,10 +223,13 @@ def check_limits_and_call_log(args):
     port = int(port)
     target = "/api/dataValueSets.json?dataSet=JurnHCkmDCn&period=202401&orgUnit=ImspTQPwCqd"
 
-    def basic(username, password, source):
+    def basic(username, password, source, forwarded_for=None):
         value = "Basic " + base64.b64encode(username + b":" + password).decode()
-        r = raw_get(host, port, target, [("Authorization", value)], source=source)
-        check(r.status == 401, f"{username!r} from {source}: {r!r}")
+        headers = [("Authorization", value)]
+        if forwarded_for:
+            headers.append(("X-Forwarded-For", forwarded_for))
+        r = raw_get(host, port, target, headers, source=source)
+        check(r.status == 401, f"{username!r} from {source} {forwarded_for}: {r!r}")
         return web_message(r)["message"]
 
     per_address = "too many failed authentication attempts from this address"
@@ -237,6 +240,14 @@ def check_limits_and_call_log(args):
         check(basic(b"limits_%d" % n, b"wrong-%d" % n, "127.0.0.11") == "Unauthorized", n)
     check(basic(b"limits_3", b"wrong-3", "127.0.0.11").startswith(per_address), "per address")
     check(basic(b"limits_4", b"wrong-4", "127.0.0.12") == "Unauthorized", "another address")
+
+    # IPv6 clients, as the trusted proxy (127.0.0.1) names them: one /64 is one bucket.
+    for n, client in enumerate(["2001:db8:32:1::a", "2001:db8:32:1::b", "2001:db8:32:1:1:2:3:4"]):
+        check(basic(b"limits_v6_%d" % n, b"wrong", "127.0.0.1", client) == "Unauthorized", client)
+    check(basic(b"limits_v6_3", b"wrong", "127.0.0.1", "2001:db8:32:1:ffff::1")
+          .startswith(per_address), "the same /64")
+    check(basic(b"limits_v6_4", b"wrong", "127.0.0.1", "2001:db8:32:2::a") == "Unauthorized",
+          "another /64")
 
     # Per username, from a new address each time: 4 guesses, then refused, for an existing user
     # and an unknown one alike (the answer does not tell them apart).
@@ -269,6 +280,9 @@ def check_limits_and_call_log(args):
     refused = [(c.get("client"), c.get("tried_user")) for c in calls
                if c.get("status") == "UNAUTHENTICATED"]
     expected = ([("127.0.0.11", f"limits_{n}") for n in range(4)] + [("127.0.0.12", "limits_4")]
+                + [("2001:db8:32:1::a", "limits_v6_0"), ("2001:db8:32:1::b", "limits_v6_1"),
+                   ("2001:db8:32:1:1:2:3:4", "limits_v6_2"),
+                   ("2001:db8:32:1:ffff::1", "limits_v6_3"), ("2001:db8:32:2::a", "limits_v6_4")]
                 + [(f"127.0.0.{21 + n}", "district") for n in range(5)]
                 + [(f"127.0.0.{31 + n}", "limits_nobody") for n in range(5)]
                 + [("127.0.0.40", "district"),

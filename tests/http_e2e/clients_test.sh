@@ -310,11 +310,11 @@ referrer_token_sql "INSERT INTO api_token (apitokenid, uid, created, lastupdated
   FROM userinfo WHERE username = 'admin'"
 
 # A second server with small failure limits, for the limits per address and per username from
-# many loopback addresses, and its call log.
+# many loopback addresses, IPv6 clients named by a trusted proxy (127.0.0.1), and its call log.
 main_http=$http
 main_pid=$server_pid
 start_http_server limits "$server_bin" --auth_max_failures_per_ip 3 \
-  --auth_max_failures_per_user 4 --auth_failure_window_s 3600
+  --auth_max_failures_per_user 4 --auth_failure_window_s 3600 --http_trusted_proxies 127.0.0.1
 limits_http=$http
 http=$main_http
 server_pid=$main_pid
