@@ -11,7 +11,6 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/cord.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -22,8 +21,6 @@
 
 namespace dvexport::auth {
 namespace {
-
-constexpr absl::string_view kReasonPayload = "type.googleapis.com/dvexport.auth.RefusalReason";
 
 // DHIS2's messages (ApiTokenAuthManager, FormLoginBasicAuthenticationEntryPoint).
 constexpr absl::string_view kUnauthorized = "Unauthorized";
@@ -36,15 +33,13 @@ constexpr absl::string_view kTokenOwnerRefused =
 constexpr absl::string_view kAccountDisabled = "Account disabled";
 
 absl::Status Refused(absl::string_view message, absl::string_view reason) {
-  absl::Status status = absl::UnauthenticatedError(message);
-  status.SetPayload(kReasonPayload, absl::Cord(reason));
-  return status;
+  return WithRefusalReason(absl::UnauthenticatedError(message),
+                           std::string_view(reason.data(), reason.size()));
 }
 
 // "status" (Unauthenticated from service/dhis2) with "reason" attached.
 absl::Status WithReason(absl::Status status, absl::string_view reason) {
-  status.SetPayload(kReasonPayload, absl::Cord(reason));
-  return status;
+  return WithRefusalReason(std::move(status), std::string_view(reason.data(), reason.size()));
 }
 
 // The cache key: HMAC-SHA-256, under a key drawn once per process, of the kind, the username's
@@ -379,11 +374,6 @@ absl::Status CheckPerCall(const Identity& identity, std::string_view peer_ip_vie
                               " The token has a referrer list (RefererAllowedList): a gRPC call "
                               "carries no Referer, and DHIS2 refuses a request without one."),
                  "referrer_required");
-}
-
-std::string RefusalReason(const absl::Status& status) {
-  absl::optional<absl::Cord> reason = status.GetPayload(kReasonPayload);
-  return reason ? std::string(*reason) : std::string();
 }
 
 }  // namespace dvexport::auth

@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "service/auth/refusal_reason.h"
 #include "service/db/read_session.h"
 #include "service/dhis2/api_token.h"
 #include "service/dhis2/principal.h"
@@ -91,18 +92,6 @@ absl::Status CheckPerCall(const Identity& identity, std::string_view peer_ip,
                           std::string_view method = "GET",
                           std::optional<std::string_view> referrer = std::nullopt,
                           Transport transport = Transport::kGrpc);
-
-// Why Present, Verify or CheckPerCall refused, carried as a payload of their Unauthenticated
-// Status (the message stays DHIS2's): for a metrics label and the call log. One of
-// "no_credentials", "several_credentials", "unsupported_scheme", "malformed_basic",
-// "malformed_token", "bad_checksum", "unknown_token", "token_expired", "token_without_owner",
-// "token_owner_missing", "token_owner_" + dhis2::AccountRefusalName ("token_owner_disabled",
-// ...), "wrong_password" (an unknown user too: the two are never told apart),
-// "account_disabled" and the other refusals of a right password by their AccountRefusalName
-// ("account_expired", "credentials_expired", "external_auth", ...), "unknown_certificate_user",
-// "certificate_user_" + AccountRefusalName, "ip_not_allowed", "method_not_allowed",
-// "referrer_required". Empty for a Status without it (a database failure, say).
-std::string RefusalReason(const absl::Status& status);
 
 }  // namespace dvexport::auth
 

@@ -29,7 +29,7 @@
 #include "boost/url/url_view.hpp"
 #include "common/json_string.h"
 #include "common/utf8_sequence.h"
-#include "service/auth/verify.h"
+#include "service/auth/refusal_reason.h"
 #include "service/dhis2/dates.h"
 #include "service/dhis2/export_file_name.h"
 
