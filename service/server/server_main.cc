@@ -146,7 +146,8 @@ ABSL_FLAG(int, auth_max_pending, dvexport::server::ServerFlags().auth_max_pendin
           "verifications of distinct credentials that may wait for a worker, 1 to 100000; one "
           "more is refused with RESOURCE_EXHAUSTED");
 ABSL_FLAG(int, auth_max_failures_per_ip, dvexport::server::ServerFlags().auth_max_failures_per_ip,
-          "failed authentication attempts a peer address may make in a burst, 1 to 100000, "
+          "failed authentication attempts a client address (an IPv4 address, an IPv6 /64) may "
+          "make in a burst, 1 to 100000, "
           "earned back evenly over --auth_failure_window_s; beyond it the peer's tokens and "
           "passwords are refused (UNAUTHENTICATED, saying when to retry) without a database "
           "lookup, except credentials still in the cache");
