@@ -415,10 +415,10 @@ class Connection final : public HttpConnection {
       return;
     }
     pipeline::CallOrigin origin = Origin(request);
-    token_credential_ = false;
-    for (const std::string& value : origin.credentials.authorization) {
-      if (absl::StartsWithIgnoreCase(value, "ApiToken")) token_credential_ = true;
-    }
+    // The first Authorization header is the credential (Tomcat's getHeader, as DHIS2 reads it).
+    token_credential_ =
+        !origin.credentials.authorization.empty() &&
+        absl::StartsWithIgnoreCase(origin.credentials.authorization.front(), "ApiToken");
     message_format_ = routed.message_format;
     if (stopping()) {
       Respond(RefusalResponse(ShuttingDown(), message_format_, token_credential_), false);
