@@ -85,6 +85,7 @@ Authenticator::~Authenticator() {
     queue_.clear();
   }
   work_.notify_all();
+  counts_changed_.notify_all();
   for (Waiter& waiter : orphans) {
     waiter.done(absl::UnavailableError("the server is shutting down"));
   }
@@ -141,6 +142,7 @@ uint64_t Authenticator::Authenticate(const Credentials& credentials, std::string
                         .transport = credentials.transport,
                         .key = key};
     lock.unlock();
+    counts_changed_.notify_all();
     if (observer_ != nullptr) observer_->AuthCacheLookup(false);
     return ticket;
   }
@@ -195,6 +197,7 @@ uint64_t Authenticator::Authenticate(const Credentials& credentials, std::string
   jobs_.emplace(key, std::move(job));
   lock.unlock();
   work_.notify_one();
+  counts_changed_.notify_all();
   if (observer_ != nullptr) observer_->AuthCacheLookup(false);
   return ticket;
 }
@@ -224,6 +227,7 @@ void Authenticator::Abandon(uint64_t ticket) {
       }
     }
   }
+  counts_changed_.notify_all();
   const absl::Status status =
       absl::CancelledError("the call was cancelled while it was being authenticated");
   Refuse(AuthRefusal::kUnavailable, status);
@@ -240,6 +244,25 @@ int Authenticator::pending() const {
   return static_cast<int>(queue_.size());
 }
 
+Authenticator::Counts Authenticator::CountsLocked() const {
+  return {.pending = static_cast<int>(queue_.size()),
+          .verifying = verifying_,
+          .waiting = static_cast<int>(waiters_.size())};
+}
+
+Authenticator::Counts Authenticator::counts() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return CountsLocked();
+}
+
+bool Authenticator::AwaitCounts(const std::function<bool(const Counts&)>& condition,
+                                std::chrono::milliseconds at_most) const {
+  std::unique_lock<std::mutex> lock(mu_);
+  return counts_changed_.wait_for(lock, at_most, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return condition(CountsLocked());
+  });
+}
+
 void Authenticator::RunWorker() {
   // Linux: a thread's nice value is its own (setpriority on its thread id). Raising it needs no
   // privilege; if it fails all the same, the worker verifies at the normal priority.
@@ -252,19 +275,26 @@ void Authenticator::RunWorker() {
     const std::string key = std::move(queue_.front());
     queue_.pop_front();
     auto found = jobs_.find(key);
-    if (found == jobs_.end()) continue;
+    if (found == jobs_.end()) {
+      counts_changed_.notify_all();
+      continue;
+    }
     Job& job = found->second;
     job.started = true;
+    ++verifying_;
     const PresentedCredential credential = job.credential;
     db::ReadSession session(pool_, options_.session, job.deadline);
     job.session = &session;
     lock.unlock();
+    counts_changed_.notify_all();
     absl::StatusOr<Identity> identity =
         Verify(session, credential, std::chrono::system_clock::now());
     lock.lock();
     // The job outlives its run: only this worker erases a started job.
     jobs_.at(key).session = nullptr;
+    --verifying_;
     lock.unlock();
+    counts_changed_.notify_all();
     Verified(key, std::move(identity));
     lock.lock();
   }
@@ -300,6 +330,7 @@ void Authenticator::Verified(const std::string& key, absl::StatusOr<Identity> id
       waiters_.erase(waiter);
     }
   }
+  counts_changed_.notify_all();
   for (Waiter& waiter : waiters) {
     if (!identity.ok()) {
       Refuse(absl::IsUnauthenticated(identity.status()) ? AuthRefusal::kRejected

@@ -110,6 +110,18 @@ class Authenticator {
   int cached() const;
   // Verifications waiting for a worker now.
   int pending() const;
+  // What waits and runs now.
+  struct Counts {
+    int pending = 0;    // verifications waiting for a worker (pending())
+    int verifying = 0;  // verifications a worker runs
+    int waiting = 0;    // calls waiting for a verification's outcome (queued or running)
+  };
+  Counts counts() const;
+  // Waits until "condition(counts())" holds, or at most "at_most"; whether it held. "condition" is
+  // asked under the lock, at once and each time a count changes, so that a state that lasts is
+  // never missed: tests wait on what happens in here, not on time.
+  bool AwaitCounts(const std::function<bool(const Counts&)>& condition,
+                   std::chrono::milliseconds at_most) const;
 
  private:
   struct Waiter {
@@ -150,6 +162,7 @@ class Authenticator {
   void SweepBucketsLocked(std::chrono::steady_clock::time_point now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Refuse(AuthRefusal kind, const absl::Status& status);
+  Counts CountsLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   db::ConnectionPool* const pool_;
   const AuthenticatorOptions options_;
@@ -162,6 +175,9 @@ class Authenticator {
   std::unordered_map<uint64_t, Waiter> waiters_ ABSL_GUARDED_BY(mu_);
   std::unordered_map<std::string, Job> jobs_ ABSL_GUARDED_BY(mu_);
   std::deque<std::string> queue_ ABSL_GUARDED_BY(mu_);  // keys of jobs not started
+  int verifying_ ABSL_GUARDED_BY(mu_) = 0;              // jobs a worker runs
+  // Notified whenever a count of Counts changes (AwaitCounts).
+  mutable std::condition_variable counts_changed_;
   std::unordered_map<std::string, Cached> cache_ ABSL_GUARDED_BY(mu_);
   std::unordered_map<std::string, Bucket> buckets_ ABSL_GUARDED_BY(mu_);
   size_t buckets_at_last_sweep_ ABSL_GUARDED_BY(mu_) = 0;

@@ -212,6 +212,43 @@ class AuthTest : public ::testing::Test {
     return (stub != nullptr ? stub : stub_.get())->CountDataValues(&context, *query_, &response);
   }
 
+  // A CountDataValues call on a thread of its own, for a test that acts while the call waits.
+  // Its destructor cancels the call and joins the thread: a failed assertion that leaves the
+  // test's scope neither aborts the binary (a joinable std::thread) nor waits for the deadline.
+  class BackgroundCount {
+   public:
+    BackgroundCount(AuthTest* test, const std::string& authorization, milliseconds deadline) {
+      Prepare(&context_, authorization, deadline);
+      v1::DataValueExport::Stub* stub = test->stub_.get();
+      const v1::ExportRequest* query = query_;
+      thread_ = std::jthread([this, stub, query] {
+        const auto start = std::chrono::steady_clock::now();
+        v1::CountResponse response;
+        status_ = stub->CountDataValues(&context_, *query, &response);
+        seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      });
+    }
+    ~BackgroundCount() { Cancel(); }  // then thread_ joins
+    BackgroundCount(const BackgroundCount&) = delete;
+    BackgroundCount& operator=(const BackgroundCount&) = delete;
+
+    // The client cancels the call (before it started too: gRPC cancels it when it starts).
+    void Cancel() { context_.TryCancel(); }
+    // Waits until the call has ended; its status.
+    const grpc::Status& Wait() {
+      if (thread_.joinable()) thread_.join();
+      return status_;
+    }
+    // How long the call took; after Wait.
+    double seconds_taken() const { return seconds_; }
+
+   private:
+    grpc::ClientContext context_;
+    grpc::Status status_;
+    double seconds_ = 0;
+    std::jthread thread_;  // last: joined before the members it uses go
+  };
+
   // Reads the whole stream; its status and how many messages came.
   grpc::Status ExportFile(const std::string& authorization, int* messages = nullptr) {
     grpc::ClientContext context;
@@ -456,75 +493,80 @@ class SilentDatabaseAuthTest : public AuthTest {
 };
 
 TEST_F(SilentDatabaseAuthTest, DeadlineBoundsAuthenticationAndConcurrentMissesShareIt) {
+  using Counts = auth::Authenticator::Counts;
   const std::string token = ApiToken(users_->token);
-  std::vector<std::thread> calls;
-  std::vector<grpc::Status> statuses(6);
-  std::vector<double> seconds_taken(6);
-  auto call = [&](int i, const std::string& authorization, milliseconds deadline) {
-    calls.emplace_back([&, i, authorization, deadline] {
-      const auto start = std::chrono::steady_clock::now();
-      statuses[i] = Count(authorization, deadline);
-      seconds_taken[i] =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    });
-  };
-  call(0, token, milliseconds(1500));
+  std::vector<std::unique_ptr<BackgroundCount>> calls;
+  calls.push_back(std::make_unique<BackgroundCount>(this, token, milliseconds(1500)));
   // The worker took it and hangs on the database.
-  ASSERT_TRUE(reliability::WaitFor([&] { return authenticator().pending() == 0; }, seconds(5)));
-  std::this_thread::sleep_for(milliseconds(100));
-  ASSERT_EQ(authenticator().pending(), 0);
+  ASSERT_TRUE(authenticator().AwaitCounts(
+      [](const Counts& n) { return n.verifying == 1 && n.pending == 0 && n.waiting == 1; },
+      seconds(30)));
   // The same credential joins the verification in progress: no queue place taken.
-  for (int i = 1; i <= 3; ++i) call(i, token, milliseconds(1500));
-  std::this_thread::sleep_for(milliseconds(200));
+  for (int i = 1; i <= 3; ++i) {
+    calls.push_back(std::make_unique<BackgroundCount>(this, token, milliseconds(1500)));
+  }
+  ASSERT_TRUE(authenticator().AwaitCounts(
+      [](const Counts& n) { return n.waiting == 4 && n.verifying == 1; }, seconds(30)));
   EXPECT_EQ(authenticator().pending(), 0);
   // Another credential waits in the queue (its one place), a third is refused at once.
-  call(4, Basic(users_->bob, "whatever"), milliseconds(4000));
-  ASSERT_TRUE(reliability::WaitFor([&] { return authenticator().pending() == 1; }, seconds(5)));
+  calls.push_back(
+      std::make_unique<BackgroundCount>(this, Basic(users_->bob, "whatever"), milliseconds(4000)));
+  ASSERT_TRUE(
+      authenticator().AwaitCounts([](const Counts& n) { return n.pending == 1; }, seconds(30)));
   const grpc::Status refused = Count(Basic(users_->alice, "whatever"), seconds(5));
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << refused.error_message();
   // The deadline ends the hanging verification: the worker moves on to the queued one.
-  EXPECT_TRUE(reliability::WaitFor([&] { return authenticator().pending() == 0; }, seconds(4)))
+  EXPECT_TRUE(
+      authenticator().AwaitCounts([](const Counts& n) { return n.pending == 0; }, seconds(4)))
       << "the first verification outlived its call's deadline";
-  for (int i = 0; i < 4; ++i) calls[i].join();
   for (int i = 0; i < 4; ++i) {
-    EXPECT_EQ(statuses[i].error_code(), grpc::StatusCode::DEADLINE_EXCEEDED)
-        << i << ": " << statuses[i].error_message();
-    EXPECT_LT(seconds_taken[i], 5) << i;
+    EXPECT_EQ(calls[i]->Wait().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED)
+        << i << ": " << calls[i]->Wait().error_message();
+    EXPECT_LT(calls[i]->seconds_taken(), 5) << i;
   }
   // The queued one hangs too, until its own deadline; the server's calls all end.
-  calls[4].join();
-  EXPECT_EQ(statuses[4].error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_EQ(calls[4]->Wait().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
   EXPECT_TRUE(
       reliability::WaitFor([&] { return server_->service().live_calls() == 0; }, seconds(5)));
 }
 
 // A call that goes away while its verification waits for a worker takes it out of the queue at
-// once: the verification is never run, and the queue place is free for others.
+// once: the verification is never run, and the queue place is free for others. Every step waits
+// on the authenticator's own counts (AwaitCounts), and the calls end when the test cancels them,
+// not at deadlines that a slow machine could pass before a call even arrives (the waits' bounds
+// only keep a failure from hanging).
 TEST_F(SilentDatabaseAuthTest, AbandonedWaitLeavesTheQueueAtOnce) {
-  grpc::Status hanging_status;
-  std::thread hanging([&] { hanging_status = Count(ApiToken(users_->token), milliseconds(4000)); });
-  ASSERT_TRUE(reliability::WaitFor(
-      [&] { return server_->service().live_calls() == 1 && authenticator().pending() == 0; },
-      seconds(5)));
-  const auto start = std::chrono::steady_clock::now();
-  grpc::Status queued_status;
-  std::thread queued(
-      [&] { queued_status = Count(Basic(users_->bob, "whatever"), milliseconds(600)); });
-  ASSERT_TRUE(reliability::WaitFor([&] { return authenticator().pending() == 1; }, seconds(5)));
-  // Its deadline, not the hanging verification's end, takes it out.
-  EXPECT_TRUE(reliability::WaitFor([&] { return authenticator().pending() == 0; }, seconds(2)));
-  queued.join();
-  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(3000));
-  EXPECT_EQ(queued_status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  using Counts = auth::Authenticator::Counts;
+  // Hangs on the silent database until the test cancels it.
+  BackgroundCount hanging(this, ApiToken(users_->token), seconds(120));
+  ASSERT_TRUE(authenticator().AwaitCounts(
+      [](const Counts& n) { return n.verifying == 1 && n.pending == 0; }, seconds(60)));
+  // Another credential waits in the queue's one place.
+  BackgroundCount queued(this, Basic(users_->bob, "whatever"), seconds(120));
+  ASSERT_TRUE(authenticator().AwaitCounts(
+      [](const Counts& n) { return n.pending == 1 && n.waiting == 2; }, seconds(60)));
+  // It goes away: it leaves the queue while the hanging verification still runs.
+  queued.Cancel();
+  EXPECT_EQ(queued.Wait().error_code(), grpc::StatusCode::CANCELLED)
+      << queued.Wait().error_message();
+  EXPECT_TRUE(authenticator().AwaitCounts(
+      [](const Counts& n) { return n.pending == 0 && n.waiting == 1; }, seconds(60)));
+  EXPECT_EQ(authenticator().counts().verifying, 1);
   // The place is free again: another credential queues instead of being refused.
-  grpc::Status next_status;
-  std::thread next(
-      [&] { next_status = Count(Basic(users_->alice, "whatever"), milliseconds(600)); });
-  EXPECT_TRUE(reliability::WaitFor([&] { return authenticator().pending() == 1; }, seconds(5)));
-  next.join();
-  EXPECT_EQ(next_status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
-  hanging.join();
-  EXPECT_EQ(hanging_status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  BackgroundCount next(this, Basic(users_->alice, "whatever"), seconds(120));
+  EXPECT_TRUE(authenticator().AwaitCounts(
+      [](const Counts& n) { return n.pending == 1 && n.waiting == 2; }, seconds(60)));
+  next.Cancel();
+  EXPECT_EQ(next.Wait().error_code(), grpc::StatusCode::CANCELLED) << next.Wait().error_message();
+  hanging.Cancel();
+  EXPECT_EQ(hanging.Wait().error_code(), grpc::StatusCode::CANCELLED)
+      << hanging.Wait().error_message();
+  // The cancelled verification ends with its call, and so does every call of the server.
+  EXPECT_TRUE(authenticator().AwaitCounts(
+      [](const Counts& n) { return n.verifying == 0 && n.pending == 0 && n.waiting == 0; },
+      seconds(60)));
+  EXPECT_TRUE(
+      reliability::WaitFor([&] { return server_->service().live_calls() == 0; }, seconds(10)));
 }
 
 TEST_F(AuthTest, AuthNoneAsksNothingAndSaysSoInTheMetrics) {

@@ -318,7 +318,7 @@ Outcome Export(db::ConnectionPool* pool, const v1::ExportRequest& request,
       if (how == Read::kSlices) {
         EXPECT_GT(*readers, 1) << "not read in slices";
       }
-      std::vector<std::thread> threads;
+      std::vector<std::jthread> threads;
       std::vector<absl::Status> statuses(*readers);
       for (int i = 0; i < *readers; ++i) {
         threads.emplace_back([&, i] {
@@ -326,7 +326,7 @@ Outcome Export(db::ConnectionPool* pool, const v1::ExportRequest& request,
               i, [&](const encode::DataValueRow& row) { return add(row.value.bytes); });
         });
       }
-      for (std::thread& thread : threads) thread.join();
+      for (std::jthread& thread : threads) thread.join();
       for (const absl::Status& status : statuses) {
         if (outcome.status.ok()) outcome.status = status;
       }

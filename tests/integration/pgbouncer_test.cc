@@ -232,7 +232,7 @@ TEST_F(PgBouncerTest, EveryReaderImportsTheSnapshotThroughPgBouncer) {
   std::condition_variable all_started;
   std::vector<int64_t> rows(3, 0);
   std::vector<absl::Status> statuses(3);
-  std::vector<std::thread> threads;
+  std::vector<std::jthread> threads;
   for (int i = 0; i < 3; ++i) {
     threads.emplace_back([&, i] {
       statuses[i] = session.Read(i, [&](const encode::DataValueRow&) {
@@ -247,7 +247,7 @@ TEST_F(PgBouncerTest, EveryReaderImportsTheSnapshotThroughPgBouncer) {
       });
     });
   }
-  for (std::thread& thread : threads) thread.join();
+  for (std::jthread& thread : threads) thread.join();
   for (int i = 0; i < 3; ++i) {
     EXPECT_TRUE(statuses[i].ok()) << "reader " << i << ": " << statuses[i];
     EXPECT_GT(rows[i], 0) << "reader " << i << " read nothing";
@@ -315,11 +315,11 @@ TEST_F(PgBouncerTest, ConcurrentSlicedExportsThroughPgBouncer) {
   const v1::ExportRequest query = WholeDatabase();
   const nlohmann::json expected = SortedValues(direct.ExportFile(query).bytes);
   std::vector<FileExport> results(4);
-  std::vector<std::thread> clients;
+  std::vector<std::jthread> clients;
   for (FileExport& result : results) {
     clients.emplace_back([&] { result = bounced.ExportFile(query); });
   }
-  for (std::thread& client : clients) client.join();
+  for (std::jthread& client : clients) client.join();
   for (const FileExport& result : results) {
     ASSERT_TRUE(result.status.ok()) << result.status.error_message();
     EXPECT_EQ(SortedValues(result.bytes), expected);
@@ -361,7 +361,7 @@ TEST_F(PgBouncerTest, CancelFreesAReaderQueuedInsidePgBouncerWithinAboutASecond)
     // cancelled.
     std::atomic<bool> cancelled{false};
     std::vector<absl::Status> statuses(3);
-    std::vector<std::thread> threads;
+    std::vector<std::jthread> threads;
     for (int i = 0; i < 3; ++i) {
       threads.emplace_back([&, i] {
         statuses[i] = session->Read(i, [&](const encode::DataValueRow&) {
@@ -375,7 +375,7 @@ TEST_F(PgBouncerTest, CancelFreesAReaderQueuedInsidePgBouncerWithinAboutASecond)
     const auto cancel = std::chrono::steady_clock::now();
     session->Cancel();
     cancelled = true;
-    for (std::thread& thread : threads) thread.join();
+    for (std::jthread& thread : threads) thread.join();
     const auto ended_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                               std::chrono::steady_clock::now() - cancel)
                               .count();

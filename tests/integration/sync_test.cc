@@ -388,14 +388,14 @@ TEST_P(SyncKindTest, DeltasAppliedToTheFirstExportEqualAFullExportUnderConcurren
   std::shared_mutex commit_mu;
   std::atomic<bool> stop{false};
   std::atomic<int> commits{0};
-  std::vector<std::thread> writers;
+  std::vector<std::jthread> writers;
   // Joins the writers also when an assertion returns early.
   struct JoinWriters {
     std::atomic<bool>* stop;
-    std::vector<std::thread>* writers;
+    std::vector<std::jthread>* writers;
     ~JoinWriters() {
       stop->store(true);
-      for (std::thread& writer : *writers) {
+      for (std::jthread& writer : *writers) {
         if (writer.joinable()) writer.join();
       }
     }
@@ -500,7 +500,7 @@ TEST_P(SyncKindTest, DeltasAppliedToTheFirstExportEqualAFullExportUnderConcurren
     }
   }
   stop.store(true);
-  for (std::thread& writer : writers) writer.join();
+  for (std::jthread& writer : writers) writer.join();
   writers.clear();
 
   EXPECT_GE(rounds_with_commits, 6);

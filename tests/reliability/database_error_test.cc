@@ -103,7 +103,7 @@ TEST_F(DatabaseErrorTest, TerminatedBackendIsUnavailable) {
   StartServer("dvexport_reader");
   DataValueLock lock;
   grpc::Status status;
-  std::thread client([&] { status = Export(); });
+  std::jthread client([&] { status = Export(); });
   ASSERT_TRUE(WaitFor([] { return ActiveCopies() == 1; }, seconds(30)));
   AdminQuery(
       "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'dvexport_reader' "

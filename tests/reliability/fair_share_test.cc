@@ -120,7 +120,7 @@ struct StalledClients {
   // The clients read on, to their exports' ends.
   void ReleaseAndJoin() {
     latch.Release();
-    for (std::thread& client : clients) {
+    for (std::jthread& client : clients) {
       if (client.joinable()) client.join();
     }
   }
@@ -133,7 +133,7 @@ struct StalledClients {
   Latch latch;
   std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
   std::vector<ExportOutcome> outcomes;
-  std::vector<std::thread> clients;
+  std::vector<std::jthread> clients;
 };
 
 // The server listens on [::]; one user dials it over IPv4 loopback, the other over IPv6.
@@ -290,7 +290,7 @@ void ABurstOfOneUserDoesNotStarveAnother(const std::string& listen, const UsersF
   }
   std::atomic<int> burst_done{0};
   std::vector<ExportOutcome> outcomes(kBurst);
-  std::vector<std::thread> clients;
+  std::vector<std::jthread> clients;
   for (int i = 0; i < kBurst; ++i) {
     clients.emplace_back([&, i] {
       auto stub = v1::DataValueExport::NewStub(OwnChannel(a, i));
@@ -334,7 +334,7 @@ void ABurstOfOneUserDoesNotStarveAnother(const std::string& listen, const UsersF
       done_before_last);
 
   for (auto& burst : contexts) burst->TryCancel();
-  for (std::thread& client : clients) client.join();
+  for (std::jthread& client : clients) client.join();
   for (const ExportOutcome& outcome : outcomes) {
     EXPECT_TRUE(outcome.status.ok() || outcome.status.error_code() == grpc::StatusCode::CANCELLED)
         << outcome.status.error_message();

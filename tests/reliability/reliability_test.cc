@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "service/server/export_server.h"
 #include "tests/reliability/reliability_support.h"
@@ -80,8 +81,8 @@ class ReliabilityTest : public ::testing::Test {
   // Starts, on the thread it returns, a small export that takes an export slot and waits behind
   // the caller's DataValueLock; returns once its COPY runs. The export must complete once the
   // lock is released.
-  std::thread HoldTheSlot(grpc::ClientContext* context) {
-    std::thread holder([this, context] {
+  std::jthread HoldTheSlot(grpc::ClientContext* context) {
+    std::jthread holder([this, context] {
       ExportOutcome outcome = ReadExport(stub_.get(), context, SmallRequest());
       EXPECT_TRUE(CompleteAndConsistent(outcome)) << outcome.status.error_message();
     });
@@ -124,11 +125,13 @@ TEST_F(ReliabilityTest, CancelWhileQueryWaitsEndsQueryWithinOneSecond) {
   StartServer();
   DataValueLock lock;
   grpc::ClientContext context;
-  std::thread client([&] {
+  std::jthread client([&] {
     ExportOutcome outcome = ReadExport(stub_.get(), &context, WholeDatabaseRequest());
     EXPECT_EQ(outcome.status.error_code(), grpc::StatusCode::CANCELLED);
     EXPECT_EQ(outcome.chunks, 0);
   });
+  // A failed assertion below ends the call before the thread is joined.
+  absl::Cleanup cancel = [&] { context.TryCancel(); };
   WaitForCopies(1);
   context.TryCancel();
   int64_t gone_ms = MillisUntilQueryGone();
@@ -182,11 +185,13 @@ TEST_F(ReliabilityTest, CancelWhileSlicedExportPlansEndsItsQueryWithinOneSecond)
   StartServer(SlicedOptions());
   DataValueLock lock;
   grpc::ClientContext context;
-  std::thread client([&] {
+  std::jthread client([&] {
     ExportOutcome outcome = ReadExport(stub_.get(), &context, WholeDatabaseRequest());
     EXPECT_EQ(outcome.status.error_code(), grpc::StatusCode::CANCELLED);
     EXPECT_EQ(outcome.chunks, 0);
   });
+  // A failed assertion below ends the call before the thread is joined.
+  absl::Cleanup cancel = [&] { context.TryCancel(); };
   // The plan of the data query waits for the lock.
   ASSERT_TRUE(WaitFor([] { return ActiveReaderQueries() == 1; }, seconds(30)));
   context.TryCancel();
@@ -289,7 +294,7 @@ TEST_F(ReliabilityTest, SlowClientGetsCompleteExportWithBoundedMemory) {
   std::atomic<bool> done{false};
   std::atomic<int64_t> peak{0};
   int64_t before = ResidentBytes();
-  std::thread sampler([&] {
+  std::jthread sampler([&] {
     while (!done) {
       int64_t rss = ResidentBytes();
       if (rss > peak) peak = rss;
@@ -407,7 +412,7 @@ TEST_F(ReliabilityTest, FullQueueIsRefusedAtOnce) {
   StartServer(options);
   DataValueLock lock;
   std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
-  std::vector<std::thread> running;
+  std::vector<std::jthread> running;
   for (int i = 0; i < 3; ++i) {
     contexts.push_back(std::make_unique<grpc::ClientContext>());
     grpc::ClientContext* context = contexts.back().get();
@@ -429,7 +434,7 @@ TEST_F(ReliabilityTest, FullQueueIsRefusedAtOnce) {
       << refused.status.error_message();
   EXPECT_LT(Clock::now() - start, seconds(1));
   lock.Release();
-  for (std::thread& t : running) t.join();
+  for (std::jthread& t : running) t.join();
   EXPECT_EQ(server_->service().queued_exports(), 0);
   EXPECT_EQ(server_->service().active_exports(), 0);
 }
@@ -443,7 +448,7 @@ TEST_F(ReliabilityTest, BurstOfFiveTimesTheSlotsAllSucceedWithoutRetrying) {
   StartServer(options);
   constexpr int kClients = 20;
   std::atomic<int> ok{0};
-  std::vector<std::thread> clients;
+  std::vector<std::jthread> clients;
   for (int i = 0; i < kClients; ++i) {
     clients.emplace_back([&] {
       grpc::ClientContext context;
@@ -453,7 +458,7 @@ TEST_F(ReliabilityTest, BurstOfFiveTimesTheSlotsAllSucceedWithoutRetrying) {
       if (CompleteAndConsistent(outcome)) ++ok;
     });
   }
-  for (std::thread& t : clients) t.join();
+  for (std::jthread& t : clients) t.join();
   EXPECT_EQ(ok, kClients);
   EXPECT_EQ(server_->service().queued_exports(), 0);
 }
@@ -471,7 +476,7 @@ TEST_F(ReliabilityTest, ThreadQuotaDoesNotRefuseCallbackCalls) {
   constexpr int kClients = 40;
   DataValueLock lock;
   std::atomic<int> ok{0}, refused{0};
-  std::vector<std::thread> clients;
+  std::vector<std::jthread> clients;
   for (int i = 0; i < kClients; ++i) {
     clients.emplace_back([&] {
       grpc::ClientContext context;
@@ -488,7 +493,7 @@ TEST_F(ReliabilityTest, ThreadQuotaDoesNotRefuseCallbackCalls) {
       },
       seconds(30)));
   lock.Release();
-  for (std::thread& t : clients) t.join();
+  for (std::jthread& t : clients) t.join();
   EXPECT_EQ(refused, 0);
   EXPECT_EQ(ok, kClients);
 }
@@ -501,7 +506,7 @@ TEST_F(ReliabilityTest, WaitingExportEndsAtItsDeadline) {
   StartServer(options);
   DataValueLock lock;
   grpc::ClientContext holder_context;
-  std::thread holder = HoldTheSlot(&holder_context);
+  std::jthread holder = HoldTheSlot(&holder_context);
   const auto [outcome, took] = TimedSmallExport(milliseconds(500));
   EXPECT_TRUE(outcome.status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ||
               outcome.status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED)
@@ -521,7 +526,7 @@ TEST_F(ReliabilityTest, WaitingExportIsRefusedWhenTheLongestWaitRunsOut) {
   StartServer(options);
   DataValueLock lock;
   grpc::ClientContext holder_context;
-  std::thread holder = HoldTheSlot(&holder_context);
+  std::jthread holder = HoldTheSlot(&holder_context);
   const auto [outcome, took] = TimedSmallExport(seconds(60));
   EXPECT_EQ(outcome.status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
       << outcome.status.error_message();
@@ -540,12 +545,13 @@ TEST_F(ReliabilityTest, CancelledWaitingExportLeavesTheQueueAtOnce) {
   StartServer(options);
   DataValueLock lock;
   grpc::ClientContext holder_context;
-  std::thread holder = HoldTheSlot(&holder_context);
+  std::jthread holder = HoldTheSlot(&holder_context);
   grpc::ClientContext waiting_context;
-  std::thread waiting([&] {
+  std::jthread waiting([&] {
     ExportOutcome outcome = ReadExport(stub_.get(), &waiting_context, SmallRequest());
     EXPECT_EQ(outcome.status.error_code(), grpc::StatusCode::CANCELLED);
   });
+  absl::Cleanup cancel_waiting = [&] { waiting_context.TryCancel(); };
   ASSERT_TRUE(WaitFor([this] { return server_->service().queued_exports() == 1; }, seconds(30)));
   waiting_context.TryCancel();
   EXPECT_TRUE(
@@ -553,7 +559,7 @@ TEST_F(ReliabilityTest, CancelledWaitingExportLeavesTheQueueAtOnce) {
   waiting.join();
   grpc::ClientContext next_context;
   next_context.set_deadline(std::chrono::system_clock::now() + seconds(60));
-  std::thread next([&] {
+  std::jthread next([&] {
     ExportOutcome outcome = ReadExport(stub_.get(), &next_context, SmallRequest());
     EXPECT_TRUE(CompleteAndConsistent(outcome)) << outcome.status.error_message();
   });
@@ -573,7 +579,7 @@ TEST_F(ReliabilityTest, CancelAndCallAgainAtConcurrencyOfTheSlotsIsNeverRefused)
   StartServer(options);
   constexpr int kRounds = kSanitized ? 4 : 10;
   std::atomic<int> refused{0}, cancelled{0};
-  std::vector<std::thread> clients;
+  std::vector<std::jthread> clients;
   for (int c = 0; c < options.service.max_concurrent_exports; ++c) {
     clients.emplace_back([&] {
       for (int round = 0; round < kRounds; ++round) {
@@ -588,7 +594,7 @@ TEST_F(ReliabilityTest, CancelAndCallAgainAtConcurrencyOfTheSlotsIsNeverRefused)
       }
     });
   }
-  for (std::thread& t : clients) t.join();
+  for (std::jthread& t : clients) t.join();
   EXPECT_EQ(refused, 0);
   EXPECT_EQ(cancelled, options.service.max_concurrent_exports * kRounds);
   ExpectNextExportSucceeds();
@@ -643,7 +649,7 @@ TEST_F(ReliabilityTest, TwoHundredConcurrentExportsCompleteByQueueing) {
   v1::ExportFileRequest request = SmallRequest();
   std::atomic<int> completed{0}, refusals{0}, max_connections{0};
   std::atomic<bool> done{false};
-  std::thread watcher([&] {
+  std::jthread watcher([&] {
     while (!done) {
       int n = std::atoi(
           AdminQuery("SELECT count(*) FROM pg_stat_activity WHERE usename = 'dvexport_reader'")
@@ -652,7 +658,7 @@ TEST_F(ReliabilityTest, TwoHundredConcurrentExportsCompleteByQueueing) {
       std::this_thread::sleep_for(milliseconds(20));
     }
   });
-  std::vector<std::thread> clients;
+  std::vector<std::jthread> clients;
   for (int i = 0; i < kClients; ++i) {
     clients.emplace_back([&] {
       grpc::ClientContext context;
@@ -663,7 +669,7 @@ TEST_F(ReliabilityTest, TwoHundredConcurrentExportsCompleteByQueueing) {
       if (CompleteAndConsistent(outcome)) ++completed;
     });
   }
-  for (std::thread& t : clients) t.join();
+  for (std::jthread& t : clients) t.join();
   done = true;
   watcher.join();
   std::printf("%d exports: %d refused, at most %d database connections\n", kClients,

@@ -176,7 +176,7 @@ TEST(SilentDatabaseTest, SigtermWhileAnExportWaitsMidStatementExitsOnTime) {
   // The client reads one chunk; then the database goes silent, and the export's COPY waits.
   std::atomic<bool> silenced{false};
   ExportOutcome outcome;
-  std::thread client([&] {
+  std::jthread client([&] {
     auto stub = v1::DataValueExport::NewStub(channel);
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + seconds(120));

@@ -84,7 +84,7 @@ TEST(StalledClientTest, FourClientsThatStopReadingReleaseEverythingAfterTheStall
 
   Latch latch;
   std::vector<ExportOutcome> outcomes(kClients);
-  std::vector<std::thread> clients;
+  std::vector<std::jthread> clients;
   for (int i = 0; i < kClients; ++i) {
     clients.emplace_back([&, i] {
       auto stub = v1::DataValueExport::NewStub(OwnChannel(server->port(), i));
@@ -126,7 +126,7 @@ TEST(StalledClientTest, FourClientsThatStopReadingReleaseEverythingAfterTheStall
   }
 
   latch.Release();
-  for (std::thread& client : clients) client.join();
+  for (std::jthread& client : clients) client.join();
   for (const ExportOutcome& outcome : outcomes) {
     EXPECT_EQ(outcome.status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED)
         << outcome.status.error_message();
