@@ -70,7 +70,19 @@ void Count::Run(dhis2::ExportParams params) {
   End(std::move(count));
 }
 
+void Count::Cancel(absl::Status why) {
+  {
+    std::lock_guard<std::mutex> lock(cancel_mu_);
+    if (cancelled_.ok()) cancelled_ = std::move(why);
+  }
+  session_.Cancel();
+}
+
 void Count::End(absl::StatusOr<int64_t> count) {
+  if (absl::IsCancelled(count.status()) || absl::IsDeadlineExceeded(count.status())) {
+    std::lock_guard<std::mutex> lock(cancel_mu_);
+    if (!cancelled_.ok()) count = cancelled_;
+  }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   if (count.ok()) {

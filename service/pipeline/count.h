@@ -35,8 +35,10 @@ class Count {
   // Joins the count's thread (unless it is the calling one).
   ~Count();
 
-  // The caller went away: the count's database waits end within about 100 ms. Any thread.
-  void Cancel() { session_.Cancel(); }
+  // The caller went away: the count's database waits end within about 100 ms, and a count that
+  // ends stopped (Cancelled or DeadlineExceeded) is logged and answered with "why" (the door's
+  // reason: Cancelled, or DeadlineExceeded once the call's deadline passed). Any thread.
+  void Cancel(absl::Status why);
 
  private:
   Count(ExportPipeline* pipeline, CallOrigin origin, std::string summary, Done done);
@@ -52,6 +54,8 @@ class Count {
   CallSession session_;
   std::mutex thread_mu_;
   std::thread thread_ ABSL_GUARDED_BY(thread_mu_);
+  std::mutex cancel_mu_;
+  absl::Status cancelled_ ABSL_GUARDED_BY(cancel_mu_);  // the first Cancel's "why"
 };
 
 }  // namespace dvexport::pipeline

@@ -3,6 +3,7 @@
 #include <grpc/grpc.h>
 #include <grpc/grpc_security_constants.h>
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -73,6 +74,16 @@ grpc::ByteBuffer Frame(pipeline::Chunk chunk) {
 grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+}
+
+absl::Status CancelledCallStatus(std::chrono::system_clock::time_point arrived,
+                                 std::chrono::system_clock::time_point deadline,
+                                 std::chrono::system_clock::time_point now,
+                                 absl::Status otherwise) {
+  if (deadline == std::chrono::system_clock::time_point::max()) return otherwise;
+  const auto timeout = std::max(deadline - arrived, std::chrono::system_clock::duration::zero());
+  if (now + kDeadlineSlack + timeout / 100 < deadline) return otherwise;
+  return absl::DeadlineExceededError("the call's deadline passed");
 }
 
 pipeline::CallOrigin CallOriginOf(grpc::CallbackServerContext* context,
@@ -165,7 +176,7 @@ void ExportCall::OnWriteDone(bool ok) {
   if (ok) {
     export_call->Sent(bytes);
   } else {
-    export_call->Cancel(pipeline::ClientGoneError());
+    export_call->Cancel(CancelledStatus(pipeline::ClientGoneError()));
   }
   Pump();
 }
@@ -176,7 +187,12 @@ void ExportCall::OnCancel() {
     std::lock_guard<std::mutex> lock(pump_mu_);
     export_call = export_.get();
   }
-  if (export_call != nullptr) export_call->Cancel(pipeline::CallCancelledError());
+  if (export_call != nullptr) export_call->Cancel(CancelledStatus(pipeline::CallCancelledError()));
+}
+
+absl::Status ExportCall::CancelledStatus(absl::Status otherwise) const {
+  return CancelledCallStatus(arrived_, context_->deadline(), std::chrono::system_clock::now(),
+                             std::move(otherwise));
 }
 
 void ExportCall::Abort(const absl::Status& status) {
@@ -190,7 +206,7 @@ void ExportCall::OnDone() { delete this; }
 
 CountCall::CountCall(pipeline::ExportPipeline* pipeline, grpc::CallbackServerContext* context,
                      const grpc::ByteBuffer* request, grpc::ByteBuffer* response)
-    : response_(response) {
+    : context_(context), arrived_(std::chrono::system_clock::now()), response_(response) {
   std::unique_ptr<pipeline::Count> count =
       pipeline::Count::Start(pipeline, CallOriginOf(context, pipeline->options()),
                              ParseRequest<dvexport::v1::ExportRequest>(request),
@@ -215,7 +231,11 @@ void CountCall::End(absl::StatusOr<int64_t> count) {
 
 void CountCall::OnCancel() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (count_ != nullptr) count_->Cancel();
+  if (count_ != nullptr) {
+    count_->Cancel(CancelledCallStatus(arrived_, context_->deadline(),
+                                       std::chrono::system_clock::now(),
+                                       pipeline::CallCancelledError()));
+  }
 }
 
 void CountCall::OnDone() {

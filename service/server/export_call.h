@@ -4,6 +4,7 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/impl/codegen/proto_utils.h>
 
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -23,6 +24,18 @@ namespace dvexport::server {
 
 // absl::Status as the gRPC status a client sees.
 grpc::Status ToGrpcStatus(const absl::Status& status);
+
+// Why a gRPC call that the door saw cancelled ended, for the call log and the metrics:
+// DeadlineExceeded if its deadline has passed at "now", else "otherwise" (the client cancelled
+// or went away, or the server shut down). The client's deadline reaches the server as a cancel
+// (RST_STREAM) that can come a little before the server's own deadline, which is the client's
+// plus the request's transit and grpc-timeout's rounding up to three significant digits (< 1%):
+// so the deadline counts as passed from kDeadlineSlack + 1% of the call's timeout ("deadline" -
+// "arrived") before it.
+inline constexpr std::chrono::milliseconds kDeadlineSlack{250};
+absl::Status CancelledCallStatus(std::chrono::system_clock::time_point arrived,
+                                 std::chrono::system_clock::time_point deadline,
+                                 std::chrono::system_clock::time_point now, absl::Status otherwise);
 
 // What the pipeline needs to know of a gRPC call: the peer, the deadline, the `authorization`
 // metadata and the user its verified client certificate stands for (--client_identities).
@@ -73,13 +86,17 @@ class ExportCall final : public grpc::ServerWriteReactor<grpc::ByteBuffer>,
   void Abort(const absl::Status& status) override;
 
  private:
-  explicit ExportCall(grpc::CallbackServerContext* context) : context_(context) {}
+  explicit ExportCall(grpc::CallbackServerContext* context)
+      : context_(context), arrived_(std::chrono::system_clock::now()) {}
+  // CancelledCallStatus of this call, now.
+  absl::Status CancelledStatus(absl::Status otherwise) const;
   // The export, once started; then the first Pump (a Ready before it found no export).
   void Attach(std::unique_ptr<pipeline::Export> export_call);
   // Starts the next write, or finishes the call, if no write is in flight.
   void Pump();
 
   grpc::CallbackServerContext* const context_;
+  const std::chrono::system_clock::time_point arrived_;
   std::mutex pump_mu_;
   std::unique_ptr<pipeline::Export> export_ ABSL_GUARDED_BY(pump_mu_);
   bool writing_ ABSL_GUARDED_BY(pump_mu_) = false;
@@ -100,6 +117,8 @@ class CountCall final : public grpc::ServerUnaryReactor {
  private:
   void End(absl::StatusOr<int64_t> count);
 
+  grpc::CallbackServerContext* const context_;
+  const std::chrono::system_clock::time_point arrived_;
   grpc::ByteBuffer* const response_;
   std::mutex mu_;
   std::unique_ptr<pipeline::Count> count_ ABSL_GUARDED_BY(mu_);
