@@ -3,6 +3,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
 #include <cstdint>
 
 #include "dvexport/v1/export.grpc.pb.h"
@@ -28,8 +29,11 @@ using DataValueExportCallbackBase = dvexport::v1::DataValueExport::WithRawCallba
 // of its own: no gRPC thread waits for the database.
 class DataValueExportService final : public DataValueExportCallbackBase {
  public:
-  // "*pipeline" must outlive the service.
-  explicit DataValueExportService(pipeline::ExportPipeline* pipeline) : pipeline_(pipeline) {}
+  // "*pipeline" must outlive the service. Constructed once the pipeline and all it uses (its
+  // pool, log, metrics) are built, before the server starts: see Enter.
+  explicit DataValueExportService(pipeline::ExportPipeline* pipeline) : pipeline_(pipeline) {
+    built_.store(true, std::memory_order_release);
+  }
 
   grpc::ServerWriteReactor<grpc::ByteBuffer>* ExportFile(grpc::CallbackServerContext* context,
                                                          const grpc::ByteBuffer* request) override;
@@ -64,7 +68,17 @@ class DataValueExportService final : public DataValueExportCallbackBase {
   const auth::Authenticator* authenticator() const { return pipeline_->authenticator(); }
 
  private:
+  // Called first by every method: its acquire pairs with the constructor's release, so that what
+  // was built before the service happens before every call and every thread a call starts, in a
+  // way ThreadSanitizer sees. gRPC hands a call to one of its threads inside Debian's
+  // uninstrumented libgrpc, where TSan sees no synchronization: without this, a count's thread
+  // (started by the handler's thread) locking the connection pool's mutex for the first time was
+  // reported as a race with the pool's construction on the main thread (PgBouncerTest). No cost
+  // worth naming: one load per call.
+  void Enter() const { static_cast<void>(built_.load(std::memory_order_acquire)); }
+
   pipeline::ExportPipeline* const pipeline_;
+  std::atomic<bool> built_{false};
 };
 
 }  // namespace dvexport::server
