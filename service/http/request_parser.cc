@@ -60,8 +60,12 @@ void RequestParser::Refuse(int status, std::string message, beast::error_code& e
 void RequestParser::on_request_impl(bhttp::verb method, beast::string_view method_string,
                                     beast::string_view target, int version, beast::error_code& ec) {
   has_request_line_ = true;
-  head_.method(method);
-  if (method == bhttp::verb::unknown) head_.method_string(method_string);
+  // (Beast's method() throws for verb::unknown: a method it does not know is kept as text.)
+  if (method == bhttp::verb::unknown) {
+    head_.method_string(method_string);
+  } else {
+    head_.method(method);
+  }
   head_.target(target);
   head_.version(static_cast<unsigned>(version));
   field_bytes_ = method_string.size() + target.size() + 11;  // " " and " HTTP/1.1\r\n"

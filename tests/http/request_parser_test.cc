@@ -87,6 +87,18 @@ TEST(RequestParserTest, RefusesWhatBeastWouldThrowOnOrMisframe) {
   EXPECT_EQ(RefusalStatus("GET / HTTP/1.1\r\nHost:\r\n\r\n"), 0);
 }
 
+TEST(RequestParserTest, AMethodBeastDoesNotKnowIsKeptAsText) {
+  // Found by http_wire_fuzzer: a body of the wrong length makes its rest the next request line;
+  // Beast's method() threw for verb::unknown.
+  RequestParser parser({});
+  ASSERT_FALSE(Parse(parser, "helloGET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+  EXPECT_EQ(parser.head().method(), bhttp::verb::unknown);
+  EXPECT_EQ(parser.head().method_string(), "helloGET");
+  const RoutedRequest routed = RouteRequest(parser);
+  ASSERT_TRUE(routed.refusal.has_value());
+  EXPECT_EQ(routed.refusal->status, 404);
+}
+
 TEST(RequestParserTest, EveryLimitHasItsStatus) {
   RequestLimits small;
   small.max_head_bytes = 1024;
