@@ -51,24 +51,30 @@ class GaugeCollectable final : public prometheus::Collectable {
  private:
   template <class Source>
   static prometheus::MetricFamily Gauge(const char* name, const char* help, const Source& source) {
-    prometheus::MetricFamily family;
-    family.name = name;
-    family.help = help;
-    family.type = prometheus::MetricType::Gauge;
-    prometheus::ClientMetric metric;
-    metric.gauge.value = source ? static_cast<double>(source()) : 0;
-    family.metric.push_back(metric);
-    return family;
+    return Family(name, help, prometheus::MetricType::Gauge, source);
   }
 
+  template <class Source>
   static prometheus::MetricFamily Counter(const char* name, const char* help,
-                                          const std::function<int64_t()>& source) {
+                                          const Source& source) {
+    return Family(name, help, prometheus::MetricType::Counter, source);
+  }
+
+  // One sample of "type", read from "source" now (0 without one).
+  template <class Source>
+  static prometheus::MetricFamily Family(const char* name, const char* help,
+                                         prometheus::MetricType type, const Source& source) {
     prometheus::MetricFamily family;
     family.name = name;
     family.help = help;
-    family.type = prometheus::MetricType::Counter;
+    family.type = type;
+    const double value = source ? static_cast<double>(source()) : 0;
     prometheus::ClientMetric metric;
-    metric.counter.value = source ? static_cast<double>(source()) : 0;
+    if (type == prometheus::MetricType::Counter) {
+      metric.counter.value = value;
+    } else {
+      metric.gauge.value = value;
+    }
     family.metric.push_back(metric);
     return family;
   }

@@ -330,15 +330,20 @@ def main():
               f"{len(beyond) - kept} expected")
         check(metric(args.idle_metrics, "dvexport_http_connections") <= args.max_connections,
               "more connections than --http_max_connections")
+        check(metric(args.idle_metrics, "dvexport_http_evicted_heads_total") == evicted,
+              "dvexport_http_evicted_heads_total does not count the idle connections closed")
     finally:
         for s in idle + capped + beyond:
             s.close()
     normal_export(args.idle_http, args.token, q1_json)
     wait_for_idle_slots(args.idle_metrics)
 
-    # After all of it.
+    # After all of it: no connection ended by an exception.
     normal_export(port, args.token, q1_json)
     wait_for_idle_slots(args.main_metrics)
+    for metrics in (args.main_metrics, args.idle_metrics):
+        check(metric(metrics, "dvexport_http_connection_failures_total") == 0,
+              "a connection ended by an exception (see http_connection_failed in the log)")
     print("hostile_test.py: every hostile request handled; both servers serve and hold no slot")
 
 
