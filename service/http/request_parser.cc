@@ -127,7 +127,7 @@ void RequestParser::on_header_impl(beast::error_code& ec) {
   }
   // RFC 9112 6.1 and 6.3: the body's length is known only when the final transfer coding is
   // chunked; otherwise 400 and the connection closes (Beast would read such a body as the next
-  // request). dvexport implements no other coding (501), and HTTP/1.0 has none.
+  // request). a coding dvexport does not understand is RFC 9112's 501, and HTTP/1.0 has none.
   std::vector<absl::string_view> codings;
   bool transfer_encoding = false;
   for (auto [field, end] = head_.equal_range(bhttp::field::transfer_encoding); field != end;
@@ -151,10 +151,10 @@ void RequestParser::on_header_impl(beast::error_code& ec) {
     if (absl::EqualsIgnoreCase(codings[i], "chunked")) {
       Refuse(400, "The request's body is chunked more than once", ec);
     } else {
-      Refuse(
-          501,
-          absl::StrCat("The transfer coding \"", codings[i].substr(0, 64), "\" is not implemented"),
-          ec);
+      Refuse(501,
+             absl::StrCat("The transfer coding \"", codings[i].substr(0, 64),
+                          "\" is not supported: send the body chunked alone"),
+             ec);
     }
     return;
   }

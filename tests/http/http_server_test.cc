@@ -1042,7 +1042,7 @@ TEST_F(HttpServerTest, TransferEncodingThatIsNotFinallyChunkedIs400AndNothingMor
       EXPECT_TRUE(closed) << coding;
     }
   }
-  // Another coding before chunked: not implemented.
+  // Another coding before chunked: 501, a coding the server does not understand.
   auto [statuses, closed] = StatusesUntilClosed(
       server_->port(),
       "GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n");
