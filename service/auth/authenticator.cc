@@ -92,12 +92,65 @@ Authenticator::~Authenticator() {
   for (std::thread& worker : workers_) worker.join();
 }
 
+Authenticator::Waiter Authenticator::MakeWaiter(Done done, std::string peer_ip,
+                                                const Credentials& credentials,
+                                                const std::string& key) {
+  return {.done = std::move(done),
+          .peer_ip = std::move(peer_ip),
+          .method = credentials.method,
+          .referrer = credentials.referrer,
+          .transport = credentials.transport,
+          .key = key};
+}
+
+std::optional<absl::Status> Authenticator::TakeFailureTokensLocked(
+    const PresentedCredential& presented, const std::string& peer_ip,
+    std::chrono::steady_clock::time_point now, Job* job) {
+  // A certificate was verified by TLS already; a token or a password takes a token of its peer's
+  // bucket, a password one of its username's.
+  if (presented.kind == CredentialKind::kCertificate) return std::nullopt;
+  job->peer_bucket = absl::StrCat("p:", FailureLimitKey(peer_ip));
+  if (std::optional<std::chrono::seconds> retry =
+          TakeLocked(job->peer_bucket, options_.max_failures_per_peer, now);
+      retry.has_value()) {
+    return TooManyFailures("from this address", *retry);
+  }
+  if (presented.kind == CredentialKind::kBasic) {
+    job->user_bucket = absl::StrCat("u:", presented.username);
+    if (std::optional<std::chrono::seconds> retry =
+            TakeLocked(job->user_bucket, options_.max_failures_per_user, now);
+        retry.has_value()) {
+      GiveBackLocked(job->peer_bucket, options_.max_failures_per_peer);
+      return TooManyFailures("for this username", *retry);
+    }
+  }
+  return std::nullopt;
+}
+
+void Authenticator::AnswerFromCache(Identity identity, const Credentials& credentials,
+                                    const std::string& peer_ip, Done done) {
+  if (observer_ != nullptr) observer_->AuthCacheLookup(true);
+  absl::Status status =
+      CheckPerCall(identity, peer_ip, std::chrono::system_clock::now(), credentials.method,
+                   credentials.referrer, credentials.transport);
+  if (!status.ok()) {
+    Refuse(AuthRefusal::kRejected, status);
+    done(std::move(status));
+  } else {
+    done(std::move(identity));
+  }
+}
+
+void Authenticator::RefuseNow(AuthRefusal kind, const absl::Status& status, Done done) {
+  Refuse(kind, status);
+  done(status);
+}
+
 uint64_t Authenticator::Authenticate(const Credentials& credentials, std::string peer_ip,
                                      std::chrono::system_clock::time_point deadline, Done done) {
   absl::StatusOr<PresentedCredential> presented = Present(credentials);
   if (!presented.ok()) {
-    Refuse(AuthRefusal::kRejected, presented.status());
-    done(presented.status());
+    RefuseNow(AuthRefusal::kRejected, presented.status(), std::move(done));
     return 0;
   }
   const std::string key = presented->cache_key;
@@ -105,9 +158,8 @@ uint64_t Authenticator::Authenticate(const Credentials& credentials, std::string
   std::unique_lock<std::mutex> lock(mu_);
   if (stopping_) {
     lock.unlock();
-    const absl::Status status = absl::UnavailableError("the server is shutting down");
-    Refuse(AuthRefusal::kUnavailable, status);
-    done(status);
+    RefuseNow(AuthRefusal::kUnavailable, absl::UnavailableError("the server is shutting down"),
+              std::move(done));
     return 0;
   }
   if (auto cached = cache_.find(key); cached != cache_.end()) {
@@ -115,16 +167,7 @@ uint64_t Authenticator::Authenticate(const Credentials& credentials, std::string
       // A copy: the entry may be replaced or dropped once the lock is released.
       Identity identity = cached->second.identity;
       lock.unlock();
-      if (observer_ != nullptr) observer_->AuthCacheLookup(true);
-      absl::Status status =
-          CheckPerCall(identity, peer_ip, std::chrono::system_clock::now(), credentials.method,
-                       credentials.referrer, credentials.transport);
-      if (!status.ok()) {
-        Refuse(AuthRefusal::kRejected, status);
-        done(std::move(status));
-      } else {
-        done(std::move(identity));
-      }
+      AnswerFromCache(std::move(identity), credentials, peer_ip, std::move(done));
       return 0;
     }
     cache_.erase(cached);
@@ -135,64 +178,34 @@ uint64_t Authenticator::Authenticate(const Credentials& credentials, std::string
     Job& job = running->second;
     job.waiters.push_back(ticket);
     job.deadline = std::max(job.deadline, deadline);
-    waiters_[ticket] = {.done = std::move(done),
-                        .peer_ip = std::move(peer_ip),
-                        .method = credentials.method,
-                        .referrer = credentials.referrer,
-                        .transport = credentials.transport,
-                        .key = key};
+    waiters_[ticket] = MakeWaiter(std::move(done), std::move(peer_ip), credentials, key);
     lock.unlock();
     counts_changed_.notify_all();
     if (observer_ != nullptr) observer_->AuthCacheLookup(false);
     return ticket;
   }
-  // A new verification: a guess, until it succeeds. A certificate was verified by TLS already;
-  // a token or a password takes a token of its peer's bucket, a password one of its username's.
+  // A new verification: a guess, until it succeeds.
   Job job;
-  if (presented->kind != CredentialKind::kCertificate) {
-    job.peer_bucket = absl::StrCat("p:", FailureLimitKey(peer_ip));
-    if (std::optional<std::chrono::seconds> retry =
-            TakeLocked(job.peer_bucket, options_.max_failures_per_peer, now);
-        retry.has_value()) {
-      lock.unlock();
-      const absl::Status status = TooManyFailures("from this address", *retry);
-      Refuse(AuthRefusal::kRateLimited, status);
-      done(status);
-      return 0;
-    }
-    if (presented->kind == CredentialKind::kBasic) {
-      job.user_bucket = absl::StrCat("u:", presented->username);
-      if (std::optional<std::chrono::seconds> retry =
-              TakeLocked(job.user_bucket, options_.max_failures_per_user, now);
-          retry.has_value()) {
-        GiveBackLocked(job.peer_bucket, options_.max_failures_per_peer);
-        lock.unlock();
-        const absl::Status status = TooManyFailures("for this username", *retry);
-        Refuse(AuthRefusal::kRateLimited, status);
-        done(status);
-        return 0;
-      }
-    }
+  if (std::optional<absl::Status> refusal = TakeFailureTokensLocked(*presented, peer_ip, now, &job);
+      refusal.has_value()) {
+    lock.unlock();
+    RefuseNow(AuthRefusal::kRateLimited, *refusal, std::move(done));
+    return 0;
   }
   if (static_cast<int>(queue_.size()) >= options_.max_pending) {
     RefundLocked(job);
     lock.unlock();
-    const absl::Status status = absl::ResourceExhaustedError(
-        absl::StrCat("too many authentications wait for verification (", options_.max_pending,
-                     "); retry later"));
-    Refuse(AuthRefusal::kQueueFull, status);
-    done(status);
+    RefuseNow(AuthRefusal::kQueueFull,
+              absl::ResourceExhaustedError(
+                  absl::StrCat("too many authentications wait for verification (",
+                               options_.max_pending, "); retry later")),
+              std::move(done));
     return 0;
   }
   job.credential = *std::move(presented);
   job.deadline = deadline;
   job.waiters.push_back(ticket);
-  waiters_[ticket] = {.done = std::move(done),
-                      .peer_ip = std::move(peer_ip),
-                      .method = credentials.method,
-                      .referrer = credentials.referrer,
-                      .transport = credentials.transport,
-                      .key = key};
+  waiters_[ticket] = MakeWaiter(std::move(done), std::move(peer_ip), credentials, key);
   queue_.push_back(key);
   jobs_.emplace(key, std::move(job));
   lock.unlock();

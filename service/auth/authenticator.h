@@ -152,6 +152,19 @@ class Authenticator {
   };
 
   void RunWorker();
+  static Waiter MakeWaiter(Done done, std::string peer_ip, const Credentials& credentials,
+                           const std::string& key);
+  // Takes the failure-limit tokens a new verification of "presented" needs (into "*job"'s
+  // buckets); the refusal if its address or username has none left.
+  std::optional<absl::Status> TakeFailureTokensLocked(const PresentedCredential& presented,
+                                                      const std::string& peer_ip,
+                                                      std::chrono::steady_clock::time_point now,
+                                                      Job* job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A cached identity answers the call: the per-call checks (token's IPs, methods, referrers).
+  void AnswerFromCache(Identity identity, const Credentials& credentials,
+                       const std::string& peer_ip, Done done);
+  // Counts the refusal and tells the call, on this thread.
+  void RefuseNow(AuthRefusal kind, const absl::Status& status, Done done);
   void Verified(const std::string& key, absl::StatusOr<Identity> identity);
   // Takes one token of bucket "key" of capacity "capacity"; else the time until one is back.
   std::optional<std::chrono::seconds> TakeLocked(const std::string& key, int capacity,

@@ -225,6 +225,17 @@ bool DropChangeStreamSlot(pqxx::transaction_base& tx, const std::string& name) {
   return true;
 }
 
+namespace {
+
+// A message the decoder cannot read as pgoutput's.
+absl::Status NotPgoutput(std::string_view message) {
+  return absl::InternalError(absl::StrCat(
+      "a change stream message that is not pgoutput's (", message.size(), " bytes, type '",
+      absl::string_view(message.data(), message.empty() ? 0 : 1), "')"));
+}
+
+}  // namespace
+
 struct PgoutputDecoder::State {
   explicit State(size_t max) : max_keys(max) {}
   struct Relation {
@@ -236,6 +247,86 @@ struct PgoutputDecoder::State {
   absl::flat_hash_map<ChangedKey, size_t, KeyHash, KeyEq> index;
   StreamChanges changes;
   int64_t commit_micros = 0;  // of the transaction being decoded, Unix epoch
+
+  // Begin: final LSN, commit time, xid.
+  absl::Status Begin(MessageReader& reader, std::string_view message) {
+    const uint64_t final_lsn = reader.Int(8);
+    const int64_t commit_time = static_cast<int64_t>(reader.Int(8));
+    const uint32_t xid = static_cast<uint32_t>(reader.Int(4));
+    if (!reader.ok()) return NotPgoutput(message);
+    commit_micros = commit_time + kPostgresEpochMicros;
+    changes.transactions.push_back({xid, final_lsn});
+    return absl::OkStatus();
+  }
+
+  // Relation: id, namespace, name, replica identity, columns.
+  absl::Status DescribeRelation(MessageReader& reader, std::string_view message) {
+    const uint32_t id = static_cast<uint32_t>(reader.Int(4));
+    const std::string_view nspname = reader.String();
+    const std::string_view relname = reader.String();
+    reader.Int(1);
+    const int columns = static_cast<int>(reader.Int(2));
+    Relation relation;
+    relation.is_datavalue = nspname == "public" && relname == "datavalue";
+    for (int i = 0; i < columns && reader.ok(); ++i) {
+      reader.Int(1);
+      const std::string_view name = reader.String();
+      reader.Int(4);
+      reader.Int(4);
+      for (int k = 0; k < 5; ++k) {
+        if (name == kKeyColumns[k]) relation.key_columns[k] = i;
+      }
+    }
+    if (!reader.ok()) return NotPgoutput(message);
+    if (relation.is_datavalue) {
+      for (int column : relation.key_columns) {
+        if (column < 0) {
+          return absl::FailedPreconditionError(
+              "changes_since: the change stream's datavalue has no column for a part of its "
+              "key; export everything again without changes_since");
+        }
+      }
+    }
+    relations[id] = relation;
+    return absl::OkStatus();
+  }
+
+  // Insert, Update or Delete ("type"): relation id, then the old key (an update that changed it,
+  // or a delete) and the new tuple.
+  absl::Status Row(char type, MessageReader& reader, std::string_view message) {
+    const uint32_t id = static_cast<uint32_t>(reader.Int(4));
+    auto it = relations.find(id);
+    if (!reader.ok() || it == relations.end()) return NotPgoutput(message);
+    if (!it->second.is_datavalue) return absl::OkStatus();
+    const Relation& relation = it->second;
+    char part = reader.Byte();
+    ChangedKey key;
+    if (type == 'U' && (part == 'K' || part == 'O')) {
+      // The old key of an update that changed it: the old key is gone.
+      if (!ReadKey(reader, relation, &key)) return NotPgoutput(message);
+      if (absl::Status s = Record(key, /*deleted=*/true); !s.ok()) return s;
+      part = reader.Byte();
+    }
+    if (type == 'D' ? part != 'K' && part != 'O' : part != 'N') return NotPgoutput(message);
+    if (!ReadKey(reader, relation, &key)) return NotPgoutput(message);
+    return Record(key, /*deleted=*/type == 'D');
+  }
+
+  // Truncate: number of relations, options, ids.
+  absl::Status Truncate(MessageReader& reader, std::string_view message) {
+    const int count = static_cast<int>(reader.Int(4));
+    reader.Int(1);
+    for (int i = 0; i < count && reader.ok(); ++i) {
+      auto it = relations.find(static_cast<uint32_t>(reader.Int(4)));
+      if (it != relations.end() && it->second.is_datavalue) {
+        return absl::FailedPreconditionError(
+            "changes_since: datavalue was truncated since the token, which a change stream "
+            "cannot tell value by value; export everything again without changes_since");
+      }
+    }
+    // A TRUNCATE names relations the stream already described; one it did not is not ours.
+    return reader.ok() ? absl::OkStatus() : NotPgoutput(message);
+  }
 
   // Reads one TupleData into "*key" (the key columns of "relation"); false if malformed or a
   // key column is not text.
@@ -293,93 +384,25 @@ PgoutputDecoder::~PgoutputDecoder() { delete state_; }
 
 absl::Status PgoutputDecoder::Add(std::string_view message) {
   MessageReader reader(message);
-  const auto malformed = [&] {
-    return absl::InternalError(absl::StrCat(
-        "a change stream message that is not pgoutput's (", message.size(), " bytes, type '",
-        absl::string_view(message.data(), message.empty() ? 0 : 1), "')"));
-  };
   const char type = reader.Byte();
   switch (type) {
-    case 'B': {  // Begin: final LSN, commit time, xid
-      const uint64_t final_lsn = reader.Int(8);
-      const int64_t commit_time = static_cast<int64_t>(reader.Int(8));
-      const uint32_t xid = static_cast<uint32_t>(reader.Int(4));
-      if (!reader.ok()) return malformed();
-      state_->commit_micros = commit_time + kPostgresEpochMicros;
-      state_->changes.transactions.push_back({xid, final_lsn});
-      return absl::OkStatus();
-    }
-    case 'R': {  // Relation: id, namespace, name, replica identity, columns
-      const uint32_t id = static_cast<uint32_t>(reader.Int(4));
-      const std::string_view nspname = reader.String();
-      const std::string_view relname = reader.String();
-      reader.Int(1);
-      const int columns = static_cast<int>(reader.Int(2));
-      State::Relation relation;
-      relation.is_datavalue = nspname == "public" && relname == "datavalue";
-      for (int i = 0; i < columns && reader.ok(); ++i) {
-        reader.Int(1);
-        const std::string_view name = reader.String();
-        reader.Int(4);
-        reader.Int(4);
-        for (int k = 0; k < 5; ++k) {
-          if (name == kKeyColumns[k]) relation.key_columns[k] = i;
-        }
-      }
-      if (!reader.ok()) return malformed();
-      if (relation.is_datavalue) {
-        for (int column : relation.key_columns) {
-          if (column < 0) {
-            return absl::FailedPreconditionError(
-                "changes_since: the change stream's datavalue has no column for a part of its "
-                "key; export everything again without changes_since");
-          }
-        }
-      }
-      state_->relations[id] = relation;
-      return absl::OkStatus();
-    }
+    case 'B':
+      return state_->Begin(reader, message);
+    case 'R':
+      return state_->DescribeRelation(reader, message);
     case 'I':
     case 'U':
-    case 'D': {
-      const uint32_t id = static_cast<uint32_t>(reader.Int(4));
-      auto it = state_->relations.find(id);
-      if (!reader.ok() || it == state_->relations.end()) return malformed();
-      if (!it->second.is_datavalue) return absl::OkStatus();
-      const State::Relation& relation = it->second;
-      char part = reader.Byte();
-      ChangedKey key;
-      if (type == 'U' && (part == 'K' || part == 'O')) {
-        // The old key of an update that changed it: the old key is gone.
-        if (!state_->ReadKey(reader, relation, &key)) return malformed();
-        if (absl::Status s = state_->Record(key, /*deleted=*/true); !s.ok()) return s;
-        part = reader.Byte();
-      }
-      if (type == 'D' ? part != 'K' && part != 'O' : part != 'N') return malformed();
-      if (!state_->ReadKey(reader, relation, &key)) return malformed();
-      return state_->Record(key, /*deleted=*/type == 'D');
-    }
-    case 'T': {  // Truncate: number of relations, options, ids
-      const int count = static_cast<int>(reader.Int(4));
-      reader.Int(1);
-      for (int i = 0; i < count && reader.ok(); ++i) {
-        auto it = state_->relations.find(static_cast<uint32_t>(reader.Int(4)));
-        if (it != state_->relations.end() && it->second.is_datavalue) {
-          return absl::FailedPreconditionError(
-              "changes_since: datavalue was truncated since the token, which a change stream "
-              "cannot tell value by value; export everything again without changes_since");
-        }
-      }
-      // A TRUNCATE names relations the stream already described; one it did not is not ours.
-      return reader.ok() ? absl::OkStatus() : malformed();
-    }
+    case 'D':
+      return state_->Row(type, reader, message);
+    case 'T':
+      return state_->Truncate(reader, message);
     case 'C':  // Commit
     case 'O':  // Origin
     case 'Y':  // Type
     case 'M':  // Logical decoding message
       return absl::OkStatus();
     default:
-      return malformed();
+      return NotPgoutput(message);
   }
 }
 

@@ -370,6 +370,75 @@ bool DataValueLineParser::NextTextSlowly(const char** p, const char* end, encode
   return NextTextSlowly(p, end, text);
 }
 
+// Id column "i" at "*p": its identifier, or null for anything unusual.
+[[gnu::always_inline]] inline const encode::Text* DataValueLineParser::NextId(int i, const char** p,
+                                                                              const char* end) {
+  const char* q = *p;
+#if defined(__SSE2__)
+  if (end - q >= 16) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+    // Consecutive rows often share their data element, period and option combos: the same
+    // digits and tab as this column's last id are the same identifier, with one compare.
+    const unsigned same = static_cast<unsigned>(_mm_movemask_epi8(
+        _mm_cmpeq_epi8(bytes, _mm_load_si128(reinterpret_cast<const __m128i*>(id_texts_[i])))));
+    if ((same & id_masks_[i]) == id_masks_[i]) {
+      *p = q + id_lengths_[i];
+      return id_identifiers_[i];
+    }
+    const int digits = IdDigits(bytes);
+    if (digits != 0) {
+      if (q[digits] != '\t') return nullptr;  // at most 15 digits: q + digits < end
+      const encode::Text* found = tables_[i]->Find(IdValue(q, digits));
+      if (found == nullptr) return nullptr;
+      _mm_store_si128(reinterpret_cast<__m128i*>(id_texts_[i]), bytes);
+      id_masks_[i] = (2u << digits) - 1;  // the digits and their tab
+      id_lengths_[i] = digits + 1;
+      id_identifiers_[i] = found;
+      *p = q + digits + 1;
+      return found;
+    }
+  }
+#endif
+  const char* const start = q;
+  int64_t id = 0;
+  for (; q < end; ++q) {
+    const unsigned digit = static_cast<unsigned char>(*q) - '0';
+    if (digit > 9) break;
+    id = id * 10 + digit;
+  }
+  if (q == start || q - start > 18 || q == end || *q != '\t') return nullptr;
+  const encode::Text* const found = tables_[i]->Find(id);
+  *p = q + 1;
+  return found;
+}
+
+// created, then lastupdated, at "*p", passed on as text: most values were never updated, and
+// their two are the same text. False for anything unusual.
+[[gnu::always_inline]] inline bool DataValueLineParser::NextTimestamps(const char** p,
+                                                                       const char* end,
+                                                                       encode::DataValueRow* row) {
+  const char* tab = UsualTimestampEnd(*p, end);
+  if (tab == nullptr) return false;
+  const std::string_view created(*p, static_cast<size_t>(tab - *p));
+  if (!encode::IsUsualTimestamp(created)) return false;
+  const char* q = tab + 1;
+  row->created.usual_text = created;
+  // The same text for both tells the encoders they are equal without comparing them.
+  if (q < end && *q == '\t') {
+    // Empty: lastupdated equals created (BuildDataValueSelectSql).
+    row->last_updated.usual_text = created;
+    tab = q;
+  } else {
+    if ((tab = UsualTimestampEnd(q, end)) == nullptr) return false;
+    const std::string_view last_updated(q, static_cast<size_t>(tab - q));
+    const bool same = encode::SameTimestampText(last_updated, created);
+    if (!same && !encode::IsUsualTimestamp(last_updated)) return false;
+    row->last_updated.usual_text = same ? created : last_updated;
+  }
+  *p = tab + 1;
+  return true;
+}
+
 bool DataValueLineParser::ParseUsual(std::string_view line, encode::DataValueRow* row) {
   if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
   const char* p = line.data();
@@ -378,71 +447,13 @@ bool DataValueLineParser::ParseUsual(std::string_view line, encode::DataValueRow
   const encode::Text* ids[5];
 #pragma GCC unroll 5
   for (int i = 0; i < 5; ++i) {
-#if defined(__SSE2__)
-    if (end - p >= 16) {
-      const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-      // Consecutive rows often share their data element, period and option combos: the same
-      // digits and tab as this column's last id are the same identifier, with one compare.
-      const unsigned same = static_cast<unsigned>(_mm_movemask_epi8(
-          _mm_cmpeq_epi8(bytes, _mm_load_si128(reinterpret_cast<const __m128i*>(id_texts_[i])))));
-      if ((same & id_masks_[i]) == id_masks_[i]) {
-        ids[i] = id_identifiers_[i];
-        p += id_lengths_[i];
-        continue;
-      }
-      const int digits = IdDigits(bytes);
-      if (digits != 0) {
-        if (p[digits] != '\t') return false;  // at most 15 digits: p + digits < end
-        const encode::Text* found = tables_[i]->Find(IdValue(p, digits));
-        if (found == nullptr) return false;
-        _mm_store_si128(reinterpret_cast<__m128i*>(id_texts_[i]), bytes);
-        id_masks_[i] = (2u << digits) - 1;  // the digits and their tab
-        id_lengths_[i] = digits + 1;
-        id_identifiers_[i] = found;
-        ids[i] = found;
-        p += digits + 1;
-        continue;
-      }
-    }
-#endif
-    const char* const start = p;
-    int64_t id = 0;
-    for (; p < end; ++p) {
-      const unsigned digit = static_cast<unsigned char>(*p) - '0';
-      if (digit > 9) break;
-      id = id * 10 + digit;
-    }
-    if (p == start || p - start > 18 || p == end || *p != '\t' ||
-        (ids[i] = tables_[i]->Find(id)) == nullptr) {
-      return false;
-    }
-    ++p;
+    if ((ids[i] = NextId(i, &p, end)) == nullptr) return false;
   }
   encode::Text* const texts[2] = {&row->value, &row->stored_by};
   for (encode::Text* text : texts) {
     if (!NextText(&p, end, text)) return false;
   }
-  // created, then lastupdated, passed on as text: most values were never updated, and their two
-  // are the same text.
-  const char* tab = UsualTimestampEnd(p, end);
-  if (tab == nullptr) return false;
-  const std::string_view created(p, static_cast<size_t>(tab - p));
-  if (!encode::IsUsualTimestamp(created)) return false;
-  p = tab + 1;
-  row->created.usual_text = created;
-  // The same text for both tells the encoders they are equal without comparing them.
-  if (p < end && *p == '\t') {
-    // Empty: lastupdated equals created (BuildDataValueSelectSql).
-    row->last_updated.usual_text = created;
-    tab = p;
-  } else {
-    if ((tab = UsualTimestampEnd(p, end)) == nullptr) return false;
-    const std::string_view last_updated(p, static_cast<size_t>(tab - p));
-    const bool same = encode::SameTimestampText(last_updated, created);
-    if (!same && !encode::IsUsualTimestamp(last_updated)) return false;
-    row->last_updated.usual_text = same ? created : last_updated;
-  }
-  p = tab + 1;
+  if (!NextTimestamps(&p, end, row)) return false;
   if (!NextText(&p, end, &row->comment)) return false;
   // "f\tf", "t\tf", "\N\tf" and the like.
   if (end - p == 3 && p[1] == '\t' && (p[0] == 't' || p[0] == 'f')) {

@@ -107,6 +107,9 @@ class DataValueLineParser {
   // The usual line, parsed in one pass without a field list; false for
   // anything unusual (then ParseAnyLine parses it, or says what is wrong).
   bool ParseUsual(std::string_view line, encode::DataValueRow* row);
+  // ParseUsual's steps (inlined into it): one id column, and the two timestamps.
+  const encode::Text* NextId(int i, const char** p, const char* end);
+  bool NextTimestamps(const char** p, const char* end, encode::DataValueRow* row);
   // Parse through SplitCopyTextLine: any line, and precise errors.
   absl::Status ParseAnyLine(std::string_view line, encode::DataValueRow* row);
   // The tab that ends the field at "p", or "end"; sets "*escaped" if the field

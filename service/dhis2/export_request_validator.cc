@@ -254,6 +254,104 @@ IdScheme FirstOf(const std::optional<IdScheme>& specific, const std::optional<Id
   return IdScheme::Uid();
 }
 
+// The identifiers, periods and dates the request selects, in DHIS2's order of checks.
+absl::Status BindSelection(const dvexport::v1::ExportRequest& request,
+                           const RequestIdSchemes& schemes, ExportParams* params) {
+  const std::optional<IdScheme>& input = schemes.input;
+  absl::Status status = CollectIdentifiers("data_set", FirstOf(schemes.input_data_set, input),
+                                           request.data_set(), &params->data_sets);
+  if (!status.ok()) return status;
+  status =
+      CollectIdentifiers("data_element_group", FirstOf(schemes.input_data_element_group, input),
+                         request.data_element_group(), &params->data_element_groups);
+  if (!status.ok()) return status;
+  status = CollectIdentifiers("data_element", FirstOf(schemes.input_data_element, input),
+                              request.data_element(), &params->data_elements);
+  if (!status.ok()) return status;
+  status = CollectPeriods(request.period(), &params->periods);
+  if (!status.ok()) return status;
+  status = ParseOptionalDate("start_date", request.start_date(), &params->start_date);
+  if (!status.ok()) return status;
+  status = ParseOptionalDate("end_date", request.end_date(), &params->end_date);
+  if (!status.ok()) return status;
+  if (params->start_date.has_value() != params->end_date.has_value()) {
+    return absl::InvalidArgumentError("start_date and end_date must be given together");
+  }
+  status = CollectIdentifiers("org_unit", FirstOf(schemes.input_org_unit, input),
+                              request.org_unit(), &params->org_units);
+  if (!status.ok()) return status;
+  status = CollectIdentifiers("org_unit_group", FirstOf(std::nullopt, input),
+                              request.org_unit_group(), &params->org_unit_groups);
+  if (!status.ok()) return status;
+  return CollectIdentifiers("attribute_option_combo", FirstOf(std::nullopt, input),
+                            request.attribute_option_combo(), &params->attribute_option_combos);
+}
+
+// last_updated and last_updated_duration.
+absl::Status BindLastUpdated(const dvexport::v1::ExportRequest& request, ExportParams* params) {
+  if (!request.last_updated().empty()) {
+    absl::StatusOr<int64_t> micros = ParseDateTimeMicros(request.last_updated());
+    if (!micros.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("last_updated: ", micros.status().message()));
+    }
+    params->last_updated_micros = *micros;
+  }
+  const std::string& duration = request.last_updated_duration();
+  if (!duration.empty()) params->last_updated_duration_micros = ParseDuration(duration);
+  return absl::OkStatus();
+}
+
+// attribute_combo with attribute_options (E2040: both or neither); ignored when attribute option
+// combos are named.
+absl::Status BindAttributeCombo(const dvexport::v1::ExportRequest& request, ExportParams* params) {
+  if (!request.attribute_combo().empty()) {
+    absl::Status status =
+        CheckIdentifier("attribute_combo", IdScheme::Uid(), request.attribute_combo());
+    if (!status.ok()) return status;
+  }
+  Identifiers options;
+  absl::Status status = CollectIdentifiers("attribute_options", IdScheme::Uid(),
+                                           request.attribute_options(), &options);
+  if (!status.ok()) return status;
+  if (request.attribute_combo().empty() != options.empty()) {
+    return absl::InvalidArgumentError(
+        "E2040: Both category combination and category options must be specified");
+  }
+  if (params->attribute_option_combos.empty()) {
+    params->attribute_combo = request.attribute_combo();
+    params->attribute_options = std::move(options.values);
+  }
+  return absl::OkStatus();
+}
+
+// changes_since and start_change_stream, which exclude limit and each other (docs/SYNC.md).
+absl::Status BindChangeTracking(const dvexport::v1::ExportRequest& request, ExportParams* params) {
+  if (!request.changes_since().empty()) {
+    absl::StatusOr<ChangeToken> token = DecodeChangeToken(request.changes_since());
+    if (!token.ok()) return token.status();
+    if (params->limit.has_value()) {
+      return absl::InvalidArgumentError(
+          "changes_since: cannot be combined with limit (a limited export is incomplete, so the "
+          "next token would skip what it left out)");
+    }
+    params->changes_since = *token;
+  }
+  if (request.start_change_stream()) {
+    if (params->limit.has_value()) {
+      return absl::InvalidArgumentError(
+          "start_change_stream: cannot be combined with limit (a stream starts with a complete "
+          "export)");
+    }
+    if (params->changes_since.has_value()) {
+      return absl::InvalidArgumentError(
+          "start_change_stream: cannot be combined with changes_since (a delta continues the "
+          "stream or snapshot its token names; a new stream starts with a full export)");
+    }
+    params->start_change_stream = true;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 bool ExportParams::IsSingleDataValueSet() const {
@@ -265,8 +363,6 @@ absl::StatusOr<ExportParams> ValidateExportRequest(const dvexport::v1::ExportReq
                                                    RuleOrder order) {
   absl::StatusOr<RequestIdSchemes> schemes = ParseIdSchemes(request);
   if (!schemes.ok()) return schemes.status();
-  const std::optional<IdScheme>& input = schemes->input;
-
   ExportParams params;
   params.output.data_element = FirstOf(schemes->data_element, schemes->output);
   params.output.org_unit = FirstOf(schemes->org_unit, schemes->output);
@@ -274,89 +370,18 @@ absl::StatusOr<ExportParams> ValidateExportRequest(const dvexport::v1::ExportReq
   params.output.attribute_option_combo = FirstOf(schemes->attribute_option_combo, schemes->output);
   params.output.data_set = FirstOf(schemes->data_set, schemes->output);
 
-  absl::Status status = CollectIdentifiers("data_set", FirstOf(schemes->input_data_set, input),
-                                           request.data_set(), &params.data_sets);
+  absl::Status status = BindSelection(request, *schemes, &params);
   if (!status.ok()) return status;
-  status =
-      CollectIdentifiers("data_element_group", FirstOf(schemes->input_data_element_group, input),
-                         request.data_element_group(), &params.data_element_groups);
+  status = BindLastUpdated(request, &params);
   if (!status.ok()) return status;
-  status = CollectIdentifiers("data_element", FirstOf(schemes->input_data_element, input),
-                              request.data_element(), &params.data_elements);
+  status = BindAttributeCombo(request, &params);
   if (!status.ok()) return status;
-  status = CollectPeriods(request.period(), &params.periods);
-  if (!status.ok()) return status;
-  status = ParseOptionalDate("start_date", request.start_date(), &params.start_date);
-  if (!status.ok()) return status;
-  status = ParseOptionalDate("end_date", request.end_date(), &params.end_date);
-  if (!status.ok()) return status;
-  if (params.start_date.has_value() != params.end_date.has_value()) {
-    return absl::InvalidArgumentError("start_date and end_date must be given together");
-  }
-  status = CollectIdentifiers("org_unit", FirstOf(schemes->input_org_unit, input),
-                              request.org_unit(), &params.org_units);
-  if (!status.ok()) return status;
-  status = CollectIdentifiers("org_unit_group", FirstOf(std::nullopt, input),
-                              request.org_unit_group(), &params.org_unit_groups);
-  if (!status.ok()) return status;
-  status = CollectIdentifiers("attribute_option_combo", FirstOf(std::nullopt, input),
-                              request.attribute_option_combo(), &params.attribute_option_combos);
-  if (!status.ok()) return status;
-  if (!request.last_updated().empty()) {
-    absl::StatusOr<int64_t> micros = ParseDateTimeMicros(request.last_updated());
-    if (!micros.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("last_updated: ", micros.status().message()));
-    }
-    params.last_updated_micros = *micros;
-  }
-  const std::string& duration = request.last_updated_duration();
-  if (!duration.empty()) params.last_updated_duration_micros = ParseDuration(duration);
-
-  if (!request.attribute_combo().empty()) {
-    status = CheckIdentifier("attribute_combo", IdScheme::Uid(), request.attribute_combo());
-    if (!status.ok()) return status;
-  }
-  Identifiers options;
-  status = CollectIdentifiers("attribute_options", IdScheme::Uid(), request.attribute_options(),
-                              &options);
-  if (!status.ok()) return status;
-  if (request.attribute_combo().empty() != options.empty()) {
-    return absl::InvalidArgumentError(
-        "E2040: Both category combination and category options must be specified");
-  }
-  if (params.attribute_option_combos.empty()) {
-    params.attribute_combo = request.attribute_combo();
-    params.attribute_options = std::move(options.values);
-  }
-
   params.children = request.children();
   params.include_deleted = request.include_deleted();
   if (request.has_limit()) params.limit = request.limit();
-  if (!request.changes_since().empty()) {
-    absl::StatusOr<ChangeToken> token = DecodeChangeToken(request.changes_since());
-    if (!token.ok()) return token.status();
-    if (params.limit.has_value()) {
-      return absl::InvalidArgumentError(
-          "changes_since: cannot be combined with limit (a limited export is incomplete, so the "
-          "next token would skip what it left out)");
-    }
-    params.changes_since = *token;
-  }
-  if (request.start_change_stream()) {
-    if (params.limit.has_value()) {
-      return absl::InvalidArgumentError(
-          "start_change_stream: cannot be combined with limit (a stream starts with a complete "
-          "export)");
-    }
-    if (params.changes_since.has_value()) {
-      return absl::InvalidArgumentError(
-          "start_change_stream: cannot be combined with changes_since (a delta continues the "
-          "stream or snapshot its token names; a new stream starts with a full export)");
-    }
-    params.start_change_stream = true;
-  }
-
-  status = CheckDhis2Rules(params, duration, order);
+  status = BindChangeTracking(request, &params);
+  if (!status.ok()) return status;
+  status = CheckDhis2Rules(params, request.last_updated_duration(), order);
   if (!status.ok()) return status;
   return params;
 }

@@ -420,6 +420,30 @@ absl::StatusOr<Period> ParseIsoPeriod(std::string_view iso) {
   return *period;
 }
 
+namespace {
+
+// The id of the week (or two weeks) of "type" that starts on "start": "2024W1", "2024WedW1",
+// "2024BiW1".
+void AppendWeekId(PeriodType type, sys_days start, IsoIdBuilder* id) {
+  if (type == PeriodType::kBiWeekly) {
+    const WeekDate week = ToWeekDate(start, std::chrono::Monday);
+    id->Int(week.year);
+    id->Text("BiW");
+    id->Int(week.week / 2 + 1);
+    return;
+  }
+  const WeekDate week = ToWeekDate(start, *FirstDayOfWeek(type));
+  id->Int(week.year);
+  if (type == PeriodType::kWeeklyWednesday) id->Text("Wed");
+  if (type == PeriodType::kWeeklyThursday) id->Text("Thu");
+  if (type == PeriodType::kWeeklySaturday) id->Text("Sat");
+  if (type == PeriodType::kWeeklySunday) id->Text("Sun");
+  id->Text("W");
+  id->Int(week.week);
+}
+
+}  // namespace
+
 std::string FormatIsoPeriod(PeriodType type, std::chrono::sys_days start) {
   const sys_days s = StartOfPeriod(type, start);
   const year_month_day ymd{s};
@@ -436,24 +460,10 @@ std::string FormatIsoPeriod(PeriodType type, std::chrono::sys_days start) {
     case PeriodType::kWeeklyWednesday:
     case PeriodType::kWeeklyThursday:
     case PeriodType::kWeeklySaturday:
-    case PeriodType::kWeeklySunday: {
-      const WeekDate week = ToWeekDate(s, *FirstDayOfWeek(type));
-      id.Int(week.year);
-      if (type == PeriodType::kWeeklyWednesday) id.Text("Wed");
-      if (type == PeriodType::kWeeklyThursday) id.Text("Thu");
-      if (type == PeriodType::kWeeklySaturday) id.Text("Sat");
-      if (type == PeriodType::kWeeklySunday) id.Text("Sun");
-      id.Text("W");
-      id.Int(week.week);
+    case PeriodType::kWeeklySunday:
+    case PeriodType::kBiWeekly:
+      AppendWeekId(type, s, &id);
       break;
-    }
-    case PeriodType::kBiWeekly: {
-      const WeekDate week = ToWeekDate(s, std::chrono::Monday);
-      id.Int(week.year);
-      id.Text("BiW");
-      id.Int(week.week / 2 + 1);
-      break;
-    }
     case PeriodType::kMonthly:
       id.Int(y);
       id.TwoDigits(m);
