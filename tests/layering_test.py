@@ -11,8 +11,11 @@ include any header; this test is what keeps the layers apart:
   service/auth    -> service/db, service/dhis2, common
   service/pipeline -> service/auth, service/db, service/dhis2, service/encode, common, proto
   service/http    -> service/pipeline, service/auth, service/dhis2, common, proto
-  service/server  -> service/http (to open the HTTP door beside the gRPC one), service/pipeline,
-                     service/auth, service/db, service/dhis2, service/encode, common, proto
+  service/grpc    -> service/pipeline, service/auth, service/encode, common, proto (the gRPC door,
+                     a peer of service/http)
+  service/server  -> service/grpc and service/http (the process opens both doors; the only room
+                     that includes both), service/pipeline, service/auth, service/db,
+                     service/dhis2, service/encode, common, proto
   client          -> common, proto
   tools           -> client, common, proto
 
@@ -35,6 +38,7 @@ LAYERS = {
     "service/auth": ("service/auth/",),
     "service/pipeline": ("service/pipeline/",),
     "service/http": ("service/http/",),
+    "service/grpc": ("service/grpc/",),
     "service/server": ("service/server/",),
     "client": ("client/",),
     "tools": ("tools/",),
@@ -50,7 +54,8 @@ ALLOWED = {
     "service/pipeline": {"service/auth", "service/db", "service/dhis2", "service/encode",
                          "common", "proto"},
     "service/http": {"service/pipeline", "service/auth", "service/dhis2", "common", "proto"},
-    "service/server": {"service/http", "service/pipeline", "service/auth", "service/db",
+    "service/grpc": {"service/pipeline", "service/auth", "service/encode", "common", "proto"},
+    "service/server": {"service/grpc", "service/http", "service/pipeline", "service/auth", "service/db",
                        "service/dhis2", "service/encode", "common", "proto"},
     "client": {"common", "proto"},
     "tools": {"client", "common", "proto"},
@@ -112,9 +117,13 @@ def self_test():
         "common/b.h": '#include "tests/support/x.h"\n',
         "service/dhis2/p.cc": '#include "dvexport/v1/export.pb.h"\n',
         "service/encode/q.cc": '#include "service/db/read_session.h"\n',
-        "service/pipeline/r.cc": '#include "service/server/export_call.h"\n',
+        "service/pipeline/r.cc": '#include "service/grpc/export_call.h"\n',
         "service/http/s.cc": '#include "service/pipeline/export.h"\n#include "service/db/x.h"\n',
-        "service/server/t.cc": '#include "service/http/http_server.h"\n',
+        "service/grpc/u.cc": '#include "service/pipeline/export.h"\n'
+                             '#include "service/http/http_server.h"\n'
+                             '#include "service/server/export_server.h"\n',
+        "service/server/t.cc": '#include "service/http/http_server.h"\n'
+                               '#include "service/grpc/export_service.h"\n',
     }
     with tempfile.TemporaryDirectory() as root:
         for path, text in files.items():
@@ -126,9 +135,12 @@ def self_test():
         'client/c.cc:2: client includes "service/encode/crc32.h" of service/encode',
         'common/b.h:1: common includes "tests/support/x.h", which belongs to no library layer',
         'service/encode/q.cc:1: service/encode includes "service/db/read_session.h" of service/db',
-        'service/pipeline/r.cc:1: service/pipeline includes "service/server/export_call.h" of '
-        'service/server',
+        'service/pipeline/r.cc:1: service/pipeline includes "service/grpc/export_call.h" of '
+        'service/grpc',
         'service/http/s.cc:2: service/http includes "service/db/x.h" of service/db',
+        'service/grpc/u.cc:2: service/grpc includes "service/http/http_server.h" of service/http',
+        'service/grpc/u.cc:3: service/grpc includes "service/server/export_server.h" of '
+        'service/server',
     ]
     found = all(any(p.startswith(e) for p in problems) for e in expected)
     if not found or len(problems) != len(expected):

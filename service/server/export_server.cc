@@ -19,8 +19,8 @@
 #include "common/pem_file.h"
 #include "grpc/health/v1/health.pb.h"
 #include "service/db/libpq_gaps.h"
-#include "service/server/accept_guard.h"
-#include "service/server/connection_activity.h"
+#include "service/grpc/accept_guard.h"
+#include "service/grpc/connection_activity.h"
 
 namespace dvexport::server {
 namespace {
@@ -143,39 +143,10 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
   server->client_identities_ = std::move(client_identities);
   server->descriptor_ceiling_ = *ceiling;
   // On before the listener accepts its first connection.
-  GuardAcceptedConnections(*ceiling);
+  grpc_door::GuardAcceptedConnections(*ceiling);
   server->pool_ = std::make_unique<db::ConnectionPool>(options.conninfo, options.pool_size);
-  if (!options.metrics_listen.empty()) {
-    ExportServer* self = server.get();
-    absl::StatusOr<std::unique_ptr<pipeline::ServerMetrics>> metrics =
-        pipeline::ServerMetrics::Start(
-            options.metrics_listen,
-            {.active_exports =
-                 [self] {
-                   return self->pipeline_ == nullptr ? 0 : self->pipeline_->active_exports();
-                 },
-             .queued_exports =
-                 [self] {
-                   return self->pipeline_ == nullptr ? 0 : self->pipeline_->queued_exports();
-                 },
-             .db_pool_in_use = [self] { return self->pool_->in_use(); },
-             .http_connections =
-                 options.http.listen.empty()
-                     ? std::function<int64_t()>()
-                     : [self] { return self->HttpStat(&http::HttpServer::connections); },
-             .http_pending_heads =
-                 [self] { return self->HttpStat(&http::HttpServer::pending_heads); },
-             .http_evicted_heads =
-                 [self] { return self->HttpStat(&http::HttpServer::evicted_heads); },
-             .http_connection_failures =
-                 [self] { return self->HttpStat(&http::HttpServer::connection_failures); }});
-    if (!metrics.ok()) return metrics.status();
-    server->metrics_ = *std::move(metrics);
-  }
-  if (server->metrics_ != nullptr) {
-    server->metrics_->SetAuthMode(options.service.auth == pipeline::AuthMode::kDhis2 ? "dhis2"
-                                                                                     : "none");
-  }
+  absl::Status metrics = server->StartMetrics(options);
+  if (!metrics.ok()) return metrics;
   server->log_ = std::make_unique<pipeline::CallLog>(server->metrics_.get(), stderr);
   server->change_stream_health_ = std::make_unique<pipeline::ChangeStreamHealth>(
       server->metrics_.get(),
@@ -183,20 +154,78 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
   server->pipeline_ = std::make_unique<pipeline::ExportPipeline>(
       server->pool_.get(), service_options, server->log_.get(), server->metrics_.get(),
       server->metrics_.get(), server->change_stream_health_.get());
-  server->service_ = std::make_unique<DataValueExportService>(server->pipeline_.get());
+  server->service_ = std::make_unique<grpc_door::DataValueExportService>(server->pipeline_.get());
+  absl::Status started = server->StartHttp(options);
+  if (started.ok()) started = server->StartGrpc(options);
+  if (!started.ok()) return started;
+  absl::StatusOr<grpc_door::ListenerAddress> listener = grpc_door::ResolveListenerAddress(
+      options.listen, server->port_, !options.tls_cert_file.empty());
+  if (!listener.ok()) return listener.status();
+  server->listener_ = *std::move(listener);
+  server->on_listener_lost_ = options.on_listener_lost;
+  // NOT_SERVING until a probe says otherwise; the prober probes at once, and Start waits for
+  // that first answer only briefly: a database that does not answer never holds up startup. The
+  // change streams' status, registered here, waits for the monitor's first poll.
+  if (options.service.change_stream_poll.count() > 0) {
+    server->server_->GetHealthCheckService()->SetServingStatus(
+        pipeline::kChangeStreamsHealthService, false);
+  }
+  server->server_->GetHealthCheckService()->SetServingStatus(false);
+  server->probe_timeout_ = std::min(options.health_probe_interval, kMaxProbeTimeout);
+  server->prober_ =
+      std::thread(&ExportServer::RunProber, server.get(), options.health_probe_interval);
+  // Its first poll logs the kind of change token this database gives (and why not stream).
+  server->pipeline_->change_streams().Start();
+  server->watchdog_ = std::thread(&ExportServer::RunListenerWatchdog, server.get(),
+                                  options.listener_probe_interval);
+  std::unique_lock<std::mutex> lock(server->prober_mu_);
+  server->prober_wake_.wait_for(lock, kFirstProbeWait, [&server]() { return server->probes_ > 0; });
+  return server;
+}
+
+absl::Status ExportServer::StartMetrics(const ServerOptions& options) {
+  if (!options.metrics_listen.empty()) {
+    absl::StatusOr<std::unique_ptr<pipeline::ServerMetrics>> metrics =
+        pipeline::ServerMetrics::Start(
+            options.metrics_listen,
+            {.active_exports =
+                 [this] { return pipeline_ == nullptr ? 0 : pipeline_->active_exports(); },
+             .queued_exports =
+                 [this] { return pipeline_ == nullptr ? 0 : pipeline_->queued_exports(); },
+             .db_pool_in_use = [this] { return pool_->in_use(); },
+             .http_connections = options.http.listen.empty()
+                                     ? std::function<int64_t()>()
+                                     : [this] { return HttpStat(&http::HttpServer::connections); },
+             .http_pending_heads = [this] { return HttpStat(&http::HttpServer::pending_heads); },
+             .http_evicted_heads = [this] { return HttpStat(&http::HttpServer::evicted_heads); },
+             .http_connection_failures =
+                 [this] { return HttpStat(&http::HttpServer::connection_failures); }});
+    if (!metrics.ok()) return metrics.status();
+    metrics_ = *std::move(metrics);
+  }
+  if (metrics_ != nullptr) {
+    metrics_->SetAuthMode(options.service.auth == pipeline::AuthMode::kDhis2 ? "dhis2" : "none");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ExportServer::StartHttp(const ServerOptions& options) {
   if (!options.http.listen.empty()) {
     http::HttpServerOptions http_options = options.http;
     http_options.tls_cert_file = options.tls_cert_file;
     http_options.tls_key_file = options.tls_key_file;
     http_options.tls_client_ca_file = options.tls_client_ca_file;
     absl::StatusOr<std::unique_ptr<http::HttpServer>> http =
-        http::HttpServer::Start(http_options, server->pipeline_.get());
+        http::HttpServer::Start(http_options, pipeline_.get());
     if (!http.ok()) return http.status();
-    server->http_ = *std::move(http);
-    std::lock_guard<std::mutex> lock(server->http_stats_mu_);
-    server->http_stats_ = server->http_.get();
+    http_ = *std::move(http);
+    std::lock_guard<std::mutex> lock(http_stats_mu_);
+    http_stats_ = http_.get();
   }
+  return absl::OkStatus();
+}
 
+absl::Status ExportServer::StartGrpc(const ServerOptions& options) {
   grpc::EnableDefaultHealthCheckService(true);
   // gRPC's health service is built in without its descriptors: linking them in lets reflection
   // describe grpc.health.v1.Health (ghz --call grpc.health.v1.Health.Check needs no --proto).
@@ -205,7 +234,7 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
   grpc::ServerBuilder builder;
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials = MakeCredentials(options);
   if (!credentials.ok()) return credentials.status();
-  builder.AddListeningPort(options.listen, *credentials, &server->port_);
+  builder.AddListeningPort(options.listen, *credentials, &port_);
   grpc::ResourceQuota quota("dvexport");
   quota.SetMaxThreads(options.max_threads > 0 ? options.max_threads
                                               : options.service.max_concurrent_exports + 16);
@@ -235,34 +264,12 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
                              kMinClientPingIntervalMs);
-  builder.RegisterService(server->service_.get());
-  server->server_ = builder.BuildAndStart();
-  if (server->server_ == nullptr || server->port_ == 0) {
+  builder.RegisterService(service_.get());
+  server_ = builder.BuildAndStart();
+  if (server_ == nullptr || port_ == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));
   }
-  absl::StatusOr<ListenerAddress> listener =
-      ResolveListenerAddress(options.listen, server->port_, !options.tls_cert_file.empty());
-  if (!listener.ok()) return listener.status();
-  server->listener_ = *std::move(listener);
-  server->on_listener_lost_ = options.on_listener_lost;
-  // NOT_SERVING until a probe says otherwise; the prober probes at once, and Start waits for
-  // that first answer only briefly: a database that does not answer never holds up startup. The
-  // change streams' status, registered here, waits for the monitor's first poll.
-  if (options.service.change_stream_poll.count() > 0) {
-    server->server_->GetHealthCheckService()->SetServingStatus(
-        pipeline::kChangeStreamsHealthService, false);
-  }
-  server->server_->GetHealthCheckService()->SetServingStatus(false);
-  server->probe_timeout_ = std::min(options.health_probe_interval, kMaxProbeTimeout);
-  server->prober_ =
-      std::thread(&ExportServer::RunProber, server.get(), options.health_probe_interval);
-  // Its first poll logs the kind of change token this database gives (and why not stream).
-  server->pipeline_->change_streams().Start();
-  server->watchdog_ = std::thread(&ExportServer::RunListenerWatchdog, server.get(),
-                                  options.listener_probe_interval);
-  std::unique_lock<std::mutex> lock(server->prober_mu_);
-  server->prober_wake_.wait_for(lock, kFirstProbeWait, [&server]() { return server->probes_ > 0; });
-  return server;
+  return absl::OkStatus();
 }
 
 void ExportServer::ProbeDatabase() {
@@ -301,10 +308,10 @@ void ExportServer::RunListenerWatchdog(std::chrono::milliseconds interval) {
   std::unique_lock<std::mutex> lock(prober_mu_);
   while (!prober_wake_.wait_for(lock, interval, [this] { return prober_stop_; })) {
     lock.unlock();
-    const int64_t dropped_before = ConnectionsDroppedByGuard();
-    const absl::Status probe = ProbeListener(listener_, timeout);
+    const int64_t dropped_before = grpc_door::ConnectionsDroppedByGuard();
+    const absl::Status probe = grpc_door::ProbeListener(listener_, timeout);
     // The guard dropped connections meanwhile (the probe's among them): the listener accepts.
-    const bool full = ConnectionsDroppedByGuard() != dropped_before;
+    const bool full = grpc_door::ConnectionsDroppedByGuard() != dropped_before;
     if (probe.ok() || full) {
       failures = 0;
       lock.lock();
@@ -388,7 +395,7 @@ void ExportServer::Shutdown(std::chrono::system_clock::time_point deadline) {
   // settle even when no call is running.
   const bool settled =
       pipeline_->WaitForCalls(std::chrono::duration_cast<std::chrono::milliseconds>(remaining)) &&
-      WaitForConnectionsToSettle(kSettledAfter, settle_by);
+      grpc_door::WaitForConnectionsToSettle(kSettledAfter, settle_by);
   // With nothing left to lose, gRPC's graceful GOAWAY (a PING the client must answer, which an
   // idle synchronous client does only every few seconds) gets a second, not the whole grace.
   server_->Shutdown(settled ? std::min(deadline, std::chrono::system_clock::now() + kGoawayWait)

@@ -14,11 +14,11 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "service/db/connection_pool.h"
+#include "service/grpc/export_service.h"
+#include "service/grpc/listener_probe.h"
 #include "service/http/http_server.h"
 #include "service/pipeline/change_stream_health.h"
 #include "service/pipeline/metrics.h"
-#include "service/server/export_service.h"
-#include "service/server/listener_probe.h"
 
 namespace dvexport::server {
 
@@ -56,7 +56,7 @@ struct ServerOptions {
   // A client connection that has not sent its HTTP/2 preface and SETTINGS this long after it was
   // accepted (the TLS handshake included) is closed (gRPC's default: 2 minutes).
   std::chrono::milliseconds handshake_timeout{5000};
-  // How often the gRPC port is probed from inside the process (ProbeListener); after
+  // How often the gRPC port is probed from inside the process (grpc_door::ProbeListener); after
   // kListenerProbeFailures probes in a row fail, the listener is taken as lost.
   std::chrono::milliseconds listener_probe_interval{5000};
   // Called once, on the watchdog's thread, when the listener is lost, after health has turned
@@ -96,8 +96,8 @@ inline constexpr int kMinClientDescriptors = 16;
 // DescriptorReserve(pool_size) (accept_guard.h: beyond it a new connection is closed at once, and
 // gRPC's listener never sees EMFILE); Start fails when that leaves fewer than
 // kMinClientDescriptors. A watchdog probes the gRPC port every listener_probe_interval
-// (ProbeListener, plaintext or TLS as served); a probe that fails while the guard is dropping
-// connections means the server is full, not that its listener is gone. After
+// (grpc_door::ProbeListener, plaintext or TLS as served); a probe that fails while the guard is
+// dropping connections means the server is full, not that its listener is gone. After
 // kListenerProbeFailures other failures in a row, health turns NOT_SERVING for good and
 // on_listener_lost is called.
 class ExportServer {
@@ -108,7 +108,7 @@ class ExportServer {
   // The port actually bound.
   int port() const { return port_; }
 
-  const DataValueExportService& service() const { return *service_; }
+  const grpc_door::DataValueExportService& service() const { return *service_; }
   // The HTTP door's port actually bound; 0 without the HTTP door.
   int http_port() const { return http_ == nullptr ? 0 : http_->port(); }
   // The metrics port actually bound; 0 without metrics.
@@ -130,6 +130,11 @@ class ExportServer {
  private:
   ExportServer() = default;
 
+  // The parts of Start: the metrics server (with options.metrics_listen), the HTTP door (with
+  // options.http.listen), the gRPC server with its services, listening.
+  absl::Status StartMetrics(const ServerOptions& options);
+  absl::Status StartHttp(const ServerOptions& options);
+  absl::Status StartGrpc(const ServerOptions& options);
   // Sets the health status from one database probe.
   void ProbeDatabase();
   // Probes every "interval" until StopProber().
@@ -155,7 +160,7 @@ class ExportServer {
   // The monitor's observer (before the pipeline that holds the monitor, so that it outlives it).
   std::unique_ptr<pipeline::ChangeStreamHealth> change_stream_health_;
   std::unique_ptr<pipeline::ExportPipeline> pipeline_;
-  std::unique_ptr<DataValueExportService> service_;
+  std::unique_ptr<grpc_door::DataValueExportService> service_;
   std::unique_ptr<http::HttpServer> http_;
   // What /metrics reads of the HTTP door: http_ while it lives (a scrape may come from the
   // metrics threads at any time).
@@ -165,7 +170,7 @@ class ExportServer {
   int port_ = 0;
   int descriptor_ceiling_ = 0;
   std::chrono::milliseconds probe_timeout_{2000};
-  ListenerAddress listener_;
+  grpc_door::ListenerAddress listener_;
   std::function<void()> on_listener_lost_;
 
   mutable std::mutex prober_mu_;

@@ -35,9 +35,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "service/server/accept_guard.h"
+#include "service/grpc/accept_guard.h"
+#include "service/grpc/listener_probe.h"
 #include "service/server/export_server.h"
-#include "service/server/listener_probe.h"
 #include "tests/reliability/reliability_support.h"
 
 extern char** environ;
@@ -210,7 +210,7 @@ TEST(DescriptorLimitTest, FullDescriptorTableDropsTheConnectionAndKeepsListening
   ASSERT_TRUE(server.ok()) << server.status();
   ASSERT_TRUE(WaitFor(
       [&] { return HealthStatus(PlaintextChannel((*server)->port())) == "SERVING"; }, seconds(10)));
-  const int64_t dropped_before = server::ConnectionsDroppedByGuard();
+  const int64_t dropped_before = grpc_door::ConnectionsDroppedByGuard();
   const int client = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   ASSERT_GE(client, 0);
   timeval wait{.tv_sec = 5, .tv_usec = 0};
@@ -231,7 +231,7 @@ TEST(DescriptorLimitTest, FullDescriptorTableDropsTheConnectionAndKeepsListening
   ASSERT_EQ(connected, 0);
   EXPECT_TRUE(received == 0 || (received < 0 && received_errno == ECONNRESET))
       << received << " " << std::strerror(received_errno);
-  EXPECT_GT(server::ConnectionsDroppedByGuard(), dropped_before);
+  EXPECT_GT(grpc_door::ConnectionsDroppedByGuard(), dropped_before);
   EXPECT_TRUE(WaitFor(
       [&] {
         return HealthStatus(PlaintextChannel((*server)->port()), milliseconds(500)) == "SERVING";
@@ -320,10 +320,10 @@ class ListenerProbeTest : public ::testing::Test {
   }
 
   static absl::Status Probe(int port, bool tls) {
-    absl::StatusOr<server::ListenerAddress> address =
-        server::ResolveListenerAddress("127.0.0.1:0", port, tls);
+    absl::StatusOr<grpc_door::ListenerAddress> address =
+        grpc_door::ResolveListenerAddress("127.0.0.1:0", port, tls);
     if (!address.ok()) return address.status();
-    return server::ProbeListener(*address, milliseconds(1000));
+    return grpc_door::ProbeListener(*address, milliseconds(1000));
   }
 
   static std::string* dir_;

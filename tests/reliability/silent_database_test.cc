@@ -259,7 +259,7 @@ class SilentMidStatementTest : public ::testing::Test {
     const int64_t free_ms = MillisUntilPoolIsFree(deadline_steady);
     EXPECT_LT(free_ms, 2000);
     // Logged and counted as what ended it, although the client's deadline reaches the server as
-    // a cancel, before the server's own (server::CancelledCallStatus).
+    // a cancel, before the server's own (grpc_door::CancelledCallStatus).
     EXPECT_TRUE(WaitFor([&] { return Metric("dvexport_exports_total") == 1; }, seconds(10)));
     EXPECT_EQ(Metric("dvexport_exports_total", {"code=\"DEADLINE_EXCEEDED\""}), 1);
     std::printf("{\"event\":\"%s\",\"pool_free_after_deadline_ms\":%lld}\n", event,

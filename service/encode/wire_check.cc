@@ -1,13 +1,12 @@
-#include "service/server/request_bytes.h"
+#include "service/encode/wire_check.h"
 
 #include <cstdint>
-#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "common/utf8_sequence.h"
 
-namespace dvexport::server {
+namespace dvexport::encode::wire {
 namespace {
 
 using google::protobuf::Descriptor;
@@ -236,21 +235,8 @@ class RequestScanner {
 
 }  // namespace
 
-absl::StatusOr<std::string> RequestBytes(const grpc::ByteBuffer& buffer) {
-  std::vector<grpc::Slice> slices;
-  if (!buffer.Dump(&slices).ok()) {
-    return absl::InvalidArgumentError("the request's bytes could not be read");
-  }
-  std::string bytes;
-  bytes.reserve(buffer.Length());
-  for (const grpc::Slice& slice : slices) {
-    bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
-  }
-  return bytes;
-}
-
 absl::Status CheckRequestBytes(const Descriptor* type, std::string_view bytes) {
   return RequestScanner(type, bytes).Scan();
 }
 
-}  // namespace dvexport::server
+}  // namespace dvexport::encode::wire

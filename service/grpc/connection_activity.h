@@ -1,10 +1,10 @@
-#ifndef DVEXPORT_SERVICE_SERVER_CONNECTION_ACTIVITY_H_
-#define DVEXPORT_SERVICE_SERVER_CONNECTION_ACTIVITY_H_
+#ifndef DVEXPORT_SERVICE_GRPC_CONNECTION_ACTIVITY_H_
+#define DVEXPORT_SERVICE_GRPC_CONNECTION_ACTIVITY_H_
 
 #include <chrono>
 #include <cstdint>
 
-namespace dvexport::server {
+namespace dvexport::grpc_door {
 
 // What a graceful shutdown waits for before gRPC closes its connections.
 //
@@ -34,6 +34,6 @@ ConnectionActivity CurrentConnectionActivity(std::chrono::milliseconds quiet, bo
 bool WaitForConnectionsToSettle(std::chrono::milliseconds quiet,
                                 std::chrono::steady_clock::time_point deadline);
 
-}  // namespace dvexport::server
+}  // namespace dvexport::grpc_door
 
-#endif  // DVEXPORT_SERVICE_SERVER_CONNECTION_ACTIVITY_H_
+#endif  // DVEXPORT_SERVICE_GRPC_CONNECTION_ACTIVITY_H_

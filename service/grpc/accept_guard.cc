@@ -1,4 +1,4 @@
-#include "service/server/accept_guard.h"
+#include "service/grpc/accept_guard.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -13,7 +13,7 @@
 #include <cstdio>
 #include <mutex>
 
-namespace dvexport::server {
+namespace dvexport::grpc_door {
 namespace {
 
 using Accept4Function = int (*)(int, sockaddr*, socklen_t*, int);
@@ -120,9 +120,9 @@ void GuardAcceptedConnections(int new_ceiling) {
 
 int64_t ConnectionsDroppedByGuard() { return dropped.load(std::memory_order_relaxed); }
 
-}  // namespace dvexport::server
+}  // namespace dvexport::grpc_door
 
 // The interposer (see accept_guard.h). The C library declares accept4 with these types.
 extern "C" int accept4(int fd, sockaddr* addr, socklen_t* len, int flags) {
-  return dvexport::server::GuardedAccept4(fd, addr, len, flags);
+  return dvexport::grpc_door::GuardedAccept4(fd, addr, len, flags);
 }

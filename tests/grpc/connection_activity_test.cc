@@ -1,6 +1,6 @@
 // What a graceful shutdown waits for: this process's TCP connections, over real loopback sockets.
 
-#include "service/server/connection_activity.h"
+#include "service/grpc/connection_activity.h"
 
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-namespace dvexport::server {
+namespace dvexport::grpc_door {
 namespace {
 
 using std::chrono::milliseconds;
@@ -106,4 +106,4 @@ TEST(ConnectionActivityTest, ListenersAndOtherDescriptorsAreNotConnections) {
 }
 
 }  // namespace
-}  // namespace dvexport::server
+}  // namespace dvexport::grpc_door

@@ -1,19 +1,16 @@
-#ifndef DVEXPORT_SERVICE_SERVER_REQUEST_BYTES_H_
-#define DVEXPORT_SERVICE_SERVER_REQUEST_BYTES_H_
+#ifndef DVEXPORT_SERVICE_ENCODE_WIRE_CHECK_H_
+#define DVEXPORT_SERVICE_ENCODE_WIRE_CHECK_H_
 
 #include <google/protobuf/descriptor.h>
-#include <grpcpp/support/byte_buffer.h>
 
 #include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
-#include "absl/status/statusor.h"
 
-namespace dvexport::server {
-
-// The bytes of a request as one string; InvalidArgument if gRPC cannot hand them out.
-absl::StatusOr<std::string> RequestBytes(const grpc::ByteBuffer& buffer);
+// The read side of the protobuf wire format (wire_format.h is the write side): a request's bytes
+// checked against its descriptor before protobuf parses them. Nothing of gRPC inside.
+namespace dvexport::encode::wire {
 
 // Checks the serialized "type" message "bytes" on the bytes themselves, as protobuf's parser
 // would, so that the client learns what is wrong (protobuf refuses a bad message as a whole, and
@@ -31,6 +28,6 @@ absl::StatusOr<std::string> RequestBytes(const grpc::ByteBuffer& buffer);
 //   wire type are accepted, as protobuf accepts them.
 absl::Status CheckRequestBytes(const google::protobuf::Descriptor* type, std::string_view bytes);
 
-}  // namespace dvexport::server
+}  // namespace dvexport::encode::wire
 
-#endif  // DVEXPORT_SERVICE_SERVER_REQUEST_BYTES_H_
+#endif  // DVEXPORT_SERVICE_ENCODE_WIRE_CHECK_H_

@@ -1,4 +1,4 @@
-#include "service/server/request_bytes.h"
+#include "service/encode/wire_check.h"
 
 #include <google/protobuf/descriptor.pb.h>
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 
 #include "dvexport/v1/export.pb.h"
 
-namespace dvexport::server {
+namespace dvexport::encode::wire {
 namespace {
 
 // A length-delimited field "number" holding "value", serialized by hand (protobuf would refuse
@@ -181,11 +181,5 @@ TEST(CheckRequestBytesTest, RefusesMessagesNestedTooDeep) {
             std::string::npos);
 }
 
-TEST(RequestBytesTest, JoinsTheSlices) {
-  std::vector<grpc::Slice> slices;
-  for (char c : std::string("abc")) slices.emplace_back(&c, 1);
-  EXPECT_EQ(*RequestBytes(grpc::ByteBuffer(slices.data(), slices.size())), "abc");
-}
-
 }  // namespace
-}  // namespace dvexport::server
+}  // namespace dvexport::encode::wire

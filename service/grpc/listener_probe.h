@@ -1,5 +1,5 @@
-#ifndef DVEXPORT_SERVICE_SERVER_LISTENER_PROBE_H_
-#define DVEXPORT_SERVICE_SERVER_LISTENER_PROBE_H_
+#ifndef DVEXPORT_SERVICE_GRPC_LISTENER_PROBE_H_
+#define DVEXPORT_SERVICE_GRPC_LISTENER_PROBE_H_
 
 #include <sys/socket.h>
 
@@ -10,7 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-namespace dvexport::server {
+namespace dvexport::grpc_door {
 
 // Where the server's own gRPC port is reached from inside the process, and whether it speaks TLS.
 struct ListenerAddress {
@@ -34,6 +34,6 @@ absl::StatusOr<ListenerAddress> ResolveListenerAddress(absl::string_view listen,
 // works with mutual TLS too, and makes no call. Unavailable naming what failed otherwise.
 absl::Status ProbeListener(const ListenerAddress& listener, std::chrono::milliseconds timeout);
 
-}  // namespace dvexport::server
+}  // namespace dvexport::grpc_door
 
-#endif  // DVEXPORT_SERVICE_SERVER_LISTENER_PROBE_H_
+#endif  // DVEXPORT_SERVICE_GRPC_LISTENER_PROBE_H_

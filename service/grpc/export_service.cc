@@ -1,6 +1,9 @@
-#include "service/server/export_service.h"
+#include "service/grpc/export_service.h"
 
-namespace dvexport::server {
+#include "service/grpc/export_call.h"
+#include "service/grpc/unary_call.h"
+
+namespace dvexport::grpc_door {
 
 grpc::ServerWriteReactor<grpc::ByteBuffer>* DataValueExportService::ExportFile(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request) {
@@ -18,21 +21,21 @@ grpc::ServerUnaryReactor* DataValueExportService::CountDataValues(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
     grpc::ByteBuffer* response) {
   Enter();
-  return new CountCall(pipeline_, context, request, response);
+  return StartCount(pipeline_, context, request, response);
 }
 
 grpc::ServerUnaryReactor* DataValueExportService::ListChangeStreams(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
     grpc::ByteBuffer* response) {
   Enter();
-  return ChangeStreamRpc::StartList(pipeline_, context, request, response);
+  return StartListChangeStreams(pipeline_, context, request, response);
 }
 
 grpc::ServerUnaryReactor* DataValueExportService::DropChangeStream(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
     grpc::ByteBuffer* response) {
   Enter();
-  return ChangeStreamRpc::StartDrop(pipeline_, context, request, response);
+  return StartDropChangeStream(pipeline_, context, request, response);
 }
 
-}  // namespace dvexport::server
+}  // namespace dvexport::grpc_door

@@ -1,9 +1,9 @@
-#ifndef DVEXPORT_SERVICE_SERVER_ACCEPT_GUARD_H_
-#define DVEXPORT_SERVICE_SERVER_ACCEPT_GUARD_H_
+#ifndef DVEXPORT_SERVICE_GRPC_ACCEPT_GUARD_H_
+#define DVEXPORT_SERVICE_GRPC_ACCEPT_GUARD_H_
 
 #include <cstdint>
 
-namespace dvexport::server {
+namespace dvexport::grpc_door {
 
 // Keeps gRPC's listener accepting when client connections would exhaust the process's file
 // descriptors.
@@ -32,6 +32,6 @@ void GuardAcceptedConnections(int ceiling);
 // Connections closed by the guard so far (at or above the ceiling, or through the spare).
 int64_t ConnectionsDroppedByGuard();
 
-}  // namespace dvexport::server
+}  // namespace dvexport::grpc_door
 
-#endif  // DVEXPORT_SERVICE_SERVER_ACCEPT_GUARD_H_
+#endif  // DVEXPORT_SERVICE_GRPC_ACCEPT_GUARD_H_

@@ -1,4 +1,4 @@
-#include "service/server/connection_activity.h"
+#include "service/grpc/connection_activity.h"
 
 #include <dirent.h>
 #include <linux/sockios.h>
@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <thread>
 
-namespace dvexport::server {
+namespace dvexport::grpc_door {
 namespace {
 
 // Adds "fd" to "*activity" if it is a connected TCP socket. A descriptor closed (or reused) since
@@ -69,4 +69,4 @@ bool WaitForConnectionsToSettle(std::chrono::milliseconds quiet,
   }
 }
 
-}  // namespace dvexport::server
+}  // namespace dvexport::grpc_door

@@ -1,5 +1,5 @@
-#ifndef DVEXPORT_SERVICE_SERVER_EXPORT_SERVICE_H_
-#define DVEXPORT_SERVICE_SERVER_EXPORT_SERVICE_H_
+#ifndef DVEXPORT_SERVICE_GRPC_EXPORT_SERVICE_H_
+#define DVEXPORT_SERVICE_GRPC_EXPORT_SERVICE_H_
 
 #include <grpcpp/grpcpp.h>
 
@@ -8,9 +8,8 @@
 
 #include "dvexport/v1/export.grpc.pb.h"
 #include "service/pipeline/export_pipeline.h"
-#include "service/server/export_call.h"
 
-namespace dvexport::server {
+namespace dvexport::grpc_door {
 
 // The generated service with every method taking and sending raw bytes (grpc::ByteBuffer: the
 // service parses requests itself, saying what is wrong with a malformed one (CheckRequestBytes:
@@ -81,6 +80,6 @@ class DataValueExportService final : public DataValueExportCallbackBase {
   std::atomic<bool> built_{false};
 };
 
-}  // namespace dvexport::server
+}  // namespace dvexport::grpc_door
 
-#endif  // DVEXPORT_SERVICE_SERVER_EXPORT_SERVICE_H_
+#endif  // DVEXPORT_SERVICE_GRPC_EXPORT_SERVICE_H_

@@ -1,4 +1,4 @@
-#include "service/server/listener_probe.h"
+#include "service/grpc/listener_probe.h"
 
 #include <fcntl.h>
 #include <netdb.h>
@@ -15,7 +15,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
-namespace dvexport::server {
+namespace dvexport::grpc_door {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -243,4 +243,4 @@ absl::Status ProbeListener(const ListenerAddress& listener, std::chrono::millise
   return absl::OkStatus();
 }
 
-}  // namespace dvexport::server
+}  // namespace dvexport::grpc_door
