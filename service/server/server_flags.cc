@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,11 +39,15 @@ struct IntegerFlag {
   absl::string_view why;
 };
 
-absl::Status CheckRange(const IntegerFlag& flag) {
-  if (flag.value >= flag.min && flag.value <= flag.max) return absl::OkStatus();
-  return absl::InvalidArgumentError(
-      absl::StrCat("--", flag.name, ": ", flag.value, " is not between ", flag.min, " and ",
-                   flag.max, flag.why.empty() ? "" : " (", flag.why, flag.why.empty() ? "" : ")"));
+// The first of "flags" out of its range, naming the flag, its value and the range; OK if none.
+absl::Status CheckRanges(std::initializer_list<IntegerFlag> flags) {
+  for (const IntegerFlag& flag : flags) {
+    if (flag.value >= flag.min && flag.value <= flag.max) continue;
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--", flag.name, ": ", flag.value, " is not between ", flag.min, " and ", flag.max,
+        flag.why.empty() ? "" : " (", flag.why, flag.why.empty() ? "" : ")"));
+  }
+  return absl::OkStatus();
 }
 
 struct HostPort {
@@ -99,6 +104,17 @@ absl::Status NotHostPort(absl::string_view flag, absl::string_view value) {
 // other host.
 bool IsWildcardHost(absl::string_view host) { return host == "0.0.0.0" || host == "[::]"; }
 
+// Whether "a" and "b" would listen on the same port (port 0 picks a free one).
+bool SharePort(const HostPort& a, const HostPort& b) {
+  return a.port != 0 && a.port == b.port &&
+         (a.host == b.host || IsWildcardHost(a.host) || IsWildcardHost(b.host));
+}
+
+absl::Status NamesADirectory(absl::string_view flag, absl::string_view value) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("--", flag, ": \"", value, "\" names a directory; give a file name"));
+}
+
 // What of the TLS flags is given without what it needs.
 absl::Status CheckTlsFlags(const ServerFlags& flags) {
   if (!flags.tls_cert.empty() && flags.tls_key.empty()) {
@@ -134,112 +150,25 @@ absl::Status CheckPublicationName(absl::string_view name) {
       "\" is not a PostgreSQL publication name: [a-z_][a-z0-9_]*, at most 63 characters"));
 }
 
-}  // namespace
-
-absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
-  const IntegerFlag integer_flags[] = {
+// The process's own options: where the gRPC door listens and how it is watched, the database
+// and its pool, TLS, the metrics port, --client_identities' file; and main's --shutdown_grace_s
+// and --port_file.
+absl::StatusOr<ServerOptions> ProcessOptionsFromFlags(const ServerFlags& flags) {
+  absl::Status ranges = CheckRanges({
       {"pool_size", flags.pool_size, 1, 1000, ""},
-      {"max_concurrent_exports", flags.max_concurrent_exports, 1, 1000, ""},
-      {"max_queued_exports", flags.max_queued_exports, 0, 10000, "0: refuse at once"},
-      {"max_queue_wait_ms", flags.max_queue_wait_ms, 0, 600000,
-       "0: refuse at once; at most 10 minutes"},
-      {"chunk_kib", flags.chunk_kib, 16, 4096, ""},
-      {"statement_timeout_s", flags.statement_timeout_s, 0, 86400,
-       "0: the role's or database's setting; at most a day"},
-      {"read_streams", flags.read_streams, 1, 16, ""},
-      {"parallel_min_rows", flags.parallel_min_rows, 0, 1000000000000, ""},
-      {"connection_wait_ms", flags.connection_wait_ms, 0, 600000, "0: no wait; at most 10 minutes"},
       {"shutdown_grace_s", flags.shutdown_grace_s, 0, 86400, "at most a day"},
       {"health_probe_interval_ms", flags.health_probe_interval_ms, 100, 600000,
        "at least 100 ms, at most 10 minutes"},
       {"max_connection_age_s", flags.max_connection_age_s, 0, 2147483,
        "0: never; gRPC takes the age in milliseconds as an int, so at most about 24.8 days"},
-      {"stall_timeout_s", flags.stall_timeout_s, 1, 86400, "at most a day"},
-      {"stall_timeout_contended_s", flags.stall_timeout_contended_s, 1, 86400,
-       "at most a day; above --stall_timeout_s it changes nothing"},
-      {"max_zstd_level", flags.max_zstd_level, 1, 19, "zstd's levels; 20-22 are never offered"},
       {"handshake_timeout_ms", flags.handshake_timeout_ms, 100, 120000,
        "at most gRPC's own default of 2 minutes"},
       {"listener_probe_interval_ms", flags.listener_probe_interval_ms, 100, 600000,
        "at least 100 ms, at most 10 minutes"},
-      {"stall_min_rate_kib_s", flags.stall_min_rate_kib_s, 1, 1048576, "at most 1 GiB/s"},
-      {"auth_cache_s", flags.auth_cache_s, 0, 3600,
-       "0: every call is verified; at most an hour, DHIS2's own token cache"},
-      {"auth_workers", flags.auth_workers, 1, 16, ""},
-      {"auth_max_pending", flags.auth_max_pending, 1, 100000, ""},
-      {"auth_max_failures_per_ip", flags.auth_max_failures_per_ip, 1, 100000, ""},
-      {"auth_max_failures_per_user", flags.auth_max_failures_per_user, 1, 100000, ""},
-      {"auth_failure_window_s", flags.auth_failure_window_s, 1, 86400, "at most a day"},
-      {"http_threads", flags.http_threads, 1, 64, ""},
-      {"http_max_connections", flags.http_max_connections, 1, 1000000, ""},
-      {"http_max_connections_per_peer", flags.http_max_connections_per_peer, 1, 1000000, ""},
-      {"http_header_timeout_ms", flags.http_header_timeout_ms, 100, 600000,
-       "at least 100 ms, at most 10 minutes"},
-      {"http_idle_timeout_s", flags.http_idle_timeout_s, 1, 3600, "at most an hour"},
-      {"http_max_header_kib", flags.http_max_header_kib, 1, 63,
-       "at most 63 KiB: Boost.Beast keeps a header field's length in 16 bits"},
-      {"http_max_header_fields", flags.http_max_header_fields, 1, 1000, ""},
-      {"http_max_url_kib", flags.http_max_url_kib, 1, 63, ""},
-      {"http_trusted_proxy_hops", flags.http_trusted_proxy_hops, 1, 10, ""},
-      {"change_stream_poll_s", flags.change_stream_poll_s, 0, 86400,
-       "0: the change streams are not watched; at most a day"},
-      {"change_stream_warn_wal_mb", flags.change_stream_warn_wal_mb, 1, 1048576, "at most 1 TiB"},
-  };
-  for (const IntegerFlag& flag : integer_flags) {
-    absl::Status status = CheckRange(flag);
-    if (!status.ok()) return status;
-  }
-  // The fair shares: ranges that depend on the flags above.
-  const IntegerFlag share_flags[] = {
-      {"max_exports_per_user", flags.max_exports_per_user, 0, flags.max_concurrent_exports,
-       "0: max(1, --max_concurrent_exports - 1); at most --max_concurrent_exports"},
-      {"max_queued_exports_per_user", flags.max_queued_exports_per_user, 0,
-       flags.max_queued_exports,
-       "0: max(1, --max_queued_exports / 2); at most --max_queued_exports"},
-      {"http_max_pending_heads", flags.http_max_pending_heads, 0,
-       std::max(0, flags.http_max_connections - 1),
-       "0: half of --http_max_connections; below it, so that a complete request always finds a "
-       "connection"},
-  };
-  for (const IntegerFlag& flag : share_flags) {
-    absl::Status status = CheckRange(flag);
-    if (!status.ok()) return status;
-  }
-
+  });
+  if (!ranges.ok()) return ranges;
   const std::optional<HostPort> listen = ParseHostPort(flags.listen);
   if (!listen.has_value()) return NotHostPort("listen", flags.listen);
-  std::optional<HostPort> http;
-  if (!flags.http_listen.empty()) {
-    http = ParseHostPort(flags.http_listen);
-    if (!http.has_value()) return NotHostPort("http_listen", flags.http_listen);
-    if (http->port != 0 && http->port == listen->port &&
-        (http->host == listen->host || IsWildcardHost(http->host) ||
-         IsWildcardHost(listen->host))) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--http_listen \"", flags.http_listen, "\" takes the port of --listen \"",
-                       flags.listen, "\"; give it a port of its own"));
-    }
-  } else if (!flags.http_port_file.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--http_port_file \"", flags.http_port_file, "\" needs --http_listen"));
-  }
-  if (flags.http_max_url_kib > flags.http_max_header_kib) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--http_max_url_kib ", flags.http_max_url_kib, " is more than --http_max_header_kib ",
-        flags.http_max_header_kib, ": the request line is part of the request's head"));
-  }
-  {
-    absl::StatusOr<http::TrustedProxies> parsed = http::TrustedProxies::Parse(
-        TrustedProxyList(flags.http_trusted_proxies), flags.http_trusted_proxy_hops);
-    if (!parsed.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--http_trusted_proxies: ", parsed.status().message()));
-    }
-  }
-  if (absl::EndsWith(flags.http_port_file, "/")) {
-    return absl::InvalidArgumentError(absl::StrCat("--http_port_file: \"", flags.http_port_file,
-                                                   "\" names a directory; give a file name"));
-  }
   std::optional<HostPort> metrics;
   if (!flags.metrics_listen.empty()) {
     metrics = ParseHostPort(flags.metrics_listen);
@@ -247,44 +176,10 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
   }
   absl::Status conninfo = db::CheckConninfo(flags.pg);
   if (!conninfo.ok()) return absl::InvalidArgumentError(absl::StrCat("--pg: ", conninfo.message()));
-  absl::Status publication = CheckPublicationName(flags.change_publication);
-  if (!publication.ok()) return publication;
-  if (absl::EndsWith(flags.port_file, "/")) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--port_file: \"", flags.port_file, "\" names a directory; give a file name"));
-  }
-
-  // Flags that must fit together.
-  if (flags.pool_size < flags.max_concurrent_exports) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--pool_size ", flags.pool_size, " is less than --max_concurrent_exports ",
-        flags.max_concurrent_exports,
-        ": every export (and count) holds one database connection, so the exports beyond ",
-        flags.pool_size,
-        " would wait --connection_wait_ms for one and then fail with RESOURCE_EXHAUSTED; raise "
-        "--pool_size or lower --max_concurrent_exports"));
-  }
+  if (absl::EndsWith(flags.port_file, "/")) return NamesADirectory("port_file", flags.port_file);
   absl::Status tls = CheckTlsFlags(flags);
   if (!tls.ok()) return tls;
-  if (flags.auth != "dhis2" && flags.auth != "none") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--auth: \"", flags.auth,
-                     "\" is neither dhis2 (DHIS2 identities) nor none (no authentication)"));
-  }
-  if (!flags.client_identities.empty()) {
-    if (flags.tls_client_ca.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--client_identities \"", flags.client_identities,
-          "\" needs --tls_client_ca: only a certificate the server verified stands for a user"));
-    }
-    if (flags.auth != "dhis2") {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--client_identities \"", flags.client_identities, "\" needs --auth dhis2"));
-    }
-  }
-  if (metrics.has_value() && metrics->port != 0 && metrics->port == listen->port &&
-      (metrics->host == listen->host || IsWildcardHost(metrics->host) ||
-       IsWildcardHost(listen->host))) {
+  if (metrics.has_value() && SharePort(*metrics, *listen)) {
     return absl::InvalidArgumentError(absl::StrCat("--metrics_listen \"", flags.metrics_listen,
                                                    "\" takes the port of --listen \"", flags.listen,
                                                    "\"; give it a port of its own"));
@@ -297,57 +192,232 @@ absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
   options.tls_cert_file = flags.tls_cert;
   options.tls_key_file = flags.tls_key;
   options.tls_client_ca_file = flags.tls_client_ca;
+  options.client_identities_file = flags.client_identities;
   options.health_probe_interval = std::chrono::milliseconds(flags.health_probe_interval_ms);
   options.metrics_listen = flags.metrics_listen;
   options.max_connection_age = std::chrono::seconds(flags.max_connection_age_s);
   options.handshake_timeout = std::chrono::milliseconds(flags.handshake_timeout_ms);
   options.listener_probe_interval = std::chrono::milliseconds(flags.listener_probe_interval_ms);
-  options.service.max_concurrent_exports = flags.max_concurrent_exports;
+  return options;
+}
+
+// The fair shares of the export slots and the queue (ranges that depend on --max_concurrent_exports
+// and --max_queued_exports, checked first), into "*options".
+absl::Status FairSharesFromFlags(const ServerFlags& flags, pipeline::PipelineOptions* options) {
+  absl::Status ranges = CheckRanges({
+      {"max_exports_per_user", flags.max_exports_per_user, 0, flags.max_concurrent_exports,
+       "0: max(1, --max_concurrent_exports - 1); at most --max_concurrent_exports"},
+      {"max_queued_exports_per_user", flags.max_queued_exports_per_user, 0,
+       flags.max_queued_exports,
+       "0: max(1, --max_queued_exports / 2); at most --max_queued_exports"},
+  });
+  if (!ranges.ok()) return ranges;
   // One user never holds every slot (unless there is only one), so that another user's export
   // finds one free or waits for the next, never for a whole export of the first user's.
-  options.service.max_exports_per_user = flags.max_exports_per_user != 0
-                                             ? flags.max_exports_per_user
-                                             : std::max(1, flags.max_concurrent_exports - 1);
-  options.service.max_queued_exports = flags.max_queued_exports;
+  options->max_exports_per_user = flags.max_exports_per_user != 0
+                                      ? flags.max_exports_per_user
+                                      : std::max(1, flags.max_concurrent_exports - 1);
   // Round robin orders the waiters but cannot help an export refused at once because a burst of
   // one user filled the queue: one user takes half the queue at most by default.
-  options.service.max_queued_exports_per_user = flags.max_queued_exports_per_user != 0
-                                                    ? flags.max_queued_exports_per_user
-                                                    : std::max(1, flags.max_queued_exports / 2);
-  options.service.max_queue_wait = std::chrono::milliseconds(flags.max_queue_wait_ms);
-  options.service.chunk_size = static_cast<size_t>(flags.chunk_kib) * 1024;
-  options.service.statement_timeout = std::chrono::seconds(flags.statement_timeout_s);
-  options.service.read_plan.max_streams = flags.read_streams;
-  options.service.read_plan.min_rows = flags.parallel_min_rows;
-  options.service.connection_wait = std::chrono::milliseconds(flags.connection_wait_ms);
-  options.service.stall_timeout = std::chrono::seconds(flags.stall_timeout_s);
-  options.service.stall_timeout_contended = std::chrono::seconds(flags.stall_timeout_contended_s);
-  options.service.max_zstd_level = flags.max_zstd_level;
-  options.service.stall_min_rate = int64_t{flags.stall_min_rate_kib_s} * 1024;
-  options.service.auth =
-      flags.auth == "none" ? pipeline::AuthMode::kNone : pipeline::AuthMode::kDhis2;
-  options.service.authentication.cache_ttl = std::chrono::seconds(flags.auth_cache_s);
-  options.service.authentication.workers = flags.auth_workers;
-  options.service.authentication.max_pending = flags.auth_max_pending;
-  options.service.authentication.max_failures_per_peer = flags.auth_max_failures_per_ip;
-  options.service.authentication.max_failures_per_user = flags.auth_max_failures_per_user;
-  options.service.authentication.failure_window = std::chrono::seconds(flags.auth_failure_window_s);
-  options.client_identities_file = flags.client_identities;
-  options.http.listen = flags.http_listen;
-  options.http.threads = flags.http_threads;
-  options.http.max_connections = flags.http_max_connections;
-  options.http.max_connections_per_peer = flags.http_max_connections_per_peer;
-  options.http.header_timeout = std::chrono::milliseconds(flags.http_header_timeout_ms);
-  options.http.idle_timeout = std::chrono::seconds(flags.http_idle_timeout_s);
-  options.http.max_header_bytes = static_cast<size_t>(flags.http_max_header_kib) * 1024;
-  options.http.max_url_bytes = static_cast<size_t>(flags.http_max_url_kib) * 1024;
-  options.http.trusted_proxies = TrustedProxyList(flags.http_trusted_proxies);
-  options.http.trusted_proxy_hops = flags.http_trusted_proxy_hops;
-  options.http.max_pending_heads = flags.http_max_pending_heads;
-  options.http.max_header_fields = flags.http_max_header_fields;
-  options.service.change_publication = flags.change_publication;
-  options.service.change_stream_poll = std::chrono::seconds(flags.change_stream_poll_s);
-  options.service.change_stream_warn_wal_bytes = int64_t{flags.change_stream_warn_wal_mb} << 20;
+  options->max_queued_exports_per_user = flags.max_queued_exports_per_user != 0
+                                             ? flags.max_queued_exports_per_user
+                                             : std::max(1, flags.max_queued_exports / 2);
+  return absl::OkStatus();
+}
+
+// The pipeline's options, authentication aside: slots, the queue and the fair shares, chunks,
+// reads, stalls, compression, change streams.
+absl::StatusOr<pipeline::PipelineOptions> PipelineOptionsFromFlags(const ServerFlags& flags) {
+  absl::Status ranges = CheckRanges({
+      {"max_concurrent_exports", flags.max_concurrent_exports, 1, 1000, ""},
+      {"max_queued_exports", flags.max_queued_exports, 0, 10000, "0: refuse at once"},
+      {"max_queue_wait_ms", flags.max_queue_wait_ms, 0, 600000,
+       "0: refuse at once; at most 10 minutes"},
+      {"chunk_kib", flags.chunk_kib, 16, 4096, ""},
+      {"statement_timeout_s", flags.statement_timeout_s, 0, 86400,
+       "0: the role's or database's setting; at most a day"},
+      {"read_streams", flags.read_streams, 1, 16, ""},
+      {"parallel_min_rows", flags.parallel_min_rows, 0, 1000000000000, ""},
+      {"connection_wait_ms", flags.connection_wait_ms, 0, 600000, "0: no wait; at most 10 minutes"},
+      {"stall_timeout_s", flags.stall_timeout_s, 1, 86400, "at most a day"},
+      {"stall_timeout_contended_s", flags.stall_timeout_contended_s, 1, 86400,
+       "at most a day; above --stall_timeout_s it changes nothing"},
+      {"max_zstd_level", flags.max_zstd_level, 1, 19, "zstd's levels; 20-22 are never offered"},
+      {"stall_min_rate_kib_s", flags.stall_min_rate_kib_s, 1, 1048576, "at most 1 GiB/s"},
+      {"change_stream_poll_s", flags.change_stream_poll_s, 0, 86400,
+       "0: the change streams are not watched; at most a day"},
+      {"change_stream_warn_wal_mb", flags.change_stream_warn_wal_mb, 1, 1048576, "at most 1 TiB"},
+  });
+  if (!ranges.ok()) return ranges;
+  pipeline::PipelineOptions options;
+  absl::Status shares = FairSharesFromFlags(flags, &options);
+  if (!shares.ok()) return shares;
+  absl::Status publication = CheckPublicationName(flags.change_publication);
+  if (!publication.ok()) return publication;
+
+  options.max_concurrent_exports = flags.max_concurrent_exports;
+  options.max_queued_exports = flags.max_queued_exports;
+  options.max_queue_wait = std::chrono::milliseconds(flags.max_queue_wait_ms);
+  options.chunk_size = static_cast<size_t>(flags.chunk_kib) * 1024;
+  options.statement_timeout = std::chrono::seconds(flags.statement_timeout_s);
+  options.read_plan.max_streams = flags.read_streams;
+  options.read_plan.min_rows = flags.parallel_min_rows;
+  options.connection_wait = std::chrono::milliseconds(flags.connection_wait_ms);
+  options.stall_timeout = std::chrono::seconds(flags.stall_timeout_s);
+  options.stall_timeout_contended = std::chrono::seconds(flags.stall_timeout_contended_s);
+  options.max_zstd_level = flags.max_zstd_level;
+  options.stall_min_rate = int64_t{flags.stall_min_rate_kib_s} * 1024;
+  options.change_publication = flags.change_publication;
+  options.change_stream_poll = std::chrono::seconds(flags.change_stream_poll_s);
+  options.change_stream_warn_wal_bytes = int64_t{flags.change_stream_warn_wal_mb} << 20;
+  return options;
+}
+
+// --auth and the authenticator's options, into "*options".
+absl::Status AuthenticationFromFlags(const ServerFlags& flags, pipeline::PipelineOptions* options) {
+  absl::Status ranges = CheckRanges({
+      {"auth_cache_s", flags.auth_cache_s, 0, 3600,
+       "0: every call is verified; at most an hour, DHIS2's own token cache"},
+      {"auth_workers", flags.auth_workers, 1, 16, ""},
+      {"auth_max_pending", flags.auth_max_pending, 1, 100000, ""},
+      {"auth_max_failures_per_ip", flags.auth_max_failures_per_ip, 1, 100000, ""},
+      {"auth_max_failures_per_user", flags.auth_max_failures_per_user, 1, 100000, ""},
+      {"auth_failure_window_s", flags.auth_failure_window_s, 1, 86400, "at most a day"},
+  });
+  if (!ranges.ok()) return ranges;
+  if (flags.auth != "dhis2" && flags.auth != "none") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--auth: \"", flags.auth,
+                     "\" is neither dhis2 (DHIS2 identities) nor none (no authentication)"));
+  }
+  options->auth = flags.auth == "none" ? pipeline::AuthMode::kNone : pipeline::AuthMode::kDhis2;
+  options->authentication.cache_ttl = std::chrono::seconds(flags.auth_cache_s);
+  options->authentication.workers = flags.auth_workers;
+  options->authentication.max_pending = flags.auth_max_pending;
+  options->authentication.max_failures_per_peer = flags.auth_max_failures_per_ip;
+  options->authentication.max_failures_per_user = flags.auth_max_failures_per_user;
+  options->authentication.failure_window = std::chrono::seconds(flags.auth_failure_window_s);
+  return absl::OkStatus();
+}
+
+// --http_listen: host:port, not on --listen's port ("listen"); --http_port_file needs it.
+absl::Status CheckHttpListen(const ServerFlags& flags, const HostPort& listen) {
+  if (!flags.http_listen.empty()) {
+    const std::optional<HostPort> http = ParseHostPort(flags.http_listen);
+    if (!http.has_value()) return NotHostPort("http_listen", flags.http_listen);
+    if (SharePort(*http, listen)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--http_listen \"", flags.http_listen, "\" takes the port of --listen \"",
+                       flags.listen, "\"; give it a port of its own"));
+    }
+  } else if (!flags.http_port_file.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--http_port_file \"", flags.http_port_file, "\" needs --http_listen"));
+  }
+  return absl::OkStatus();
+}
+
+// The HTTP door's options (off while --http_listen is empty); "listen" is --listen's.
+absl::StatusOr<http::HttpServerOptions> HttpOptionsFromFlags(const ServerFlags& flags,
+                                                             const HostPort& listen) {
+  absl::Status ranges = CheckRanges({
+      {"http_threads", flags.http_threads, 1, 64, ""},
+      {"http_max_connections", flags.http_max_connections, 1, 1000000, ""},
+      {"http_max_connections_per_peer", flags.http_max_connections_per_peer, 1, 1000000, ""},
+      {"http_header_timeout_ms", flags.http_header_timeout_ms, 100, 600000,
+       "at least 100 ms, at most 10 minutes"},
+      {"http_idle_timeout_s", flags.http_idle_timeout_s, 1, 3600, "at most an hour"},
+      {"http_max_header_kib", flags.http_max_header_kib, 1, 63,
+       "at most 63 KiB: Boost.Beast keeps a header field's length in 16 bits"},
+      {"http_max_header_fields", flags.http_max_header_fields, 1, 1000, ""},
+      {"http_max_url_kib", flags.http_max_url_kib, 1, 63, ""},
+      {"http_trusted_proxy_hops", flags.http_trusted_proxy_hops, 1, 10, ""},
+  });
+  // A range that depends on the flags above.
+  if (ranges.ok()) {
+    ranges = CheckRanges({
+        {"http_max_pending_heads", flags.http_max_pending_heads, 0,
+         std::max(0, flags.http_max_connections - 1),
+         "0: half of --http_max_connections; below it, so that a complete request always finds "
+         "a connection"},
+    });
+  }
+  if (!ranges.ok()) return ranges;
+  absl::Status listen_checked = CheckHttpListen(flags, listen);
+  if (!listen_checked.ok()) return listen_checked;
+  if (flags.http_max_url_kib > flags.http_max_header_kib) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--http_max_url_kib ", flags.http_max_url_kib, " is more than --http_max_header_kib ",
+        flags.http_max_header_kib, ": the request line is part of the request's head"));
+  }
+  const std::vector<std::string> proxies = TrustedProxyList(flags.http_trusted_proxies);
+  absl::StatusOr<http::TrustedProxies> parsed =
+      http::TrustedProxies::Parse(proxies, flags.http_trusted_proxy_hops);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--http_trusted_proxies: ", parsed.status().message()));
+  }
+  if (absl::EndsWith(flags.http_port_file, "/")) {
+    return NamesADirectory("http_port_file", flags.http_port_file);
+  }
+
+  http::HttpServerOptions options;
+  options.listen = flags.http_listen;
+  options.threads = flags.http_threads;
+  options.max_connections = flags.http_max_connections;
+  options.max_connections_per_peer = flags.http_max_connections_per_peer;
+  options.header_timeout = std::chrono::milliseconds(flags.http_header_timeout_ms);
+  options.idle_timeout = std::chrono::seconds(flags.http_idle_timeout_s);
+  options.max_header_bytes = static_cast<size_t>(flags.http_max_header_kib) * 1024;
+  options.max_url_bytes = static_cast<size_t>(flags.http_max_url_kib) * 1024;
+  options.trusted_proxies = proxies;
+  options.trusted_proxy_hops = flags.http_trusted_proxy_hops;
+  options.max_pending_heads = flags.http_max_pending_heads;
+  options.max_header_fields = flags.http_max_header_fields;
+  return options;
+}
+
+// The rules between flags of different groups.
+absl::Status CheckFlagsFitTogether(const ServerFlags& flags) {
+  if (flags.pool_size < flags.max_concurrent_exports) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--pool_size ", flags.pool_size, " is less than --max_concurrent_exports ",
+        flags.max_concurrent_exports,
+        ": every export (and count) holds one database connection, so the exports beyond ",
+        flags.pool_size,
+        " would wait --connection_wait_ms for one and then fail with RESOURCE_EXHAUSTED; raise "
+        "--pool_size or lower --max_concurrent_exports"));
+  }
+  if (!flags.client_identities.empty()) {
+    if (flags.tls_client_ca.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--client_identities \"", flags.client_identities,
+          "\" needs --tls_client_ca: only a certificate the server verified stands for a user"));
+    }
+    if (flags.auth != "dhis2") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--client_identities \"", flags.client_identities, "\" needs --auth dhis2"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ServerOptions> ServerOptionsFromFlags(const ServerFlags& flags) {
+  absl::StatusOr<ServerOptions> options = ProcessOptionsFromFlags(flags);
+  if (!options.ok()) return options.status();
+  absl::StatusOr<pipeline::PipelineOptions> service = PipelineOptionsFromFlags(flags);
+  if (!service.ok()) return service.status();
+  options->service = *std::move(service);
+  absl::Status authentication = AuthenticationFromFlags(flags, &options->service);
+  if (!authentication.ok()) return authentication;
+  absl::StatusOr<http::HttpServerOptions> http =
+      HttpOptionsFromFlags(flags, *ParseHostPort(flags.listen));
+  if (!http.ok()) return http.status();
+  options->http = *std::move(http);
+  absl::Status fit = CheckFlagsFitTogether(flags);
+  if (!fit.ok()) return fit;
   return options;
 }
 

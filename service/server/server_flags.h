@@ -72,7 +72,9 @@ struct ServerFlags {
 // Checks every flag in "flags", and how they fit together, and returns the
 // server's options. The first flag out of its range (or pair of flags that do
 // not fit together) is an InvalidArgument that names the flag, its value and
-// what is allowed, e.g. "--pool_size: 0 is not between 1 and 1000". Nothing is
+// what is allowed, e.g. "--pool_size: 0 is not between 1 and 1000"; the flags are
+// checked a group at a time (the process's, the pipeline's, authentication's, the
+// HTTP door's), then the rules between groups. Nothing is
 // clamped. --pg is parsed as a libpq conninfo, and its value is never quoted (it
 // may hold a password). --shutdown_grace_s and --port_file, which only
 // server_main uses, are checked here too. Touches neither the network, the

@@ -279,6 +279,47 @@ bool WritePortFile(const std::string& path, int port) {
   return std::rename(tmp.c_str(), path.c_str()) == 0;
 }
 
+// Sets --help up to list the flags of this file (absl's default looks for a file named after the
+// program, dvexport-server.cc) and parses the command line; false, after saying why, when it holds
+// an argument that is not a flag.
+bool ParseFlags(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Streams DHIS2 data values from PostgreSQL over gRPC.\n"
+      "Usage: dvexport-server --listen 0.0.0.0:50051 --pg \"host=... dbname=dhis2 user=...\"\n"
+      "Plaintext unless --tls_cert and --tls_key are given (add --tls_client_ca for mutual TLS).");
+  absl::FlagsUsageConfig usage;
+  usage.contains_helpshort_flags = [](absl::string_view file) {
+    return absl::EndsWith(file, "server_main.cc");
+  };
+  usage.contains_help_flags = usage.contains_helpshort_flags;
+  absl::SetFlagsUsageConfig(usage);
+  std::vector<char*> arguments = absl::ParseCommandLine(argc, argv);
+  if (arguments.size() > 1) {
+    std::fprintf(stderr, "dvexport-server: unexpected argument \"%s\" (settings are --flags)\n",
+                 arguments[1]);
+    return false;
+  }
+  return true;
+}
+
+// Writes --http_port_file and --port_file, where given; false, after saying why, when one cannot
+// be written.
+bool WritePortFiles(const dvexport::server::ServerFlags& flags,
+                    const dvexport::server::ExportServer& server) {
+  if (!flags.http_port_file.empty() && !WritePortFile(flags.http_port_file, server.http_port())) {
+    std::fprintf(stderr, "dvexport-server: --http_port_file: cannot write %s: %s\n",
+                 flags.http_port_file.c_str(), std::strerror(errno));
+    return false;
+  }
+  // The gRPC port file last: once it exists, so does the HTTP one.
+  if (!flags.port_file.empty() && !WritePortFile(flags.port_file, server.port())) {
+    std::fprintf(stderr, "dvexport-server: --port_file: cannot write %s: %s\n",
+                 flags.port_file.c_str(), std::strerror(errno));
+    return false;
+  }
+  return true;
+}
+
 // Every chunk of every export is a fresh allocation of --chunk_kib (256 KiB) plus framing,
 // freed by gRPC on another thread once sent. With glibc's defaults such blocks are mmap()ed, or
 // taken from an arena whose top is trimmed again when they are freed: each chunk then costs 64+
@@ -330,24 +371,7 @@ void RaiseDescriptorLimit() {
 int main(int argc, char** argv) {
   // Before anything can log: the server's stderr holds JSON lines only.
   dvexport::server::RouteLibraryLogsToJson();
-  absl::SetProgramUsageMessage(
-      "Streams DHIS2 data values from PostgreSQL over gRPC.\n"
-      "Usage: dvexport-server --listen 0.0.0.0:50051 --pg \"host=... dbname=dhis2 user=...\"\n"
-      "Plaintext unless --tls_cert and --tls_key are given (add --tls_client_ca for mutual TLS).");
-  // --help lists the flags of this file (absl's default looks for a file named
-  // after the program, dvexport-server.cc).
-  absl::FlagsUsageConfig usage;
-  usage.contains_helpshort_flags = [](absl::string_view file) {
-    return absl::EndsWith(file, "server_main.cc");
-  };
-  usage.contains_help_flags = usage.contains_helpshort_flags;
-  absl::SetFlagsUsageConfig(usage);
-  std::vector<char*> arguments = absl::ParseCommandLine(argc, argv);
-  if (arguments.size() > 1) {
-    std::fprintf(stderr, "dvexport-server: unexpected argument \"%s\" (settings are --flags)\n",
-                 arguments[1]);
-    return 2;
-  }
+  if (!ParseFlags(argc, argv)) return 2;
   const dvexport::server::ServerFlags flags = FlagValues();
   absl::StatusOr<dvexport::server::ServerOptions> options =
       dvexport::server::ServerOptionsFromFlags(flags);
@@ -384,18 +408,7 @@ int main(int argc, char** argv) {
                  "{\"event\":\"warning\",\"message\":\"--auth none: calls are not "
                  "authenticated; whoever reaches the port reads every data value\"}\n");
   }
-  if (!flags.http_port_file.empty() &&
-      !WritePortFile(flags.http_port_file, (*server)->http_port())) {
-    std::fprintf(stderr, "dvexport-server: --http_port_file: cannot write %s: %s\n",
-                 flags.http_port_file.c_str(), std::strerror(errno));
-    return 1;
-  }
-  // The gRPC port file last: once it exists, so does the HTTP one.
-  if (!flags.port_file.empty() && !WritePortFile(flags.port_file, (*server)->port())) {
-    std::fprintf(stderr, "dvexport-server: --port_file: cannot write %s: %s\n",
-                 flags.port_file.c_str(), std::strerror(errno));
-    return 1;
-  }
+  if (!WritePortFiles(flags, **server)) return 1;
 
   std::thread signal_thread([&] {
     int signal = 0;
