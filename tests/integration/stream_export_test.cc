@@ -10,9 +10,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <ctime>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -360,6 +362,35 @@ TEST_F(StreamExportTest, CountHonoursTheLimit) {
   EXPECT_EQ(CountOrFail(query), 0);
   query.set_limit(static_cast<int32_t>(all + 1000));
   EXPECT_EQ(CountOrFail(query), all);
+}
+
+// A count its client cancels as soon as it has started ends CANCELLED; on the server the call
+// ends too (the door's unary reactor passes a cancel on to the pipeline's count whenever it comes,
+// also before the count was attached to it), and the next count is answered.
+TEST_F(StreamExportTest, CountCancelledAtOnceEndsCancelledAndTheServerGoesOn) {
+  const ExportRequest request = WholeDatabase();
+  for (int i = 0; i < 20; ++i) {
+    grpc::ClientContext context;
+    v1::CountResponse response;
+    std::mutex mu;
+    std::condition_variable ended;
+    std::optional<grpc::Status> status;
+    stub_->async()->CountDataValues(&context, &request, &response, [&](grpc::Status finished) {
+      std::lock_guard<std::mutex> lock(mu);
+      status = std::move(finished);
+      ended.notify_all();
+    });
+    context.TryCancel();
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(ended.wait_for(lock, std::chrono::seconds(10), [&] { return status.has_value(); }));
+    EXPECT_EQ(status->error_code(), grpc::StatusCode::CANCELLED) << status->error_message();
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (server_->service().live_calls() != 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(server_->service().live_calls(), 0);
+  EXPECT_GT(CountOrFail(request), 0);
 }
 
 TEST_F(StreamExportTest, CountMatchesTheDatabaseForOneOrgUnitAndPeriod) {
