@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/json_string.h"
+#include "service/pipeline/metrics.h"
 
 namespace dvexport::pipeline {
 using common::JsonString;

@@ -6,9 +6,11 @@
 
 #include "absl/status/status.h"
 #include "dvexport/v1/export.pb.h"
-#include "service/pipeline/metrics.h"
+#include "service/pipeline/call_record.h"
 
 namespace dvexport::pipeline {
+
+class ServerMetrics;
 
 // The counts of a request's identifiers, for the call log: never the identifiers themselves.
 std::string SummarizeRequest(const dvexport::v1::ExportRequest& query);
