@@ -8,7 +8,7 @@
 #include "dvexport/v1/export.pb.h"
 #include "service/encode/wire_format.h"
 #include "service/grpc/call_context.h"
-#include "service/pipeline/streaming_export.h"
+#include "service/pipeline/export.h"
 
 namespace dvexport::grpc_door {
 namespace {

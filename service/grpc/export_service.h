@@ -14,7 +14,7 @@ namespace dvexport::grpc_door {
 // The generated service with every method taking and sending raw bytes (grpc::ByteBuffer: the
 // service parses requests itself, saying what is wrong with a malformed one (CheckRequestBytes:
 // the field that is not UTF-8, the byte and field of broken wire format), and serializes its
-// messages itself, see file_export.h and stream_export.h; clients see the same methods and
+// messages itself, see file_export.h and batch_stream_export.h; clients see the same methods and
 // bytes), all on gRPC's callback API.
 using DataValueExportCallbackBase = dvexport::v1::DataValueExport::WithRawCallbackMethod_ExportFile<
     dvexport::v1::DataValueExport::WithRawCallbackMethod_StreamDataValues<

@@ -18,7 +18,7 @@
 #include "service/grpc/call_context.h"
 #include "service/pipeline/change_stream_calls.h"
 #include "service/pipeline/count.h"
-#include "service/pipeline/streaming_export.h"
+#include "service/pipeline/export.h"
 
 namespace dvexport::grpc_door {
 namespace {

@@ -34,7 +34,7 @@
 #include "service/http/http_server.h"
 #include "service/http/request_parser.h"
 #include "service/http/request_route.h"
-#include "service/pipeline/streaming_export.h"
+#include "service/pipeline/export_pipeline.h"
 
 namespace dvexport::http {
 namespace {

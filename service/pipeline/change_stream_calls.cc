@@ -1,13 +1,20 @@
 #include "service/pipeline/change_stream_calls.h"
 
+#include <mutex>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "common/json_string.h"
+#include "service/db/change_stream_admin.h"
 #include "service/db/change_tracking.h"
 #include "service/dhis2/change_token.h"
+#include "service/pipeline/call_scope.h"
+#include "service/pipeline/call_session.h"
+#include "service/pipeline/change_stream_monitor.h"
+#include "service/pipeline/export_pipeline.h"
 
 namespace dvexport::pipeline {
 namespace {
@@ -45,8 +52,10 @@ std::function<void(const absl::Status&)> FinishWith(std::shared_ptr<Response> re
   };
 }
 
-}  // namespace
-
+// The target DropChangeStream names, from its request: InvalidArgument naming change_token and
+// name unless exactly one is given, or naming change_token for a token that is not dvexport's;
+// FailedPrecondition naming change_token for a token that names no change stream (an export's
+// snapshot). No I/O.
 absl::StatusOr<db::ChangeStreamDropTarget> DropTargetOf(
     const dvexport::v1::DropChangeStreamRequest& request) {
   const bool by_token = !request.change_token().empty();
@@ -78,15 +87,75 @@ absl::StatusOr<db::ChangeStreamDropTarget> DropTargetOf(
   return target;
 }
 
+// One ListChangeStreams or DropChangeStream: its session, and its thread once authenticated.
+class RunningChangeStreamCall final : public ChangeStreamCall {
+ public:
+  // The call's work on its thread, once authenticated: the response's size in bytes (for the
+  // log and the metrics), or why there is none.
+  using Work =
+      std::function<absl::StatusOr<int64_t>(db::ReadSession&, const db::ChangeStreamCaller&)>;
+  // Hands the outcome to the door.
+  using Finish = std::function<void(const absl::Status&)>;
+
+  RunningChangeStreamCall(ExportPipeline* pipeline, CallOrigin origin, const char* rpc)
+      : origin_(std::move(origin)), scope_(pipeline, origin_, rpc) {
+    session_.Bind(pipeline, origin_.deadline);
+  }
+
+  // Authenticates, then runs "work" on the call's thread unless "request" (the request's faults)
+  // is not OK.
+  void Begin(absl::Status request, Work work, Finish finish) {
+    work_ = std::move(work);
+    finish_ = std::move(finish);
+    if (request.ok()) session_.OpenWithoutQuery();
+    // Authenticated first, as exports are: a call without an identity learns nothing of its
+    // request, nor of the streams.
+    session_.Authenticate(origin_, &scope_.record(), [this, request](absl::Status authenticated) {
+      if (!authenticated.ok() || !request.ok()) {
+        session_.Close();
+        End(!authenticated.ok() ? std::move(authenticated) : request);
+        return;
+      }
+      scope_.StartThread(&RunningChangeStreamCall::Run, this);
+    });
+  }
+
+  void Cancel() override { session_.Cancel(); }
+
+  // For the log: how the stream was named, and the stream dropped (never the token).
+  std::string& summary() { return scope_.summary(); }
+
+ private:
+  void Run() {
+    absl::StatusOr<int64_t> bytes = work_(session_.get(), CallerOf(session_.principal()));
+    session_.Close();
+    End(std::move(bytes));
+  }
+
+  void End(absl::StatusOr<int64_t> bytes) {
+    scope_.FinishAnswer(bytes.status(), bytes.ok() ? *bytes : 0);
+    finish_(bytes.status());
+  }
+
+  const CallOrigin origin_;
+  Work work_;
+  Finish finish_;
+  CallSession session_;
+  // Last: its threads are joined before the members above are destroyed.
+  CallScope scope_;
+};
+
+}  // namespace
+
 std::unique_ptr<ChangeStreamCall> ChangeStreamCall::StartList(
     ExportPipeline* pipeline, CallOrigin origin,
     const absl::StatusOr<dvexport::v1::ListChangeStreamsRequest>& request, ListDone done) {
-  std::unique_ptr<ChangeStreamCall> call(
-      new ChangeStreamCall(pipeline, std::move(origin), "ListChangeStreams"));
+  auto call =
+      std::make_unique<RunningChangeStreamCall>(pipeline, std::move(origin), "ListChangeStreams");
   auto response = std::make_shared<dvexport::v1::ListChangeStreamsResponse>();
-  Work work = [pipeline, response](
-                  db::ReadSession& session,
-                  const db::ChangeStreamCaller& caller) -> absl::StatusOr<int64_t> {
+  RunningChangeStreamCall::Work work =
+      [pipeline, response](db::ReadSession& session,
+                           const db::ChangeStreamCaller& caller) -> absl::StatusOr<int64_t> {
     db::ChangeStreamListing listing;
     absl::Status status =
         session.Lookup("listing the change streams", [&](pqxx::transaction_base& tx) {
@@ -109,7 +178,7 @@ std::unique_ptr<ChangeStreamCall> ChangeStreamCall::StartList(
     }
     return static_cast<int64_t>(response->ByteSizeLong());
   };
-  Finish finish = FinishWith(response, std::move(done));
+  RunningChangeStreamCall::Finish finish = FinishWith(response, std::move(done));
   call->Begin(request.status(), std::move(work), std::move(finish));
   return call;
 }
@@ -117,20 +186,20 @@ std::unique_ptr<ChangeStreamCall> ChangeStreamCall::StartList(
 std::unique_ptr<ChangeStreamCall> ChangeStreamCall::StartDrop(
     ExportPipeline* pipeline, CallOrigin origin,
     const absl::StatusOr<dvexport::v1::DropChangeStreamRequest>& request, DropDone done) {
-  std::unique_ptr<ChangeStreamCall> call(
-      new ChangeStreamCall(pipeline, std::move(origin), "DropChangeStream"));
+  auto call =
+      std::make_unique<RunningChangeStreamCall>(pipeline, std::move(origin), "DropChangeStream");
   absl::StatusOr<db::ChangeStreamDropTarget> target =
       request.ok() ? DropTargetOf(*request)
                    : absl::StatusOr<db::ChangeStreamDropTarget>(request.status());
   if (request.ok()) {
-    call->summary_ =
+    call->summary() =
         absl::StrCat(",\"by\":", request->change_token().empty() ? "\"name\"" : "\"change_token\"");
   }
   auto response = std::make_shared<dvexport::v1::DropChangeStreamResponse>();
-  ChangeStreamCall* const self = call.get();
-  Work work = [self, response, target](
-                  db::ReadSession& session,
-                  const db::ChangeStreamCaller& caller) -> absl::StatusOr<int64_t> {
+  RunningChangeStreamCall* const self = call.get();
+  RunningChangeStreamCall::Work work =
+      [self, response, target](db::ReadSession& session,
+                               const db::ChangeStreamCaller& caller) -> absl::StatusOr<int64_t> {
     absl::StatusOr<std::string> dropped;
     absl::Status status =
         session.Lookup("dropping the change stream", [&](pqxx::transaction_base& tx) {
@@ -138,73 +207,13 @@ std::unique_ptr<ChangeStreamCall> ChangeStreamCall::StartDrop(
           return dropped.status();
         });
     if (!status.ok()) return status;
-    absl::StrAppend(&self->summary_, ",\"stream\":", common::JsonString(*dropped));
+    absl::StrAppend(&self->summary(), ",\"stream\":", common::JsonString(*dropped));
     response->set_name(*std::move(dropped));
     return static_cast<int64_t>(response->ByteSizeLong());
   };
-  Finish finish = FinishWith(response, std::move(done));
+  RunningChangeStreamCall::Finish finish = FinishWith(response, std::move(done));
   call->Begin(target.status(), std::move(work), std::move(finish));
   return call;
-}
-
-ChangeStreamCall::ChangeStreamCall(ExportPipeline* pipeline, CallOrigin origin, const char* rpc)
-    : pipeline_(pipeline), origin_(std::move(origin)), started_(std::chrono::steady_clock::now()) {
-  record_.rpc = rpc;
-  record_.transport = origin_.transport;
-  pipeline_->CallStarted();
-}
-
-ChangeStreamCall::~ChangeStreamCall() {
-  {
-    std::lock_guard<std::mutex> lock(thread_mu_);
-    if (thread_.joinable()) {
-      if (thread_.get_id() == std::this_thread::get_id()) {
-        thread_.detach();
-      } else {
-        thread_.join();
-      }
-    }
-  }
-  pipeline_->CallEnded();
-}
-
-void ChangeStreamCall::Begin(absl::Status request, Work work, Finish finish) {
-  work_ = std::move(work);
-  finish_ = std::move(finish);
-  session_.Bind(pipeline_, origin_.deadline);
-  if (request.ok()) session_.OpenWithoutQuery();
-  // Authenticated first, as exports are: a call without an identity learns nothing of its
-  // request, nor of the streams.
-  session_.Authenticate(origin_, &record_, [this, request](absl::Status authenticated) {
-    if (!authenticated.ok() || !request.ok()) {
-      session_.Close();
-      End(!authenticated.ok() ? std::move(authenticated) : request);
-      return;
-    }
-    std::lock_guard<std::mutex> lock(thread_mu_);
-    thread_ = std::thread(&ChangeStreamCall::Run, this);
-  });
-}
-
-void ChangeStreamCall::Run() {
-  absl::StatusOr<int64_t> bytes = work_(session_.get(), CallerOf(session_.principal()));
-  session_.Close();
-  End(std::move(bytes));
-}
-
-void ChangeStreamCall::End(absl::StatusOr<int64_t> bytes) {
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-  if (bytes.ok()) {
-    record_.first_byte_seconds = seconds;
-    record_.bytes = *bytes;
-  }
-  record_.seconds = seconds;
-  record_.code = absl::StatusCodeToString(bytes.status().code());
-  if (pipeline_->log() != nullptr) {
-    pipeline_->log()->Write(record_, origin_.peer, summary_, bytes.status());
-  }
-  finish_(bytes.status());
 }
 
 }  // namespace dvexport::pipeline

@@ -1,23 +1,13 @@
 #ifndef DVEXPORT_SERVICE_PIPELINE_CHANGE_STREAM_CALLS_H_
 #define DVEXPORT_SERVICE_PIPELINE_CHANGE_STREAM_CALLS_H_
 
-#include <chrono>
-#include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
-#include <string>
-#include <thread>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "dvexport/v1/export.pb.h"
-#include "service/db/change_stream_admin.h"
-#include "service/pipeline/call_log.h"
-#include "service/pipeline/call_session.h"
 #include "service/pipeline/export.h"
-#include "service/pipeline/export_pipeline.h"
 
 namespace dvexport::pipeline {
 
@@ -47,45 +37,11 @@ class ChangeStreamCall {
       const absl::StatusOr<dvexport::v1::DropChangeStreamRequest>& request, DropDone done);
 
   // Joins the call's thread (unless it is the calling one).
-  ~ChangeStreamCall();
+  virtual ~ChangeStreamCall() = default;
 
   // The caller went away: the call's database waits end within about 100 ms. Any thread.
-  void Cancel() { session_.Cancel(); }
-
- private:
-  // The call's work on its thread, once authenticated: the response's size in bytes (for the
-  // log and the metrics), or why there is none.
-  using Work =
-      std::function<absl::StatusOr<int64_t>(db::ReadSession&, const db::ChangeStreamCaller&)>;
-  // Hands the outcome to the door.
-  using Finish = std::function<void(const absl::Status&)>;
-
-  ChangeStreamCall(ExportPipeline* pipeline, CallOrigin origin, const char* rpc);
-  // Authenticates, then runs "work" on the call's thread unless "request" (the request's faults)
-  // is not OK.
-  void Begin(absl::Status request, Work work, Finish finish);
-  void Run();
-  void End(absl::StatusOr<int64_t> bytes);
-
-  ExportPipeline* const pipeline_;
-  const CallOrigin origin_;
-  const std::chrono::steady_clock::time_point started_;
-  CallRecord record_;
-  // For the log: how the stream was named, and the stream dropped (never the token).
-  std::string summary_;
-  Work work_;
-  Finish finish_;
-  CallSession session_;
-  std::mutex thread_mu_;
-  std::thread thread_ ABSL_GUARDED_BY(thread_mu_);
+  virtual void Cancel() = 0;
 };
-
-// The target DropChangeStream names, from its request: InvalidArgument naming change_token and
-// name unless exactly one is given, or naming change_token for a token that is not dvexport's;
-// FailedPrecondition naming change_token for a token that names no change stream (an export's
-// snapshot). No I/O.
-absl::StatusOr<db::ChangeStreamDropTarget> DropTargetOf(
-    const dvexport::v1::DropChangeStreamRequest& request);
 
 }  // namespace dvexport::pipeline
 

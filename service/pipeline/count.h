@@ -1,21 +1,14 @@
 #ifndef DVEXPORT_SERVICE_PIPELINE_COUNT_H_
 #define DVEXPORT_SERVICE_PIPELINE_COUNT_H_
 
-#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
-#include <string>
-#include <thread>
 
-#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "dvexport/v1/export.pb.h"
-#include "service/pipeline/call_log.h"
-#include "service/pipeline/call_session.h"
 #include "service/pipeline/export.h"
-#include "service/pipeline/export_pipeline.h"
 
 namespace dvexport::pipeline {
 
@@ -33,29 +26,12 @@ class Count {
                                       const absl::StatusOr<dvexport::v1::ExportRequest>& request,
                                       Done done);
   // Joins the count's thread (unless it is the calling one).
-  ~Count();
+  virtual ~Count() = default;
 
   // The caller went away: the count's database waits end within about 100 ms, and a count that
   // ends stopped (Cancelled or DeadlineExceeded) is logged and answered with "why" (the door's
   // reason: Cancelled, or DeadlineExceeded once the call's deadline passed). Any thread.
-  void Cancel(absl::Status why);
-
- private:
-  Count(ExportPipeline* pipeline, CallOrigin origin, std::string summary, Done done);
-  void Run(dhis2::ExportParams params);
-  void End(absl::StatusOr<int64_t> count);
-
-  ExportPipeline* const pipeline_;
-  const CallOrigin origin_;
-  const std::string summary_;
-  const Done done_;
-  const std::chrono::steady_clock::time_point started_;
-  CallRecord record_;
-  CallSession session_;
-  std::mutex thread_mu_;
-  std::thread thread_ ABSL_GUARDED_BY(thread_mu_);
-  std::mutex cancel_mu_;
-  absl::Status cancelled_ ABSL_GUARDED_BY(cancel_mu_);  // the first Cancel's "why"
+  virtual void Cancel(absl::Status why) = 0;
 };
 
 }  // namespace dvexport::pipeline

@@ -114,6 +114,14 @@ class Export {
   virtual std::string change_token() const = 0;
 };
 
+// How a reader ends when its chunks can no longer be sent; a door cancels an export with it when
+// its client went away.
+absl::Status ClientGoneError();
+
+// How an export ends when its door cancels it (the client cancelled, its deadline passed, or the
+// server shuts down).
+absl::Status CallCancelledError();
+
 }  // namespace dvexport::pipeline
 
 #endif  // DVEXPORT_SERVICE_PIPELINE_EXPORT_H_

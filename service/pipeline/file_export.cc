@@ -1,3 +1,5 @@
+#include "service/pipeline/file_export.h"
+
 #include <algorithm>
 #include <memory>
 #include <mutex>
@@ -24,7 +26,7 @@
 #include "service/encode/xml_data_value_encoder.h"
 #include "service/encode/zip_compressor.h"
 #include "service/encode/zstd_compressor.h"
-#include "service/pipeline/streaming_export.h"
+#include "service/pipeline/reader_export.h"
 
 namespace dvexport::pipeline {
 namespace {
@@ -226,12 +228,12 @@ class FileSequencer {
 };
 
 template <typename Encoder>
-class FileExport final : public StreamingExport {
+class FileExport final : public ReaderExport {
  public:
   FileExport(ExportPipeline* pipeline, CallOrigin origin, ExportConsumer* consumer,
              const dvexport::v1::ExportFileRequest& request,
              std::unique_ptr<encode::FileCompressor> compressor)
-      : StreamingExport(pipeline, std::move(origin), consumer, "ExportFile"),
+      : ReaderExport(pipeline, std::move(origin), consumer, "ExportFile"),
         sequencer_(std::move(compressor)) {
     record().format = dvexport::v1::Format_Name(request.format());
     record().compression = dvexport::v1::Compression_Name(request.compression());
@@ -317,12 +319,12 @@ class FileExport final : public StreamingExport {
 // them with one AdxDataValueEncoder, handing its buffer over every chunk_size (kFirstChunkSize
 // first). The document starts only once the ADX metadata is read, so that a missing code ends
 // the call before its first byte.
-class AdxFileExport final : public StreamingExport {
+class AdxFileExport final : public ReaderExport {
  public:
   AdxFileExport(ExportPipeline* pipeline, CallOrigin origin, ExportConsumer* consumer,
                 const dvexport::v1::ExportFileRequest& request,
                 std::unique_ptr<encode::FileCompressor> compressor)
-      : StreamingExport(pipeline, std::move(origin), consumer, "ExportFile"),
+      : ReaderExport(pipeline, std::move(origin), consumer, "ExportFile"),
         query_(dhis2::WithAdxDefaults(request.query())),
         buffer_(options().chunk_size + options().chunk_size / 4),
         encoder_(&buffer_),
@@ -409,11 +411,11 @@ class AdxFileExport final : public StreamingExport {
 };
 
 // Ends a call that cannot start: the request could not be read, or its file options are wrong.
-class RefusedFileExport final : public StreamingExport {
+class RefusedFileExport final : public ReaderExport {
  public:
   RefusedFileExport(ExportPipeline* pipeline, CallOrigin origin, ExportConsumer* consumer,
                     const absl::Status& status)
-      : StreamingExport(pipeline, std::move(origin), consumer, "ExportFile") {
+      : ReaderExport(pipeline, std::move(origin), consumer, "ExportFile") {
     Start(status, nullptr);
   }
 
@@ -424,7 +426,7 @@ class RefusedFileExport final : public StreamingExport {
 
 }  // namespace
 
-std::unique_ptr<Export> Export::StartFile(
+std::unique_ptr<Export> StartFileExport(
     ExportPipeline* pipeline, CallOrigin origin,
     const absl::StatusOr<dvexport::v1::ExportFileRequest>& request, ExportConsumer* consumer) {
   absl::Status status = request.status();

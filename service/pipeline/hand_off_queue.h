@@ -18,12 +18,12 @@
 
 namespace dvexport::pipeline {
 
-// Carries the messages of one export from its reader threads (producers) to the gRPC reactor
-// that sends them (the consumer), in the order they were pushed. Bounded: a producer waits while
-// "capacity" messages are queued, so a slow client stops the readers (and PostgreSQL waits on its
-// socket) instead of letting memory grow. The consumer never waits: TryPop says whether a message
-// is there, and when it found none the queue calls "ready" once the next message arrives or the
-// queue is done, so that the reactor starts its next write from there.
+// Carries the messages of one export from its reader threads (producers) to the door that sends
+// them (the consumer: a gRPC reactor, an HTTP connection), in the order they were pushed. Bounded:
+// a producer waits while "capacity" messages are queued, so a slow client stops the readers (and
+// PostgreSQL waits on its socket) instead of letting memory grow. The consumer never waits: TryPop
+// says whether a message is there, and when it found none the queue calls "ready" once the next
+// message arrives or the queue is done, so that the door starts its next write from there.
 //
 // Contract:
 // - Every producer calls Close exactly once, as the last thing it does with the queue; the queue

@@ -234,7 +234,7 @@ BENCHMARK(BM_EncodeProtobufBatch);
 // batches.
 void BM_ProtobufMessagesBatch(benchmark::State& state) {
   const std::vector<DataValueRow>& rows = Rows().rows();
-  constexpr size_t kBatchOverhead = 16;  // last and values_so_far, as in stream_export.cc.
+  constexpr size_t kBatchOverhead = 16;  // last and values_so_far, as in batch_stream_export.cc.
   dvexport::v1::DataValueBatch batch;
   dvexport::v1::DataValue next;
   std::string wire;

@@ -1,3 +1,5 @@
+#include "service/pipeline/batch_stream_export.h"
+
 #include <mutex>
 #include <optional>
 #include <string>
@@ -8,7 +10,7 @@
 #include "service/dhis2/change_token.h"
 #include "service/encode/chunk_buffer.h"
 #include "service/encode/protobuf_data_value_encoder.h"
-#include "service/pipeline/streaming_export.h"
+#include "service/pipeline/reader_export.h"
 
 namespace dvexport::pipeline {
 namespace {
@@ -21,11 +23,11 @@ static_assert(dhis2::kChangeTokenLength <= ProtobufDataValueEncoder::kMaxChangeT
 // serialized bytes (one value larger than that makes a batch of its own), written in wire format
 // by encode::ProtobufDataValueEncoder straight from the rows: no message objects, and no second
 // serialization by the door. The last batch has last = true, possibly with no values.
-class StreamExport final : public StreamingExport {
+class BatchStreamExport final : public ReaderExport {
  public:
-  StreamExport(ExportPipeline* pipeline, CallOrigin origin, ExportConsumer* consumer,
-               const absl::StatusOr<dvexport::v1::ExportRequest>& request)
-      : StreamingExport(pipeline, std::move(origin), consumer, "StreamDataValues") {
+  BatchStreamExport(ExportPipeline* pipeline, CallOrigin origin, ExportConsumer* consumer,
+                    const absl::StatusOr<dvexport::v1::ExportRequest>& request)
+      : ReaderExport(pipeline, std::move(origin), consumer, "StreamDataValues") {
     Start(request.status(), request.ok() ? &*request : nullptr);
   }
 
@@ -110,10 +112,10 @@ class StreamExport final : public StreamingExport {
 
 }  // namespace
 
-std::unique_ptr<Export> Export::StartStream(
+std::unique_ptr<Export> StartBatchStreamExport(
     ExportPipeline* pipeline, CallOrigin origin,
     const absl::StatusOr<dvexport::v1::ExportRequest>& request, ExportConsumer* consumer) {
-  return std::make_unique<StreamExport>(pipeline, std::move(origin), consumer, request);
+  return std::make_unique<BatchStreamExport>(pipeline, std::move(origin), consumer, request);
 }
 
 }  // namespace dvexport::pipeline

@@ -1,4 +1,4 @@
-#include "service/pipeline/streaming_export.h"
+#include "service/pipeline/reader_export.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -28,50 +28,22 @@ absl::Status ContendedStallError(const PipelineOptions& options) {
 
 }  // namespace
 
-absl::Status ClientGoneError() {
-  return absl::CancelledError("the client went away; the export was stopped");
-}
-
-absl::Status CallCancelledError() {
-  return absl::CancelledError("the call was cancelled (by the client, its deadline or shutdown)");
-}
-
-StreamingExport::StreamingExport(ExportPipeline* pipeline, CallOrigin origin,
-                                 ExportConsumer* consumer, std::string rpc)
+ReaderExport::ReaderExport(ExportPipeline* pipeline, CallOrigin origin, ExportConsumer* consumer,
+                           std::string rpc)
     : pipeline_(pipeline),
       origin_(std::move(origin)),
       consumer_(consumer),
-      started_(std::chrono::steady_clock::now()),
       queue_(/*capacity=*/4, /*producers=*/1, [this] { consumer_->Ready(); },
              pipeline->options().stall_timeout, StalledClientError(pipeline->options()),
              {.bytes_per_second = static_cast<double>(pipeline->options().stall_min_rate),
               .max_bytes = static_cast<size_t>(pipeline->options().stall_max_unread)},
              {.timeout = pipeline->options().stall_timeout_contended,
-              .status = ContendedStallError(pipeline->options())}) {
-  record_.rpc = std::move(rpc);
-  record_.transport = origin_.transport;
-  pipeline_->CallStarted();
-}
+              .status = ContendedStallError(pipeline->options())}),
+      scope_(pipeline, origin_, std::move(rpc)) {}
 
-StreamingExport::~StreamingExport() {
-  {
-    std::lock_guard<std::mutex> lock(threads_mu_);
-    for (std::thread& thread : threads_) {
-      if (!thread.joinable()) continue;
-      // The last reader may be the thread that ends the door's call (its Ready found kDone).
-      if (thread.get_id() == std::this_thread::get_id()) {
-        thread.detach();
-      } else {
-        thread.join();
-      }
-    }
-  }
-  pipeline_->CallEnded();
-}
-
-void StreamingExport::Start(const absl::Status& status, const dvexport::v1::ExportRequest* query) {
+void ReaderExport::Start(const absl::Status& status, const dvexport::v1::ExportRequest* query) {
   session_.Bind(pipeline_, origin_.deadline);
-  if (status.ok()) summary_ = SummarizeRequest(*query);
+  if (status.ok()) scope_.summary() = SummarizeRequest(*query);
   const absl::StatusOr<dhis2::ExportParams> params =
       status.ok() ? session_.Open(*query, origin_.last_rule_wins ? dhis2::RuleOrder::kLastFailure
                                                                  : dhis2::RuleOrder::kFirstFailure)
@@ -79,7 +51,7 @@ void StreamingExport::Start(const absl::Status& status, const dvexport::v1::Expo
   // Authenticated first, as DHIS2 authenticates before it reads a request: a caller without an
   // identity is told only that, whatever it sent, never holds a slot, and is refused before the
   // first byte.
-  session_.Authenticate(origin_, &record_, [this, params](absl::Status authenticated) {
+  session_.Authenticate(origin_, &record(), [this, params](absl::Status authenticated) {
     if (!authenticated.ok()) {
       ReaderDone(std::move(authenticated));
       return;
@@ -95,8 +67,7 @@ void StreamingExport::Start(const absl::Status& status, const dvexport::v1::Expo
             ReaderDone(std::move(admitted));
             return;
           }
-          std::lock_guard<std::mutex> lock(threads_mu_);
-          threads_.emplace_back(&StreamingExport::RunFirstReader, this, params);
+          scope_.StartThread(&ReaderExport::RunFirstReader, this, params);
         },
         // Under the slots' lock: the queue takes only its own.
         [this](bool contended) { queue_.SetContended(contended); });
@@ -104,7 +75,7 @@ void StreamingExport::Start(const absl::Status& status, const dvexport::v1::Expo
   });
 }
 
-void StreamingExport::RunFirstReader(dhis2::ExportParams params) {
+void ReaderExport::RunFirstReader(dhis2::ExportParams params) {
   absl::Status status = session().Begin(params, session_.principal());
   if (status.ok()) {
     std::lock_guard<std::mutex> lock(token_mu_);
@@ -128,18 +99,15 @@ void StreamingExport::RunFirstReader(dhis2::ExportParams params) {
     pipeline_->CountSlicedExport();
     running_readers_.fetch_add(*readers - 1);
     queue_.AddProducers(*readers - 1);
-    std::lock_guard<std::mutex> lock(threads_mu_);
-    for (int i = 1; i < *readers; ++i) {
-      threads_.emplace_back(&StreamingExport::RunReader, this, i);
-    }
+    for (int i = 1; i < *readers; ++i) scope_.StartThread(&ReaderExport::RunReader, this, i);
   }
   if (status.ok()) status = ReadValues(0);
   ReaderDone(std::move(status));
 }
 
-void StreamingExport::RunReader(int index) { ReaderDone(ReadValues(index)); }
+void ReaderExport::RunReader(int index) { ReaderDone(ReadValues(index)); }
 
-void StreamingExport::ReaderDone(absl::Status status) {
+void ReaderExport::ReaderDone(absl::Status status) {
   // A failure stops the others first, so that its status, not theirs, is the call's.
   if (!status.ok()) StopReaders(status);
   if (running_readers_.fetch_sub(1) == 1) {
@@ -157,29 +125,26 @@ void StreamingExport::ReaderDone(absl::Status status) {
   queue_.Close(std::move(status));
 }
 
-void StreamingExport::StopReaders(absl::Status why) {
+void ReaderExport::StopReaders(absl::Status why) {
   queue_.Stop(std::move(why));
   session_.Cancel();
 }
 
-void StreamingExport::EndIfStalled() {
+void ReaderExport::EndIfStalled() {
   if (!queue_.stalled() || stall_ended_.exchange(true)) return;
   const absl::Status status = queue_.status();
-  record_.stall = queue_.contended_stall() ? "stall_timeout_contended" : "stall_timeout";
+  record().stall = queue_.contended_stall() ? "stall_timeout_contended" : "stall_timeout";
   StopReaders(status);
   // A stalled client also holds back the end that would follow the chunks: the door ends its
   // write in flight (and the call) instead.
   consumer_->Abort(status);
 }
 
-Export::Next StreamingExport::TakeNext(Chunk* chunk) {
+Export::Next ReaderExport::TakeNext(Chunk* chunk) {
   switch (queue_.TryPop(chunk)) {
     case Queue::Next::kItem:
-      if (record_.first_byte_seconds < 0) {
-        record_.first_byte_seconds =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-      }
-      record_.values = chunk->values_so_far;
+      scope_.FirstByte();
+      record().values = chunk->values_so_far;
       return Next::kChunk;
     case Queue::Next::kEmpty:
       return Next::kEmpty;
@@ -188,28 +153,20 @@ Export::Next StreamingExport::TakeNext(Chunk* chunk) {
   }
   // Reported before the door sends the end, so that a client that has its status finds the call
   // in the log and the metrics.
-  if (!reported_.exchange(true)) {
-    const absl::Status status = queue_.status();
-    record_.seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-    record_.code = absl::StatusCodeToString(status.code());
-    if (pipeline_->log() != nullptr) {
-      pipeline_->log()->Write(record_, origin_.peer, summary_, status);
-    }
-  }
+  scope_.Finish(queue_.status());
   return Next::kDone;
 }
 
-void StreamingExport::Sent(size_t bytes) {
-  record_.bytes += static_cast<int64_t>(bytes);
+void ReaderExport::Sent(size_t bytes) {
+  record().bytes += static_cast<int64_t>(bytes);
   // The transport took the chunk (gRPC: within the client's flow-control window; HTTP: into the
   // socket's send buffer), not necessarily the client.
   queue_.Sent(bytes);
 }
 
-void StreamingExport::Cancel(absl::Status why) { StopReaders(std::move(why)); }
+void ReaderExport::Cancel(absl::Status why) { StopReaders(std::move(why)); }
 
-std::string StreamingExport::change_token() const {
+std::string ReaderExport::change_token() const {
   std::lock_guard<std::mutex> lock(token_mu_);
   return change_token_;
 }

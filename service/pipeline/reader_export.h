@@ -1,18 +1,16 @@
-#ifndef DVEXPORT_SERVICE_PIPELINE_STREAMING_EXPORT_H_
-#define DVEXPORT_SERVICE_PIPELINE_STREAMING_EXPORT_H_
+#ifndef DVEXPORT_SERVICE_PIPELINE_READER_EXPORT_H_
+#define DVEXPORT_SERVICE_PIPELINE_READER_EXPORT_H_
 
 #include <atomic>
-#include <chrono>
 #include <mutex>
 #include <string>
-#include <thread>
-#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "dvexport/v1/export.pb.h"
 #include "service/db/read_session.h"
 #include "service/pipeline/call_log.h"
+#include "service/pipeline/call_scope.h"
 #include "service/pipeline/call_session.h"
 #include "service/pipeline/export.h"
 #include "service/pipeline/export_pipeline.h"
@@ -20,8 +18,10 @@
 
 namespace dvexport::pipeline {
 
-// The common part of ExportFile and StreamDataValues: one export and the reader threads that
-// feed it, behind the Export interface a door pulls from.
+// The base of every export (ExportFile's FileExport and AdxFileExport, StreamDataValues'
+// BatchStreamExport): an Export fed by reader threads, behind the interface a door pulls from.
+// A derived class says how its readers render or encode their rows (ReadValues) and how the
+// output ends (WriteEnd); this class runs the call around them.
 //
 // Threads: the call's first reader thread opens the ReadSession (connection, transaction, scope),
 // plans the reads and starts one more thread per extra reader; each reader reads its slices,
@@ -36,11 +36,9 @@ namespace dvexport::pipeline {
 // cancels the session, whose waits then end within ~100 ms; a reader that fails does the same,
 // and its status is the call's. A client that takes nothing for the stall timeout is stopped too,
 // and the consumer is told to Abort its write in flight.
-class StreamingExport : public Export {
+class ReaderExport : public Export {
  public:
   using Queue = HandOffQueue<Chunk>;
-
-  ~StreamingExport() override;
 
   Next TakeNext(Chunk* chunk) override;
   void Sent(size_t bytes) override;
@@ -50,8 +48,8 @@ class StreamingExport : public Export {
 
  protected:
   // "rpc": the method's name, for the log and the metrics.
-  StreamingExport(ExportPipeline* pipeline, CallOrigin origin, ExportConsumer* consumer,
-                  std::string rpc);
+  ReaderExport(ExportPipeline* pipeline, CallOrigin origin, ExportConsumer* consumer,
+               std::string rpc);
 
   // Starts the export of "query" (or ends it with "status" if that is an error, or with the
   // query's validation error): authenticates, asks a slot, and once it has one (now, or later
@@ -76,7 +74,7 @@ class StreamingExport : public Export {
   bool Push(Chunk chunk) { return queue_.Push(std::move(chunk)); }
 
   db::ReadSession& session() { return session_.get(); }
-  CallRecord& record() { return record_; }
+  CallRecord& record() { return scope_.record(); }
   const PipelineOptions& options() const { return pipeline_->options(); }
 
  private:
@@ -95,31 +93,20 @@ class StreamingExport : public Export {
   ExportPipeline* const pipeline_;
   const CallOrigin origin_;
   ExportConsumer* const consumer_;
-  const std::chrono::steady_clock::time_point started_;
-  CallRecord record_;
-  std::string summary_;
   Queue queue_;
 
   // Opened before the first reader starts; closed by the last reader to end.
   CallSession session_;
   std::atomic<int> running_readers_{1};
   std::atomic<bool> stall_ended_{false};
-  std::atomic<bool> reported_{false};
 
   mutable std::mutex token_mu_;
   std::string change_token_ ABSL_GUARDED_BY(token_mu_);
 
-  std::mutex threads_mu_;
-  std::vector<std::thread> threads_ ABSL_GUARDED_BY(threads_mu_);
+  // Last: the reader threads are joined before the members above are destroyed.
+  CallScope scope_;
 };
-
-// How a reader ends when its chunks can no longer be sent.
-absl::Status ClientGoneError();
-
-// How an export ends when its door cancels it (the client cancelled, its deadline passed, or the
-// server shuts down).
-absl::Status CallCancelledError();
 
 }  // namespace dvexport::pipeline
 
-#endif  // DVEXPORT_SERVICE_PIPELINE_STREAMING_EXPORT_H_
+#endif  // DVEXPORT_SERVICE_PIPELINE_READER_EXPORT_H_
