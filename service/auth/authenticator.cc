@@ -15,6 +15,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "service/db/connection_pool.h"
+#include "service/db/read_session.h"
 
 namespace dvexport::auth {
 namespace {

@@ -25,8 +25,12 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "service/auth/verify.h"
-#include "service/db/connection_pool.h"
-#include "service/db/read_session.h"
+#include "service/db/read_session_options.h"
+
+namespace dvexport::db {
+class ConnectionPool;
+class ReadSession;
+}  // namespace dvexport::db
 
 namespace dvexport::auth {
 

@@ -17,6 +17,7 @@
 #include "common/utf8_sequence.h"
 #include "service/auth/password.h"
 #include "service/db/identity.h"
+#include "service/db/read_session.h"
 #include "service/dhis2/account.h"
 
 namespace dvexport::auth {

@@ -15,9 +15,12 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "service/auth/refusal_reason.h"
-#include "service/db/read_session.h"
 #include "service/dhis2/api_token.h"
 #include "service/dhis2/principal.h"
+
+namespace dvexport::db {
+class ReadSession;
+}  // namespace dvexport::db
 
 namespace dvexport::auth {
 

@@ -25,9 +25,6 @@ namespace dvexport::db {
 // transactions running at the start must end first), within the call's deadline.
 inline constexpr std::chrono::seconds kStreamStartWait{60};
 
-// The publication a stream reads unless --change_publication names another.
-inline constexpr char kDefaultChangePublication[] = "dvexport";
-
 // The most distinct changed keys one delta collects; more is FailedPrecondition (export
 // everything again): a delta's memory stays bounded whatever the stream holds.
 inline constexpr size_t kMaxDeltaKeys = 1'000'000;

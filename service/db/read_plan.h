@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "service/db/export_scope.h"
+#include "service/db/read_session_options.h"
 
 namespace dvexport::db {
 
@@ -17,19 +18,6 @@ namespace dvexport::db {
 // scan and filter 1,000,000 rows, 0.75 s more to send them as COPY). Slices of the table
 // read on several connections whose transactions share one snapshot (pg_export_snapshot) use
 // more cores and see exactly the rows one COPY would.
-
-struct ReadPlanOptions {
-  // Connections reading at once; 1 never splits.
-  int max_streams = 2;
-  // The planner's row estimate below which one COPY is read: a split costs a few milliseconds
-  // (a snapshot, a transaction per extra connection, a COPY per slice).
-  int64_t min_rows = 100000;
-  // Slices per stream: the threads take the next unread slice, so rows bunched in a few blocks
-  // (recent periods at the end of an append-mostly table) still spread over every stream.
-  int slices_per_stream = 8;
-  // Smallest slice, in 8 KiB blocks.
-  int64_t min_slice_blocks = 256;
-};
 
 // The slices of the datavalue table to read the scope from, in table order; a single nullopt
 // slice means one COPY of the whole table. Splits only what PostgreSQL would read with a

@@ -25,24 +25,13 @@
 #include "service/db/export_scope.h"
 #include "service/db/query_canceller.h"
 #include "service/db/read_plan.h"
+#include "service/db/read_session_options.h"
 #include "service/db/slice_dispenser.h"
 #include "service/dhis2/export_request_validator.h"
 #include "service/dhis2/principal.h"
 #include "service/encode/data_value_row.h"
 
 namespace dvexport::db {
-
-struct ReadSessionOptions {
-  // How long Begin waits for a pooled connection (never past the deadline).
-  std::chrono::milliseconds connection_wait{10000};
-  // PostgreSQL statement_timeout for the session's statements; 0: the role's
-  // or database's setting.
-  std::chrono::milliseconds statement_timeout{0};
-  // How a large export is read with several connections at once.
-  ReadPlanOptions read_plan;
-  // The publication change streams read (docs/SYNC.md).
-  std::string change_publication = kDefaultChangePublication;
-};
 
 // The database side of one export or count: its pooled connection, its READ
 // ONLY REPEATABLE READ transaction, its resolved scope, its slice plan with

@@ -20,7 +20,6 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "service/pipeline/export.h"
-#include "service/pipeline/export_pipeline.h"
 
 namespace dvexport::http {
 

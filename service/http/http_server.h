@@ -20,7 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "service/http/http_connection.h"
-#include "service/pipeline/export_pipeline.h"
+#include "service/pipeline/export.h"
 
 namespace dvexport::http {
 

@@ -1,6 +1,15 @@
 #include "service/pipeline/export_pipeline.h"
 
+#include "service/db/connection_pool.h"
+#include "service/pipeline/change_stream_monitor.h"
+
 namespace dvexport::pipeline {
+
+ChangeStreamMonitorOptions PipelineOptions::change_streams() const {
+  return {.publication = change_publication,
+          .interval = change_stream_poll,
+          .warn_wal_bytes = change_stream_warn_wal_bytes};
+}
 
 ExportPipeline::ExportPipeline(db::ConnectionPool* pool, const PipelineOptions& options,
                                CallLog* log, SlotObserver* slot_observer,
@@ -19,6 +28,8 @@ ExportPipeline::ExportPipeline(db::ConnectionPool* pool, const PipelineOptions& 
     authenticator_ = std::make_unique<auth::Authenticator>(pool, authentication, auth_observer);
   }
 }
+
+ExportPipeline::~ExportPipeline() = default;
 
 void ExportPipeline::CallStarted() {
   std::lock_guard<std::mutex> lock(calls_mu_);

@@ -12,13 +12,19 @@
 #include "absl/base/thread_annotations.h"
 #include "service/auth/authenticator.h"
 #include "service/auth/client_identities.h"
-#include "service/db/connection_pool.h"
-#include "service/db/read_session.h"
+#include "service/db/read_session_options.h"
 #include "service/pipeline/call_log.h"
-#include "service/pipeline/change_stream_monitor.h"
+#include "service/pipeline/change_stream_observer.h"
 #include "service/pipeline/export_slots.h"
 
+namespace dvexport::db {
+class ConnectionPool;
+}  // namespace dvexport::db
+
 namespace dvexport::pipeline {
+
+class ChangeStreamMonitor;
+struct ChangeStreamMonitorOptions;
 
 // How calls are authenticated (--auth).
 enum class AuthMode {
@@ -102,11 +108,7 @@ struct PipelineOptions {
   }
 
   // The change stream monitor's settings.
-  ChangeStreamMonitorOptions change_streams() const {
-    return {.publication = change_publication,
-            .interval = change_stream_poll,
-            .warn_wal_bytes = change_stream_warn_wal_bytes};
-  }
+  ChangeStreamMonitorOptions change_streams() const;
 
   // The export slots and their queue.
   ExportSlotOptions slots() const {
@@ -130,6 +132,7 @@ class ExportPipeline {
   ExportPipeline(db::ConnectionPool* pool, const PipelineOptions& options, CallLog* log,
                  SlotObserver* slot_observer = nullptr, auth::AuthObserver* auth_observer = nullptr,
                  ChangeStreamObserver* change_stream_observer = nullptr);
+  ~ExportPipeline();
   ExportPipeline(const ExportPipeline&) = delete;
   ExportPipeline& operator=(const ExportPipeline&) = delete;
 

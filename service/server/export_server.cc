@@ -21,6 +21,7 @@
 #include "service/db/libpq_gaps.h"
 #include "service/grpc/accept_guard.h"
 #include "service/grpc/connection_activity.h"
+#include "service/pipeline/change_stream_monitor.h"
 
 namespace dvexport::server {
 namespace {

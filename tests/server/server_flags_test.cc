@@ -20,6 +20,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "service/pipeline/change_stream_monitor.h"
 
 namespace dvexport::server {
 namespace {

@@ -1,0 +1,44 @@
+#ifndef DVEXPORT_SERVICE_DB_READ_SESSION_OPTIONS_H_
+#define DVEXPORT_SERVICE_DB_READ_SESSION_OPTIONS_H_
+
+// The settings of a ReadSession, without libpqxx: what the pipeline's options and the
+// authenticator's carry, so that a header holding them need not include the database's.
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace dvexport::db {
+
+// The publication a stream reads unless --change_publication names another.
+inline constexpr char kDefaultChangePublication[] = "dvexport";
+
+// How one export is read with several COPYs at once (read_plan.h).
+struct ReadPlanOptions {
+  // Connections reading at once; 1 never splits.
+  int max_streams = 2;
+  // The planner's row estimate below which one COPY is read: a split costs a few milliseconds
+  // (a snapshot, a transaction per extra connection, a COPY per slice).
+  int64_t min_rows = 100000;
+  // Slices per stream: the threads take the next unread slice, so rows bunched in a few blocks
+  // (recent periods at the end of an append-mostly table) still spread over every stream.
+  int slices_per_stream = 8;
+  // Smallest slice, in 8 KiB blocks.
+  int64_t min_slice_blocks = 256;
+};
+
+struct ReadSessionOptions {
+  // How long Begin waits for a pooled connection (never past the deadline).
+  std::chrono::milliseconds connection_wait{10000};
+  // PostgreSQL statement_timeout for the session's statements; 0: the role's
+  // or database's setting.
+  std::chrono::milliseconds statement_timeout{0};
+  // How a large export is read with several connections at once.
+  ReadPlanOptions read_plan;
+  // The publication change streams read (docs/SYNC.md).
+  std::string change_publication = kDefaultChangePublication;
+};
+
+}  // namespace dvexport::db
+
+#endif  // DVEXPORT_SERVICE_DB_READ_SESSION_OPTIONS_H_
