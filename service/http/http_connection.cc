@@ -2,10 +2,6 @@
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <openssl/bio.h>
-#include <openssl/ssl.h>
-#include <openssl/x509.h>
-#include <openssl/x509v3.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -18,22 +14,18 @@
 #include <boost/beast/ssl.hpp>
 #include <limits>
 #include <optional>
-#include <sstream>
 #include <type_traits>
 #include <utility>
 
-#include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 #include "common/json_string.h"
-#include "service/auth/client_identities.h"
 #include "service/http/data_value_sets_request.h"
-#include "service/http/http_server.h"
+#include "service/http/request_origin.h"
 #include "service/http/request_parser.h"
 #include "service/http/request_route.h"
+#include "service/http/response_head.h"
+#include "service/http/tls_identity.h"
+#include "service/http/web_message.h"
 #include "service/pipeline/export_pipeline.h"
 
 namespace dvexport::http {
@@ -53,25 +45,6 @@ constexpr std::chrono::milliseconds kWatchInterval{200};
 // does not read gets this long while the server shuts down.
 constexpr std::chrono::milliseconds kCloseGrace{1000};
 
-net::ip::address Unmapped(const net::ip::address& address) {
-  if (address.is_v6() && address.to_v6().is_v4_mapped()) {
-    return net::ip::make_address_v4(net::ip::v4_mapped, address.to_v6());
-  }
-  return address;
-}
-
-// The address as the call log and the authenticator name it: "10.0.0.7", "::1".
-std::string AddressText(const net::ip::address& address) {
-  beast::error_code ignored;
-  return address.to_string(ignored);
-}
-
-// The peer in gRPC's form: "ipv4:127.0.0.1:5555", "ipv6:[::1]:5555".
-std::string GrpcPeer(const net::ip::address& address, unsigned short port) {
-  if (address.is_v4()) return absl::StrCat("ipv4:", AddressText(address), ":", port);
-  return absl::StrCat("ipv6:[", AddressText(address), "]:", port);
-}
-
 // Whether the client of a running export has gone: the socket is no longer ESTABLISHED. A
 // client that half-closed its side (CLOSE_WAIT: it sent FIN and may still read) counts as gone,
 // as nginx treats a client's EOF during a response: HTTP clients do not half-close while they
@@ -83,55 +56,10 @@ bool ClientGone(int fd) {
   return info.tcpi_state != TCP_ESTABLISHED;
 }
 
-// The DHIS2 username the connection's verified client certificate stands for; nullopt without a
-// certificate, or when it is not listed. The subject is written as gRPC writes it (RFC 2253), so
-// that one --client_identities file serves both doors.
-std::optional<std::string> CertificateUser(SSL* ssl, const auth::ClientIdentities* identities) {
-  if (identities == nullptr) return std::nullopt;
-  X509* certificate = SSL_get1_peer_certificate(ssl);
-  if (certificate == nullptr) return std::nullopt;
-  std::optional<std::string> user;
-  if (SSL_get_verify_result(ssl) == X509_V_OK) {
-    std::string subject;
-    BIO* bio = BIO_new(BIO_s_mem());
-    if (bio != nullptr) {
-      if (X509_NAME_print_ex(bio, X509_get_subject_name(certificate), 0, XN_FLAG_RFC2253) >= 0) {
-        char* data = nullptr;
-        const long length = BIO_get_mem_data(bio, &data);
-        if (length > 0) subject.assign(data, static_cast<size_t>(length));
-      }
-      BIO_free(bio);
-    }
-    std::vector<std::string> uris;
-    auto* names = static_cast<GENERAL_NAMES*>(
-        X509_get_ext_d2i(certificate, NID_subject_alt_name, nullptr, nullptr));
-    if (names != nullptr) {
-      for (int i = 0; i < sk_GENERAL_NAME_num(names); ++i) {
-        const GENERAL_NAME* name = sk_GENERAL_NAME_value(names, i);
-        if (name->type != GEN_URI) continue;
-        const ASN1_STRING* uri = name->d.uniformResourceIdentifier;
-        uris.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(uri)),
-                          static_cast<size_t>(ASN1_STRING_length(uri)));
-      }
-      GENERAL_NAMES_free(names);
-    }
-    user = identities->Find(subject, uris);
-  }
-  X509_free(certificate);
-  return user;
-}
-
 // A WebMessage in JSON of the door's own (not a refusal of an export).
 HttpResponse JsonMessage(int status, std::string_view message) {
   return WebMessageResponse(status, absl::string_view(message.data(), message.size()), "",
                             MessageFormat::kJson);
-}
-
-// The status line and headers as they go on the wire, the blank line included.
-std::string HeadText(const bhttp::response<bhttp::empty_body>& head) {
-  std::ostringstream out;
-  out << head.base();
-  return out.str();
 }
 
 // The limits a connection's parser enforces.
@@ -303,7 +231,9 @@ class Connection final : public HttpConnection {
     if (awaiting == awaiting_head_) return;
     awaiting_head_ = awaiting;
     if (awaiting) {
-      shared_.tracker->HeadStarted(Self());
+      // Outside the tracker's lock: the evicted connection closes on its own strand.
+      const std::shared_ptr<HttpConnection> evicted = shared_.tracker->HeadStarted(Self());
+      if (evicted != nullptr) evicted->EvictSlowHead();
     } else {
       shared_.tracker->HeadEnded(this);
     }
@@ -414,19 +344,21 @@ class Connection final : public HttpConnection {
       RespondAndClose(routed.wire_refusal->status, routed.wire_refusal->message);
       return;
     }
-    pipeline::CallOrigin origin = Origin(request);
-    // The first Authorization header is the credential (Tomcat's getHeader, as DHIS2 reads it).
-    token_credential_ =
-        !origin.credentials.authorization.empty() &&
-        absl::StartsWithIgnoreCase(origin.credentials.authorization.front(), "ApiToken");
+    pipeline::CallOrigin origin =
+        RequestOrigin(request, peer_address_, peer_, *shared_.proxies, certificate_user_);
+    token_credential_ = PresentsApiToken(origin);
     message_format_ = routed.message_format;
     if (stopping()) {
       Respond(RefusalResponse(ShuttingDown(), message_format_, token_credential_), false);
       return;
     }
-    // A request the door refuses itself runs as an export that only authenticates: as DHIS2
-    // (Spring Security before the handler), a caller without valid credentials learns nothing
-    // of the route, the method or the parameters.
+    StartExport(std::move(routed), std::move(origin));
+  }
+
+  // Runs the request's export (or, for a request the door refuses itself, an export that only
+  // authenticates: as DHIS2's Spring Security before the handler, a caller without valid
+  // credentials learns nothing of the route, the method or the parameters).
+  void StartExport(RoutedRequest routed, pipeline::CallOrigin origin) {
     absl::StatusOr<dvexport::v1::ExportFileRequest> export_request;
     door_refusal_.reset();
     if (routed.request.has_value()) {
@@ -447,32 +379,6 @@ class Connection final : public HttpConnection {
       watching_ = true;
       Watch();
     }
-  }
-
-  pipeline::CallOrigin Origin(const bhttp::request<bhttp::empty_body>& request) const {
-    pipeline::CallOrigin origin;
-    origin.transport = "http";
-    origin.peer = peer_;
-    std::vector<std::string_view> forwarded_for;
-    for (auto [field, end] = request.equal_range("X-Forwarded-For"); field != end; ++field) {
-      forwarded_for.push_back(field->value());
-    }
-    origin.peer_ip = shared_.proxies->ClientAddress(peer_address_, forwarded_for);
-    // No deadline over HTTP: the slot queue's wait, the statement timeout and the stall timeout
-    // bound an export.
-    origin.deadline = std::chrono::system_clock::time_point::max();
-    for (auto [field, end] = request.equal_range(bhttp::field::authorization); field != end;
-         ++field) {
-      origin.credentials.authorization.emplace_back(field->value());
-    }
-    origin.credentials.transport = auth::Transport::kHttp;
-    origin.credentials.certificate_user = certificate_user_;
-    origin.credentials.method = std::string(request.method_string());
-    const auto referer = request.find(bhttp::field::referer);
-    if (referer != request.end()) origin.credentials.referrer = std::string(referer->value());
-    // DHIS2's URL reports the last failing rule of E2001-E2009.
-    origin.last_rule_wins = true;
-    return origin;
   }
 
   // Checks every kWatchInterval, while an export runs, that its client is still there.
@@ -512,56 +418,53 @@ class Connection final : public HttpConnection {
       // The client is gone, or a HEAD has its headers: the export is cancelled, and what it had
       // queued is dropped until kDone.
       if (draining_ || !open_) continue;
-      const bool trailer = chunk.kind == pipeline::Chunk::Kind::kFileTrailer;
-      out_head_.clear();
-      if (!head_sent_) {
-        head_sent_ = true;
-        out_head_ = HeadText(OkHead());
-        if (head_only_) {
-          export_->Cancel(HeadAnswered());
-          draining_ = true;
-          Write(net::buffer(out_head_), /*report_sent=*/false);
-          return;
-        }
-      }
-      if (version_ < 11) {
-        // HTTP/1.0 has no chunked encoding: the body is the bytes, and closing the connection
-        // ends it. A failure after the first byte is then told apart from the end only over TLS
-        // (no close_notify); over plaintext the client cannot tell: HTTP/1.0 has no way to.
-        if (trailer) {
-          if (out_head_.empty()) {
-            export_->Sent(0);
-            continue;
-          }
-          Write(net::buffer(out_head_), /*report_sent=*/true);
-        } else {
-          out_body_ = std::move(chunk.bytes);
-          Write(std::array<net::const_buffer, 2>{net::buffer(out_head_), net::buffer(out_body_)},
-                /*report_sent=*/true);
-        }
-      } else if (trailer) {
-        // The trailer's bytes (the gRPC door's ExportTrailer) are not part of the file.
-        Write(beast::buffers_cat(net::buffer(out_head_), bhttp::make_chunk_last()),
-              /*report_sent=*/true);
-      } else {
-        out_body_ = std::move(chunk.bytes);
-        Write(beast::buffers_cat(net::buffer(out_head_), bhttp::make_chunk(net::buffer(out_body_))),
-              /*report_sent=*/true);
-      }
-      return;
+      if (WriteChunk(std::move(chunk))) return;
     }
   }
 
-  // The 200 of an export: the request's headers, chunked (HTTP/1.1), and the change token.
-  bhttp::response<bhttp::empty_body> OkHead() const {
-    bhttp::response<bhttp::empty_body> head{bhttp::status::ok, version_};
-    for (const auto& [name, value] : ok_headers_) head.insert(name, value);
-    const std::string token = export_->change_token();
-    // Valid only if the body completes (the last chunk arrives).
-    if (!token.empty()) head.set("Dvexport-Change-Token", token);
-    if (version_ >= 11) head.chunked(true);
-    head.keep_alive(version_ >= 11 && keep_alive_);
-    return head;
+  // Writes "chunk" (the 200's head before the first); false when there was nothing to write.
+  bool WriteChunk(pipeline::Chunk chunk) {
+    const bool trailer = chunk.kind == pipeline::Chunk::Kind::kFileTrailer;
+    out_head_.clear();
+    if (!head_sent_) {
+      head_sent_ = true;
+      out_head_ = ExportHead(ok_headers_, export_->change_token(), version_, keep_alive_);
+      if (head_only_) {
+        export_->Cancel(HeadAnswered());
+        draining_ = true;
+        Write(net::buffer(out_head_), /*report_sent=*/false);
+        return true;
+      }
+    }
+    if (version_ < 11) return WriteHttp10Chunk(std::move(chunk), trailer);
+    if (trailer) {
+      // The trailer's bytes (the gRPC door's ExportTrailer) are not part of the file.
+      Write(beast::buffers_cat(net::buffer(out_head_), bhttp::make_chunk_last()),
+            /*report_sent=*/true);
+    } else {
+      out_body_ = std::move(chunk.bytes);
+      Write(beast::buffers_cat(net::buffer(out_head_), bhttp::make_chunk(net::buffer(out_body_))),
+            /*report_sent=*/true);
+    }
+    return true;
+  }
+
+  // HTTP/1.0 has no chunked encoding: the body is the bytes, and closing the connection ends
+  // it. A failure after the first byte is then told apart from the end only over TLS (no
+  // close_notify); over plaintext the client cannot tell: HTTP/1.0 has no way to.
+  bool WriteHttp10Chunk(pipeline::Chunk chunk, bool trailer) {
+    if (trailer) {
+      if (out_head_.empty()) {
+        export_->Sent(0);
+        return false;
+      }
+      Write(net::buffer(out_head_), /*report_sent=*/true);
+    } else {
+      out_body_ = std::move(chunk.bytes);
+      Write(std::array<net::const_buffer, 2>{net::buffer(out_head_), net::buffer(out_body_)},
+            /*report_sent=*/true);
+    }
+    return true;
   }
 
   // One write of an export's output; "report_sent": the export is told its bytes were sent.
@@ -638,12 +541,7 @@ class Connection final : public HttpConnection {
   // "keep_alive".
   void Respond(HttpResponse response, bool keep_alive) {
     keep_alive = keep_alive && !stopping();
-    bhttp::response<bhttp::empty_body> head{bhttp::status::ok, version_ < 11 ? 10u : 11u};
-    head.result(static_cast<unsigned>(response.status));
-    for (const auto& [name, value] : response.headers) head.insert(name, value);
-    head.content_length(response.body.size());
-    head.keep_alive(keep_alive);
-    out_head_ = HeadText(head);
+    out_head_ = ResponseHead(response, version_, keep_alive);
     out_body_ = head_only_ ? std::string() : std::move(response.body);
     writing_ = true;
     lowest().expires_after(stopping() ? kCloseGrace : options_.header_timeout);
@@ -751,212 +649,7 @@ class Connection final : public HttpConnection {
   std::string out_body_;
 };
 
-// One address or network as bytes, IPv4-mapped addresses as IPv4.
-struct AddressBytes {
-  bool v6 = false;
-  std::array<unsigned char, 16> bytes{};
-};
-
-AddressBytes BytesOf(const net::ip::address& address) {
-  const net::ip::address plain = Unmapped(address);
-  AddressBytes result;
-  if (plain.is_v4()) {
-    const auto v4 = plain.to_v4().to_bytes();
-    std::copy(v4.begin(), v4.end(), result.bytes.begin());
-  } else {
-    result.v6 = true;
-    result.bytes = plain.to_v6().to_bytes();
-  }
-  return result;
-}
-
 }  // namespace
-
-absl::StatusOr<TrustedProxies> TrustedProxies::Parse(const std::vector<std::string>& entries,
-                                                     int hops) {
-  if (hops < 1 || hops > 10) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("trusted proxy hops ", hops, " is not between 1 and 10"));
-  }
-  TrustedProxies proxies;
-  proxies.hops_ = hops;
-  for (const std::string& entry : entries) {
-    const absl::string_view text = absl::StripAsciiWhitespace(entry);
-    const size_t slash = text.find('/');
-    beast::error_code error;
-    const net::ip::address address =
-        net::ip::make_address(std::string(text.substr(0, slash)), error);
-    const absl::Status invalid = absl::InvalidArgumentError(absl::StrCat(
-        "trusted proxy \"", entry, "\" is neither an IP address nor a network (10.0.0.0/8)"));
-    if (error) return invalid;
-    const AddressBytes bytes = BytesOf(address);
-    Network network{.v6 = bytes.v6, .bytes = bytes.bytes, .prefix = bytes.v6 ? 128 : 32};
-    if (slash != absl::string_view::npos) {
-      int prefix = -1;
-      if (!absl::SimpleAtoi(text.substr(slash + 1), &prefix) || prefix < 0 ||
-          prefix > network.prefix) {
-        return invalid;
-      }
-      // A mapped address's prefix counts the 96 bits before the IPv4 part.
-      if (!bytes.v6 && address.is_v6()) {
-        if (prefix < 96) return invalid;
-        prefix -= 96;
-      }
-      network.prefix = prefix;
-    }
-    proxies.networks_.push_back(network);
-  }
-  return proxies;
-}
-
-bool TrustedProxies::Contains(const net::ip::address& address) const {
-  const AddressBytes bytes = BytesOf(address);
-  for (const Network& network : networks_) {
-    if (network.v6 != bytes.v6) continue;
-    const int whole = network.prefix / 8;
-    if (!std::equal(network.bytes.begin(), network.bytes.begin() + whole, bytes.bytes.begin())) {
-      continue;
-    }
-    const int rest = network.prefix % 8;
-    if (rest == 0) return true;
-    const unsigned mask = (0xFFu << (8 - rest)) & 0xFFu;
-    if ((network.bytes[whole] & mask) == (bytes.bytes[whole] & mask)) return true;
-  }
-  return false;
-}
-
-std::string TrustedProxies::ClientAddress(
-    const net::ip::address& peer, const std::vector<std::string_view>& forwarded_for) const {
-  net::ip::address believed = Unmapped(peer);
-  if (!Contains(believed)) return AddressText(believed);
-  std::vector<absl::string_view> hops;
-  for (std::string_view value : forwarded_for) {
-    for (absl::string_view hop :
-         absl::StrSplit(absl::string_view(value.data(), value.size()), ',')) {
-      hops.push_back(hop);
-    }
-  }
-  // The rightmost entry is what the peer (a trusted proxy) appended: the address it saw. Further
-  // left only while that address is a trusted proxy too, and at most hops_ entries in all.
-  int taken = 0;
-  for (auto hop = hops.rbegin(); hop != hops.rend() && taken < hops_; ++hop) {
-    beast::error_code error;
-    const net::ip::address address =
-        net::ip::make_address(std::string(absl::StripAsciiWhitespace(*hop)), error);
-    if (error) break;
-    believed = Unmapped(address);
-    ++taken;
-    if (!Contains(believed)) break;
-  }
-  return AddressText(believed);
-}
-
-bool ConnectionTracker::Admit(const std::string& peer_ip) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (stopping() || admitted_ >= max_connections_) return false;
-  int& from_peer = per_peer_[peer_ip];
-  if (from_peer >= max_per_peer_) {
-    if (from_peer == 0) per_peer_.erase(peer_ip);
-    return false;
-  }
-  ++from_peer;
-  ++admitted_;
-  return true;
-}
-
-void ConnectionTracker::Add(const std::shared_ptr<HttpConnection>& connection) {
-  std::lock_guard<std::mutex> lock(mu_);
-  open_.emplace(connection.get(), connection);
-}
-
-void ConnectionTracker::Remove(const HttpConnection* connection, const std::string& peer_ip) {
-  std::lock_guard<std::mutex> lock(mu_);
-  open_.erase(connection);
-  auto from_peer = per_peer_.find(peer_ip);
-  if (from_peer != per_peer_.end() && --from_peer->second <= 0) per_peer_.erase(from_peer);
-  --admitted_;
-  changed_.notify_all();
-}
-
-void ConnectionTracker::HeadStarted(const std::shared_ptr<HttpConnection>& connection) {
-  std::shared_ptr<HttpConnection> evicted;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (head_of_.count(connection.get()) != 0) return;
-    heads_.emplace_back(connection.get(), connection);
-    head_of_[connection.get()] = std::prev(heads_.end());
-    if (static_cast<int>(heads_.size()) > max_pending_heads_) {
-      evicted = heads_.front().second.lock();
-      head_of_.erase(heads_.front().first);
-      heads_.pop_front();
-      ++evicted_heads_;
-    }
-  }
-  // Outside the lock: the evicted connection closes on its own strand.
-  if (evicted != nullptr) evicted->EvictSlowHead();
-}
-
-void ConnectionTracker::HeadEnded(const HttpConnection* connection) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto found = head_of_.find(connection);
-  if (found == head_of_.end()) return;
-  heads_.erase(found->second);
-  head_of_.erase(found);
-}
-
-int ConnectionTracker::pending_heads() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return static_cast<int>(heads_.size());
-}
-
-int64_t ConnectionTracker::evicted_heads() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return evicted_heads_;
-}
-
-void ConnectionTracker::ExportStarted() {
-  std::lock_guard<std::mutex> lock(mu_);
-  ++exports_;
-}
-
-void ConnectionTracker::ExportEnded() {
-  std::lock_guard<std::mutex> lock(mu_);
-  --exports_;
-  changed_.notify_all();
-}
-
-std::vector<std::shared_ptr<HttpConnection>> ConnectionTracker::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_.store(true, std::memory_order_release);
-  }
-  return List();
-}
-
-std::vector<std::shared_ptr<HttpConnection>> ConnectionTracker::List() const {
-  std::vector<std::shared_ptr<HttpConnection>> list;
-  std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& [key, connection] : open_) {
-    if (std::shared_ptr<HttpConnection> alive = connection.lock()) list.push_back(alive);
-  }
-  return list;
-}
-
-bool ConnectionTracker::WaitForExports(std::chrono::system_clock::time_point deadline) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return changed_.wait_until(lock, deadline,
-                             [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return exports_ == 0; });
-}
-
-void ConnectionTracker::WaitForConnections() {
-  std::unique_lock<std::mutex> lock(mu_);
-  changed_.wait(lock, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return admitted_ == 0; });
-}
-
-int ConnectionTracker::connections() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return admitted_;
-}
 
 std::shared_ptr<HttpConnection> HttpConnection::Start(tcp::socket socket,
                                                       const ConnectionShared& shared) {

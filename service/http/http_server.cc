@@ -1,9 +1,5 @@
 #include "service/http/http_server.h"
 
-#include <openssl/pem.h>
-#include <openssl/ssl.h>
-#include <openssl/x509.h>
-
 #include <algorithm>
 #include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/post.hpp>
@@ -14,7 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/json_string.h"
-#include "common/pem_file.h"
+#include "service/http/tls_identity.h"
 
 namespace dvexport::http {
 namespace {
@@ -26,61 +22,6 @@ using boost::system::error_code;
 // How long accepting pauses after the process ran out of descriptors (or memory): the
 // connection stays in the backlog until one is free.
 constexpr std::chrono::milliseconds kAcceptRetry{100};
-
-// Advertises the CA's names in the handshake, so that a client holding several certificates
-// picks one this CA signed.
-void AdvertiseClientCas(SSL_CTX* context, const std::string& pem) {
-  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
-  if (bio == nullptr) return;
-  while (X509* certificate = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
-    SSL_CTX_add_client_CA(context, certificate);
-    X509_free(certificate);
-  }
-  BIO_free(bio);
-}
-
-// The TLS context of the HTTPS door, from the same files as the gRPC door's.
-absl::StatusOr<std::unique_ptr<net::ssl::context>> MakeTlsContext(
-    const HttpServerOptions& options) {
-  if (options.tls_cert_file.empty() && options.tls_key_file.empty()) {
-    if (!options.tls_client_ca_file.empty()) {
-      return absl::InvalidArgumentError("tls_client_ca needs tls_cert and tls_key");
-    }
-    return nullptr;
-  }
-  if (options.tls_cert_file.empty() || options.tls_key_file.empty()) {
-    return absl::InvalidArgumentError("tls_cert and tls_key go together");
-  }
-  absl::StatusOr<common::PemKeyPair> pair = common::ReadPemKeyPair(
-      options.tls_cert_file, "--tls_cert", options.tls_key_file, "--tls_key");
-  if (!pair.ok()) return pair.status();
-  auto context = std::make_unique<net::ssl::context>(net::ssl::context::tls_server);
-  error_code error;
-  context->set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
-                           net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 |
-                           net::ssl::context::no_tlsv1_1 | net::ssl::context::single_dh_use,
-                       error);
-  if (!error) context->use_certificate_chain(net::buffer(pair->certificate_chain), error);
-  if (!error) {
-    context->use_private_key(net::buffer(pair->private_key), net::ssl::context::pem, error);
-  }
-  if (!error && !options.tls_client_ca_file.empty()) {
-    absl::StatusOr<std::string> ca =
-        common::ReadPemCertificates(options.tls_client_ca_file, "--tls_client_ca");
-    if (!ca.ok()) return ca.status();
-    context->add_certificate_authority(net::buffer(*ca), error);
-    if (!error) {
-      context->set_verify_mode(net::ssl::verify_peer | net::ssl::verify_fail_if_no_peer_cert,
-                               error);
-    }
-    if (!error) AdvertiseClientCas(context->native_handle(), *ca);
-  }
-  if (error) {
-    return absl::InvalidArgumentError(absl::StrCat("the HTTPS door cannot use --tls_cert ",
-                                                   options.tls_cert_file, ": ", error.message()));
-  }
-  return context;
-}
 
 // "host:port" ("[::1]:8080" for an IPv6 address) as host and port.
 absl::StatusOr<std::pair<std::string, std::string>> SplitListen(const std::string& listen) {

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "service/http/web_message.h"
 
 namespace dvexport::http {
 namespace bhttp = boost::beast::http;

@@ -15,7 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "service/db/libpq_gaps.h"
-#include "service/http/http_connection.h"
+#include "service/http/trusted_proxies.h"
 
 namespace dvexport::server {
 namespace {

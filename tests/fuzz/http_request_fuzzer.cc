@@ -1,10 +1,12 @@
-// libFuzzer target: the HTTP door's request parsing (service/http/data_value_sets_request.h) on
-// arbitrary request targets and Accept headers, the hostile input of GET /api/dataValueSets.
+// libFuzzer target: the HTTP door's request parsing (service/http/data_value_sets_request.h, with
+// content_negotiation.h and web_message.h) on arbitrary request targets and Accept headers, the
+// hostile input of GET /api/dataValueSets.
 // Parsing must never crash or read past the target (it is handed a heap buffer of exactly its
 // size, without a NUL, as the connection's parser hands it), must either accept or refuse, and
 // whatever it writes must be safe to send: no CR, LF or NUL in a header (no header injection from
 // `attachment` or a file name), a refusal status of 4xx, and a JSON WebMessage that is valid
-// JSON (RFC 8259, well-formed UTF-8, whatever bytes the request held).
+// JSON (RFC 8259, well-formed UTF-8, whatever bytes the request held) or a well-formed XML one
+// (expat), whatever the message held.
 
 #include <fuzzer/FuzzedDataProvider.h>
 
@@ -18,7 +20,9 @@
 #include <vector>
 
 #include "service/http/data_value_sets_request.h"
+#include "service/http/web_message.h"
 #include "tests/encode/strict_json_parser.h"
+#include "tests/support/strict_xml_parser.h"
 
 namespace {
 
@@ -66,7 +70,8 @@ void CheckResponse(const HttpResponse& response, MessageFormat format) {
   if (format == MessageFormat::kJson) {
     Check(dvexport::encode::test_support::ParseJsonStrictly(response.body).ok());
   } else {
-    Check(response.body.rfind("<?xml", 0) == 0 || response.body.rfind("<webMessage", 0) == 0);
+    Check(response.body.rfind("<webMessage", 0) == 0);
+    Check(dvexport::test_support::ParseXmlStrictly(response.body).ok());
   }
 }
 

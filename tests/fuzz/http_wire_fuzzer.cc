@@ -29,6 +29,7 @@
 #include "absl/strings/str_split.h"
 #include "service/http/request_parser.h"
 #include "service/http/request_route.h"
+#include "service/http/web_message.h"
 
 namespace {
 

@@ -14,48 +14,24 @@
 #include "gtest/gtest.h"
 #include "service/auth/verify.h"
 #include "service/dhis2/export_request_validator.h"
+#include "tests/http/data_value_sets_testing.h"
 
 namespace dvexport::http {
 namespace {
 
 using dvexport::v1::ExportRequest;
-using Headers = std::vector<std::pair<std::string, std::string>>;
+using testing::Accepted;
+using testing::FormatOf;
+using testing::Header;
+using testing::Headers;
+using testing::kBrowserAccept;
+using testing::kJsonType;
+using testing::Refused;
 
 constexpr char kDataSet[] = "pBOMPrpg1QX";
 constexpr char kDataSet2[] = "QX4ZTUbOt3a";
 constexpr char kOrgUnit[] = "DiszpKrYNg8";
 constexpr char kOrgUnit2[] = "ImspTQPwCqd";
-constexpr char kBrowserAccept[] =
-    "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8";
-constexpr char kJsonType[] = "application/json;charset=UTF-8";
-constexpr char kXmlType[] = "application/xml;charset=UTF-8";
-
-// The request "target" parses into; fails the test when refused.
-DataValueSetsRequest Accepted(std::string_view target, std::string_view accept = "") {
-  ParsedRequest parsed = ParseDataValueSetsRequest(target, accept);
-  EXPECT_TRUE(parsed.request.has_value())
-      << target << " refused: " << (parsed.refusal ? parsed.refusal->body : "");
-  EXPECT_FALSE(parsed.refusal.has_value());
-  return parsed.request.value_or(DataValueSetsRequest());
-}
-
-// The refusal of "target"; fails the test when accepted.
-HttpResponse Refused(std::string_view target, std::string_view accept = "") {
-  ParsedRequest parsed = ParseDataValueSetsRequest(target, accept);
-  EXPECT_TRUE(parsed.refusal.has_value()) << target << " accepted";
-  EXPECT_FALSE(parsed.request.has_value());
-  HttpResponse none;
-  none.status = 0;
-  return parsed.refusal.value_or(none);
-}
-
-std::string Header(const Headers& headers, std::string_view name) {
-  for (const auto& [key, value] : headers) {
-    if (key == name) return value;
-  }
-  return "<absent>";
-}
-
 const ExportRequest& Query(const DataValueSetsRequest& request) {
   return request.export_request.query();
 }
@@ -68,10 +44,6 @@ std::vector<std::string> Values(const google::protobuf::RepeatedPtrField<std::st
 std::string BadRequest(const std::string& message) {
   return absl::StrCat(R"({"httpStatus":"Bad Request","httpStatusCode":400,"status":"ERROR",)",
                       R"("message":")", message, R"("})");
-}
-
-dvexport::v1::Format FormatOf(std::string_view target, std::string_view accept = "") {
-  return Accepted(target, accept).export_request.format();
 }
 
 // --- Routes ---------------------------------------------------------------------------------
@@ -105,137 +77,6 @@ TEST(DataValueSetsRequestTest, OtherPathsAreNotFound) {
             R"(such resource: the export is GET /api/dataValueSets or )"
             R"(/api/{28..42}/dataValueSets"})");
   EXPECT_EQ(Refused("/api/dataValueSets.json/").status, 404);
-}
-
-// --- Format ---------------------------------------------------------------------------------
-
-TEST(DataValueSetsRequestTest, FormatParameterWinsAndIsExact) {
-  EXPECT_EQ(FormatOf("/api/dataValueSets?format=xml"), dvexport::v1::FORMAT_XML);
-  EXPECT_EQ(FormatOf("/api/dataValueSets?format=csv"), dvexport::v1::FORMAT_CSV);
-  EXPECT_EQ(FormatOf("/api/dataValueSets?format=adx%2Bxml"), dvexport::v1::FORMAT_ADX);
-  EXPECT_EQ(FormatOf("/api/dataValueSets?format=json"), dvexport::v1::FORMAT_JSON);
-  // Over the suffix and the Accept header.
-  EXPECT_EQ(FormatOf("/api/dataValueSets.csv?format=xml", "text/csv"), dvexport::v1::FORMAT_XML);
-  EXPECT_EQ(FormatOf("/api/dataValueSets.xml?format=json"), dvexport::v1::FORMAT_JSON);
-  // Anything but the three exact values is JSON: '+' decodes as a space, case matters, an empty
-  // value is present, and repeated values are joined ("xml,xml").
-  EXPECT_EQ(FormatOf("/api/dataValueSets?format=adx+xml"), dvexport::v1::FORMAT_JSON);
-  EXPECT_EQ(FormatOf("/api/dataValueSets?format=XML", "application/xml"),
-            dvexport::v1::FORMAT_JSON);
-  EXPECT_EQ(FormatOf("/api/dataValueSets?format=adx"), dvexport::v1::FORMAT_JSON);
-  EXPECT_EQ(FormatOf("/api/dataValueSets.csv?format="), dvexport::v1::FORMAT_JSON);
-  EXPECT_EQ(FormatOf("/api/dataValueSets.csv?format"), dvexport::v1::FORMAT_JSON);
-  EXPECT_EQ(FormatOf("/api/dataValueSets?format=xml&format=xml"), dvexport::v1::FORMAT_JSON);
-  // Even an Accept header that no handler produces.
-  EXPECT_EQ(FormatOf("/api/dataValueSets?format=csv", "text/html"), dvexport::v1::FORMAT_CSV);
-}
-
-TEST(DataValueSetsRequestTest, RegisteredSuffixChoosesFormat) {
-  EXPECT_EQ(FormatOf("/api/dataValueSets.json", "application/xml"), dvexport::v1::FORMAT_JSON);
-  EXPECT_EQ(FormatOf("/api/dataValueSets.xml"), dvexport::v1::FORMAT_XML);
-  EXPECT_EQ(FormatOf("/api/41/dataValueSets.csv"), dvexport::v1::FORMAT_CSV);
-  EXPECT_EQ(FormatOf("/api/dataValueSets.adx.xml"), dvexport::v1::FORMAT_ADX);
-  EXPECT_EQ(FormatOf("/api/dataValueSets.CSV"), dvexport::v1::FORMAT_CSV);  // lower-cased
-}
-
-TEST(DataValueSetsRequestTest, UnregisteredSuffixFallsThroughToAccept) {
-  // The Import/Export app's .adx+xml: a browser gets DXF2 XML, curl JSON.
-  EXPECT_EQ(FormatOf("/api/dataValueSets.adx+xml", kBrowserAccept), dvexport::v1::FORMAT_XML);
-  EXPECT_EQ(FormatOf("/api/dataValueSets.adx+xml", "*/*"), dvexport::v1::FORMAT_JSON);
-  EXPECT_EQ(FormatOf("/api/dataValueSets.foo", "text/csv"), dvexport::v1::FORMAT_CSV);
-  EXPECT_EQ(FormatOf("/api/dataValueSets."), dvexport::v1::FORMAT_JSON);
-}
-
-TEST(DataValueSetsRequestTest, CompressedSuffixIsNotAcceptableWithoutFormat) {
-  for (const char* suffix : {"json.gz", "json.zip", "xml.gz", "xml.zip", "csv.gz", "csv.zip",
-                             "adx.xml.gz", "adx.xml.zip"}) {
-    HttpResponse response = Refused(absl::StrCat("/api/dataValueSets.", suffix, "?dataSet=a"));
-    EXPECT_EQ(response.status, 406) << suffix;
-    EXPECT_EQ(Header(response.headers, "Content-Type"), kJsonType);
-    EXPECT_NE(response.body.find(absl::StrCat("The suffix .", suffix,
-                                              " names a compressed file, which is asked for "
-                                              "with compression=gzip or compression=zip")),
-              std::string::npos)
-        << response.body;
-  }
-  EXPECT_EQ(FormatOf("/api/dataValueSets.csv.gz?format=csv&compression=gzip"),
-            dvexport::v1::FORMAT_CSV);
-}
-
-TEST(DataValueSetsRequestTest, OtherRegisteredSuffixesAreNotAcceptable) {
-  for (const char* suffix : {"pdf", "png", "xls", "xlsx", "jsonp", "geojson"}) {
-    EXPECT_EQ(Refused(absl::StrCat("/api/dataValueSets.", suffix)).status, 406) << suffix;
-  }
-}
-
-TEST(DataValueSetsRequestTest, AcceptChoosesFormat) {
-  EXPECT_EQ(FormatOf("/api/dataValueSets", ""), dvexport::v1::FORMAT_JSON);
-  EXPECT_EQ(FormatOf("/api/dataValueSets", "*/*"), dvexport::v1::FORMAT_JSON);
-  EXPECT_EQ(FormatOf("/api/dataValueSets", "application/json"), dvexport::v1::FORMAT_JSON);
-  EXPECT_EQ(FormatOf("/api/dataValueSets", "application/xml"), dvexport::v1::FORMAT_XML);
-  EXPECT_EQ(FormatOf("/api/dataValueSets", "Application/XML; charset=UTF-8"),
-            dvexport::v1::FORMAT_XML);
-  EXPECT_EQ(FormatOf("/api/dataValueSets", "text/csv"), dvexport::v1::FORMAT_CSV);
-  EXPECT_EQ(FormatOf("/api/dataValueSets", "application/csv"), dvexport::v1::FORMAT_CSV);
-  EXPECT_EQ(FormatOf("/api/dataValueSets", "application/adx+xml"), dvexport::v1::FORMAT_ADX);
-  EXPECT_EQ(FormatOf("/api/dataValueSets", "application/*+xml"), dvexport::v1::FORMAT_ADX);
-  EXPECT_EQ(FormatOf("/api/dataValueSets", kBrowserAccept), dvexport::v1::FORMAT_XML);
-  // axios's default.
-  EXPECT_EQ(FormatOf("/api/dataValueSets", "application/json, text/plain, */*"),
-            dvexport::v1::FORMAT_JSON);
-  // Quality first, then specificity; q=0 is "not acceptable".
-  EXPECT_EQ(FormatOf("/api/dataValueSets", "text/csv;q=0.5, application/xml;q=0.8"),
-            dvexport::v1::FORMAT_XML);
-  EXPECT_EQ(FormatOf("/api/dataValueSets", "*/*;q=1, text/csv"), dvexport::v1::FORMAT_CSV);
-  EXPECT_EQ(FormatOf("/api/dataValueSets", "application/xml;q=0, */*"), dvexport::v1::FORMAT_JSON);
-  // A range that includes several formats: JSON.
-  EXPECT_EQ(FormatOf("/api/dataValueSets", "application/*"), dvexport::v1::FORMAT_JSON);
-  EXPECT_EQ(FormatOf("/api/dataValueSets", "text/html, */*;q=0.8"), dvexport::v1::FORMAT_JSON);
-  // Ranges that do not parse are left out.
-  EXPECT_EQ(FormatOf("/api/dataValueSets", "garbage, application/xml;q=2, text/csv;q=x"),
-            dvexport::v1::FORMAT_JSON);
-  EXPECT_EQ(FormatOf("/api/dataValueSets", "garbage, text/csv"), dvexport::v1::FORMAT_CSV);
-}
-
-TEST(DataValueSetsRequestTest, AcceptWithoutProducedTypeIsNotAcceptable) {
-  EXPECT_EQ(Refused("/api/dataValueSets", "text/html").status, 406);
-  EXPECT_EQ(Refused("/api/dataValueSets", "application/json;q=0").status, 406);
-  // DHIS2's XML handler produces application/xml only; the 406 itself is in XML.
-  HttpResponse response = Refused("/api/dataValueSets", "text/xml");
-  EXPECT_EQ(response.status, 406);
-  EXPECT_EQ(Header(response.headers, "Content-Type"), kXmlType);
-  EXPECT_EQ(response.body.rfind(R"(<webMessage xmlns="http://dhis2.org/schema/dxf/2.0" )"
-                                R"(httpStatus="Not Acceptable" httpStatusCode="406" )"
-                                R"(status="ERROR"><message>None of the acceptable)",
-                                0),
-            0u)
-      << response.body;
-}
-
-TEST(DataValueSetsRequestTest, RefusalsAreXmlWhenXmlIsAcceptable) {
-  EXPECT_EQ(Accepted("/api/dataValueSets.xml").message_format, MessageFormat::kXml);
-  EXPECT_EQ(Accepted("/api/dataValueSets", "application/xml").message_format, MessageFormat::kXml);
-  EXPECT_EQ(Accepted("/api/dataValueSets", kBrowserAccept).message_format, MessageFormat::kXml);
-  EXPECT_EQ(Accepted("/api/dataValueSets.adx+xml", kBrowserAccept).message_format,
-            MessageFormat::kXml);
-  // `format` chooses the export, not the refusal's format (DHIS2 negotiates it from Accept).
-  EXPECT_EQ(Accepted("/api/dataValueSets?format=xml").message_format, MessageFormat::kJson);
-  EXPECT_EQ(Accepted("/api/dataValueSets?format=json", "application/xml").message_format,
-            MessageFormat::kXml);
-  // DHIS2 has no WebMessage for CSV or ADX (a 500); dvexport answers in JSON.
-  EXPECT_EQ(Accepted("/api/dataValueSets.csv").message_format, MessageFormat::kJson);
-  EXPECT_EQ(Accepted("/api/dataValueSets.adx.xml").message_format, MessageFormat::kJson);
-  EXPECT_EQ(Accepted("/api/dataValueSets", "application/adx+xml").message_format,
-            MessageFormat::kJson);
-
-  HttpResponse response = Refused("/api/dataValueSets.xml?limit=ten");
-  EXPECT_EQ(response.status, 400);
-  EXPECT_EQ(Header(response.headers, "Content-Type"), kXmlType);
-  EXPECT_EQ(response.body,
-            R"(<webMessage xmlns="http://dhis2.org/schema/dxf/2.0" httpStatus="Bad Request" )"
-            R"(httpStatusCode="400" status="ERROR"><message>Value 'ten' is not valid for )"
-            R"(parameter limit. It must be an integer from -2147483648 to )"
-            R"(2147483647</message></webMessage>)");
 }
 
 // --- Parameters -----------------------------------------------------------------------------
@@ -765,204 +606,6 @@ TEST(DataValueSetsClientsTest, ImportExportAppDownload) {
   EXPECT_EQ(Header(request.headers, "Content-Disposition"),
             "attachment; filename=dataValues_2024-01-01_2024-12-31.xml.zip");
   EXPECT_TRUE(dhis2::ValidateExportRequest(Query(request), dhis2::RuleOrder::kLastFailure).ok());
-}
-
-// --- Refusals from the pipeline -------------------------------------------------------------
-
-TEST(RefusalResponseTest, Dhis2RulesAreConflictsWithTheirCode) {
-  HttpResponse response = RefusalResponse(
-      absl::InvalidArgumentError("E2006: At least one organisation unit or organisation unit "
-                                 "group must be specified"),
-      MessageFormat::kJson, false);
-  EXPECT_EQ(response.status, 409);
-  const Headers expected = {
-      {"Content-Type", "application/json;charset=UTF-8"},
-      {"Cache-Control", "no-cache, private"},
-      {"X-Content-Type-Options", "nosniff"},
-      {"X-XSS-Protection", "0"},
-  };
-  EXPECT_EQ(response.headers, expected);
-  EXPECT_EQ(response.body,
-            R"({"httpStatus":"Conflict","httpStatusCode":409,"status":"ERROR","message":"At )"
-            R"(least one organisation unit or organisation unit group must be )"
-            R"(specified","errorCode":"E2006"})");
-
-  response = RefusalResponse(
-      absl::PermissionDeniedError("E2010: User is not allowed to read data for data set: "
-                                  "`pBOMPrpg1QX`"),
-      MessageFormat::kXml, false);
-  EXPECT_EQ(response.status, 409);
-  EXPECT_EQ(Header(response.headers, "Content-Type"), "application/xml;charset=UTF-8");
-  EXPECT_EQ(response.body,
-            R"(<webMessage xmlns="http://dhis2.org/schema/dxf/2.0" httpStatus="Conflict" )"
-            R"(httpStatusCode="409" status="ERROR" errorCode="E2010"><message>User is not )"
-            R"(allowed to read data for data set: `pBOMPrpg1QX`</message></webMessage>)");
-  EXPECT_EQ(RefusalResponse(absl::NotFoundError("E2041: Attribute option combo does not exist"),
-                            MessageFormat::kJson, false)
-                .status,
-            409);
-  EXPECT_EQ(RefusalResponse(absl::InvalidArgumentError("E2040: Both category combination and "
-                                                       "category options must be specified"),
-                            MessageFormat::kJson, false)
-                .body,
-            R"({"httpStatus":"Conflict","httpStatusCode":409,"status":"ERROR","message":"Both )"
-            R"(category combination and category options must be specified",)"
-            R"("errorCode":"E2040"})");
-}
-
-TEST(RefusalResponseTest, MapsEveryStatusCode) {
-  struct Case {
-    absl::Status status;
-    int http;
-    const char* phrase;
-  };
-  const Case cases[] = {
-      {absl::InvalidArgumentError("data_set: \"x\" is not a valid UID"), 400, "Bad Request"},
-      {absl::InvalidArgumentError("E20: not a code"), 400, "Bad Request"},
-      {absl::FailedPreconditionError("changes_since: the token is too old"), 409, "Conflict"},
-      {absl::NotFoundError("data_set: \"dsX\" does not exist"), 404, "Not Found"},
-      {absl::PermissionDeniedError("not yours"), 403, "Forbidden"},
-      {absl::ResourceExhaustedError("too many exports"), 503, "Service Unavailable"},
-      {absl::UnavailableError("the server is shutting down"), 503, "Service Unavailable"},
-      {absl::CancelledError("cancelled"), 503, "Service Unavailable"},
-      {absl::DeadlineExceededError("deadline"), 504, "Gateway Timeout"},
-      {absl::InternalError("boom"), 500, "Internal Server Error"},
-      {absl::UnknownError("boom"), 500, "Internal Server Error"},
-      {absl::DataLossError("boom"), 500, "Internal Server Error"},
-  };
-  for (const Case& c : cases) {
-    const HttpResponse response = RefusalResponse(c.status, MessageFormat::kJson, false);
-    EXPECT_EQ(response.status, c.http) << c.status;
-    EXPECT_EQ(
-        response.body.rfind(absl::StrCat(R"({"httpStatus":")", c.phrase, R"(","httpStatusCode":)",
-                                         c.http, R"(,"status":"ERROR","message":)"),
-                            0),
-        0u)
-        << response.body;
-    EXPECT_EQ(response.body.find("errorCode"), std::string::npos) << response.body;
-    EXPECT_EQ(Header(response.headers, "Cache-Control"), "no-cache, private");
-    EXPECT_EQ(Header(response.headers, "Retry-After"),
-              c.status.code() == absl::StatusCode::kResourceExhausted ? "1" : "<absent>");
-  }
-  EXPECT_EQ(RefusalResponse(absl::NotFoundError("data_set: \"dsX\" does not exist"),
-                            MessageFormat::kJson, false)
-                .body,
-            R"({"httpStatus":"Not Found","httpStatusCode":404,"status":"ERROR","message":)"
-            R"("data_set: \"dsX\" does not exist"})");
-}
-
-TEST(RefusalResponseTest, InternalErrorsAreMasked) {
-  const HttpResponse response =
-      RefusalResponse(absl::InternalError("pqxx: connection to host=db password=secret failed"),
-                      MessageFormat::kJson, false);
-  EXPECT_EQ(response.status, 500);
-  EXPECT_EQ(response.body,
-            R"({"httpStatus":"Internal Server Error","httpStatusCode":500,"status":"ERROR",)"
-            R"("message":"An unexpected error has occured. Please contact your system )"
-            R"(administrator"})");
-}
-
-TEST(RefusalResponseTest, UnauthenticatedNamesApiTokenOnlyForTokens) {
-  HttpResponse response = RefusalResponse(
-      absl::UnauthenticatedError("The API token does not exists"), MessageFormat::kJson, true);
-  EXPECT_EQ(response.status, 401);
-  EXPECT_EQ(Header(response.headers, "WWW-Authenticate"), "ApiToken");
-  EXPECT_EQ(response.body,
-            R"({"httpStatus":"Unauthorized","httpStatusCode":401,"status":"ERROR","message":)"
-            R"("The API token does not exists"})");
-  response =
-      RefusalResponse(absl::UnauthenticatedError("Unauthorized"), MessageFormat::kXml, false);
-  EXPECT_EQ(response.status, 401);
-  EXPECT_EQ(Header(response.headers, "WWW-Authenticate"), "<absent>");
-  EXPECT_EQ(response.body,
-            R"(<webMessage xmlns="http://dhis2.org/schema/dxf/2.0" httpStatus="Unauthorized" )"
-            R"(httpStatusCode="401" status="ERROR"><message>Unauthorized</message></webMessage>)");
-}
-
-// DHIS2 2.42's ApiTokenResolver: a malformed header or a failed checksum is
-// ApiTokenErrors.invalidRequest, which CrudControllerAdvice answers 400 (after
-// DhisApiTokenAuthenticationEntryPoint added WWW-Authenticate: ApiToken). The statuses are
-// auth::Present's own, as the HTTP door gets them.
-TEST(RefusalResponseTest, MalformedTokenAndFailedChecksumAre400AsInDhis2) {
-  const std::pair<const char*, const char*> cases[] = {
-      {"ApiToken  d2p_x", "Api token is malformed"},
-      {"apitoken d2p_x y", "Api token is malformed"},
-      {"ApiToken d2p_lyt5j9WqXaVzJsUhvGJ1w0Ea5GL4jkszazPSWo5HWLFC1QnPCj",
-       "Checksum validation failed"},
-  };
-  for (const auto& [authorization, message] : cases) {
-    auth::Credentials credentials;
-    credentials.transport = auth::Transport::kHttp;
-    credentials.authorization = {authorization};
-    absl::StatusOr<auth::PresentedCredential> presented = auth::Present(credentials);
-    ASSERT_FALSE(presented.ok()) << authorization;
-    HttpResponse response = RefusalResponse(presented.status(), MessageFormat::kJson, true);
-    EXPECT_EQ(response.status, 400) << authorization;
-    EXPECT_EQ(Header(response.headers, "WWW-Authenticate"), "ApiToken");
-    EXPECT_EQ(response.body,
-              absl::StrCat(R"({"httpStatus":"Bad Request","httpStatusCode":400,"status":"ERROR",)",
-                           R"("message":")", message, R"("})"));
-    response = RefusalResponse(presented.status(), MessageFormat::kXml, true);
-    EXPECT_EQ(response.status, 400);
-    EXPECT_EQ(response.body,
-              absl::StrCat(R"(<webMessage xmlns="http://dhis2.org/schema/dxf/2.0" )",
-                           R"(httpStatus="Bad Request" httpStatusCode="400" status="ERROR">)",
-                           "<message>", message, "</message></webMessage>"));
-  }
-}
-
-// Over HTTP: "Unauthorized" without gRPC's sentence, and WWW-Authenticate only for what the
-// token filter refused, whatever else the request carried.
-TEST(RefusalResponseTest, HttpRefusalsUseDhis2sWords) {
-  auth::Credentials credentials;
-  credentials.transport = auth::Transport::kHttp;
-  absl::StatusOr<auth::PresentedCredential> presented = auth::Present(credentials);
-  ASSERT_FALSE(presented.ok());
-  HttpResponse response = RefusalResponse(presented.status(), MessageFormat::kJson, false);
-  EXPECT_EQ(response.status, 401);
-  EXPECT_EQ(Header(response.headers, "WWW-Authenticate"), "<absent>");
-  EXPECT_EQ(response.body, R"({"httpStatus":"Unauthorized","httpStatusCode":401,"status":"ERROR",)"
-                           R"("message":"Unauthorized"})");
-
-  // A Basic refusal of a request that also carried a token after it: no WWW-Authenticate.
-  credentials.authorization = {"Basic !!!", "ApiToken d2p_x"};
-  presented = auth::Present(credentials);
-  ASSERT_FALSE(presented.ok());
-  response = RefusalResponse(presented.status(), MessageFormat::kJson, true);
-  EXPECT_EQ(response.status, 401);
-  EXPECT_EQ(Header(response.headers, "WWW-Authenticate"), "<absent>");
-
-  // A token's referrer list over HTTP: DHIS2's text, 401, WWW-Authenticate.
-  auth::Identity identity;
-  identity.principal.method = dhis2::AuthMethod::kApiToken;
-  identity.token_rules.allowed_referrers = {"https://apps.example.org/app"};
-  const absl::Status status =
-      auth::CheckPerCall(identity, "10.0.0.1", std::chrono::system_clock::now(), "GET",
-                         std::nullopt, auth::Transport::kHttp);
-  response = RefusalResponse(status, MessageFormat::kJson, false);
-  EXPECT_EQ(response.status, 401);
-  EXPECT_EQ(Header(response.headers, "WWW-Authenticate"), "ApiToken");
-  EXPECT_EQ(response.body,
-            R"({"httpStatus":"Unauthorized","httpStatusCode":401,"status":"ERROR","message":)"
-            R"("Failed to authenticate API token, request http referrer is missing or not )"
-            R"(allowed."})");
-}
-
-TEST(WebMessageBodyTest, EscapesJsonStrings) {
-  EXPECT_EQ(WebMessageBody(400, "a\"b\\c\nd\x01\xC3(", "", MessageFormat::kJson),
-            R"({"httpStatus":"Bad Request","httpStatusCode":400,"status":"ERROR","message":)"
-            R"("a\"b\\c\nd\u0001)"
-            "\xEF\xBF\xBD"
-            R"(("})");
-}
-
-TEST(WebMessageBodyTest, EscapesXmlAndReplacesWhatXmlCannotCarry) {
-  EXPECT_EQ(WebMessageBody(409, "a&b<c>d\"e\r\tf\n\x01g\xEF\xBF\xBF\xC3(\xC3\xA9", "E2006",
-                           MessageFormat::kXml),
-            R"(<webMessage xmlns="http://dhis2.org/schema/dxf/2.0" httpStatus="Conflict" )"
-            R"(httpStatusCode="409" status="ERROR" errorCode="E2006"><message>)"
-            "a&amp;b&lt;c&gt;d&quot;e&#xd;\tf\n\xEF\xBF\xBDg\xEF\xBF\xBD\xEF\xBF\xBD(\xC3\xA9"
-            "</message></webMessage>");
 }
 
 }  // namespace
