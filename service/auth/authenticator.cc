@@ -433,25 +433,4 @@ std::string FailureLimitKey(std::string_view address_view) {
   return absl::StrCat(text.data(), "/64");
 }
 
-std::string PeerAddress(std::string_view grpc_peer) {
-  absl::string_view peer(grpc_peer.data(), grpc_peer.size());
-  if (absl::ConsumePrefix(&peer, "ipv4:")) {
-    const size_t colon = peer.rfind(':');
-    return std::string(colon == absl::string_view::npos ? peer : peer.substr(0, colon));
-  }
-  if (absl::ConsumePrefix(&peer, "ipv6:")) {
-    // "[addr]:port", the brackets percent-encoded by gRPC 1.51 ("%5B::1%5D:port"); a link-local
-    // address may carry "%25zone" inside them.
-    if (absl::ConsumePrefix(&peer, "[")) {
-      const size_t close = peer.find(']');
-      if (close != absl::string_view::npos) return std::string(peer.substr(0, close));
-    } else if (absl::ConsumePrefix(&peer, "%5B")) {
-      const size_t close = peer.find("%5D");
-      if (close != absl::string_view::npos) return std::string(peer.substr(0, close));
-    }
-    return std::string(peer);
-  }
-  return std::string(grpc_peer);
-}
-
 }  // namespace dvexport::auth

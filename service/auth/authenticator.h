@@ -201,16 +201,13 @@ class Authenticator {
   std::vector<std::thread> workers_;
 };
 
-// The per-address failure bucket "address" (the caller's resolved address, CallOrigin::peer_ip)
-// counts against: an IPv4 address as itself ("10.0.0.1"; an IPv4-mapped IPv6 address
+// The per-address failure bucket "address" (the caller's resolved address, the pipeline's
+// ClientAddressText) counts against: an IPv4 address as itself ("10.0.0.1"; an IPv4-mapped IPv6
+// address
 // "::ffff:10.0.0.1" as its IPv4 address); an IPv6 address as its /64 ("2001:db8:1:2::/64",
 // its zone dropped), since one IPv6 client commonly holds a whole /64; anything else (a Unix
 // socket's peer) as it is.
 std::string FailureLimitKey(std::string_view address);
-
-// The address of a gRPC peer ("ipv4:10.0.0.1:5000" -> "10.0.0.1", "ipv6:[::1]:5000" -> "::1");
-// the peer string itself when it is of neither form (e.g. "unix:...").
-std::string PeerAddress(std::string_view grpc_peer);
 
 }  // namespace dvexport::auth
 

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <string>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -33,9 +34,13 @@ absl::Status CancelledCallStatus(std::chrono::system_clock::time_point arrived,
                                  std::chrono::system_clock::time_point now, absl::Status otherwise);
 
 // What the pipeline needs to know of a gRPC call: the peer, the deadline, the `authorization`
-// metadata and the user its verified client certificate stands for (--client_identities).
-pipeline::CallOrigin CallOriginOf(grpc::CallbackServerContext* context,
-                                  const pipeline::PipelineOptions& options);
+// metadata and the client certificate TLS verified, if any.
+pipeline::CallOrigin CallOriginOf(grpc::CallbackServerContext* context);
+
+// A peer as gRPC names it: "ipv4:10.0.0.1:5000", "ipv6:[::1]:5000" (gRPC 1.51 writes the
+// brackets percent-encoded, "ipv6:%5B::1%5D:5000"); anything else ("unix:...", a scoped IPv6
+// address "ipv6:[fe80::1%25eth0]:1", what does not parse) as a peer of another kind, by that name.
+pipeline::NetworkPeer ParsePeer(std::string_view grpc_peer);
 
 // The bytes of a request as one string; InvalidArgument if gRPC cannot hand them out.
 absl::StatusOr<std::string> RequestBytes(const grpc::ByteBuffer& buffer);

@@ -52,7 +52,7 @@ ExportCall* ExportCall::StartFile(pipeline::ExportPipeline* pipeline,
                                   grpc::CallbackServerContext* context,
                                   const grpc::ByteBuffer* request) {
   auto* call = new ExportCall(context);
-  call->Attach(pipeline::Export::StartFile(pipeline, CallOriginOf(context, pipeline->options()),
+  call->Attach(pipeline::Export::StartFile(pipeline, CallOriginOf(context),
                                            ParseRequest<dvexport::v1::ExportFileRequest>(request),
                                            call));
   return call;
@@ -62,9 +62,8 @@ ExportCall* ExportCall::StartStream(pipeline::ExportPipeline* pipeline,
                                     grpc::CallbackServerContext* context,
                                     const grpc::ByteBuffer* request) {
   auto* call = new ExportCall(context);
-  call->Attach(pipeline::Export::StartStream(pipeline, CallOriginOf(context, pipeline->options()),
-                                             ParseRequest<dvexport::v1::ExportRequest>(request),
-                                             call));
+  call->Attach(pipeline::Export::StartStream(
+      pipeline, CallOriginOf(context), ParseRequest<dvexport::v1::ExportRequest>(request), call));
   return call;
 }
 

@@ -110,7 +110,7 @@ grpc::ServerUnaryReactor* StartCount(pipeline::ExportPipeline* pipeline,
                                      grpc::CallbackServerContext* context,
                                      const grpc::ByteBuffer* request, grpc::ByteBuffer* response) {
   return CountCall::Start(context, response, "the count", [&](CountCall::Done done) {
-    return pipeline::Count::Start(pipeline, CallOriginOf(context, pipeline->options()),
+    return pipeline::Count::Start(pipeline, CallOriginOf(context),
                                   ParseRequest<dvexport::v1::ExportRequest>(request),
                                   [done = std::move(done)](absl::StatusOr<int64_t> counted) {
                                     if (!counted.ok()) {
@@ -130,7 +130,7 @@ grpc::ServerUnaryReactor* StartListChangeStreams(pipeline::ExportPipeline* pipel
                                                  grpc::ByteBuffer* response) {
   return ListCall::Start(context, response, "the answer", [&](ListCall::Done done) {
     return pipeline::ChangeStreamCall::StartList(
-        pipeline, CallOriginOf(context, pipeline->options()),
+        pipeline, CallOriginOf(context),
         ParseRequest<dvexport::v1::ListChangeStreamsRequest>(request), std::move(done));
   });
 }
@@ -141,7 +141,7 @@ grpc::ServerUnaryReactor* StartDropChangeStream(pipeline::ExportPipeline* pipeli
                                                 grpc::ByteBuffer* response) {
   return DropCall::Start(context, response, "the answer", [&](DropCall::Done done) {
     return pipeline::ChangeStreamCall::StartDrop(
-        pipeline, CallOriginOf(context, pipeline->options()),
+        pipeline, CallOriginOf(context),
         ParseRequest<dvexport::v1::DropChangeStreamRequest>(request), std::move(done));
   });
 }

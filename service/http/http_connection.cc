@@ -109,7 +109,7 @@ class Connection final : public HttpConnection {
         stream_(MakeStream(std::move(socket), shared.tls)),
         watch_(strand_),
         peer_address_(peer),
-        peer_(GrpcPeer(peer, port)),
+        port_(port),
         peer_ip_(AddressText(peer)),
         accepted_(std::chrono::steady_clock::now()),
         buffer_(ReadBufferLimit(limits_)) {}
@@ -261,12 +261,7 @@ class Connection final : public HttpConnection {
       CloseSocket();
       return;
     }
-    if constexpr (kTls) {
-      if (shared_.pipeline->options().auth == pipeline::AuthMode::kDhis2) {
-        certificate_user_ =
-            CertificateUser(stream_.native_handle(), shared_.pipeline->options().client_identities);
-      }
-    }
+    if constexpr (kTls) certificate_ = VerifiedCertificate(stream_.native_handle());
     ReadRequest();
   }
 
@@ -345,7 +340,7 @@ class Connection final : public HttpConnection {
       return;
     }
     pipeline::CallOrigin origin =
-        RequestOrigin(request, peer_address_, peer_, *shared_.proxies, certificate_user_);
+        RequestOrigin(request, peer_address_, port_, *shared_.proxies, certificate_);
     token_credential_ = PresentsApiToken(origin);
     message_format_ = routed.message_format;
     if (stopping()) {
@@ -612,10 +607,11 @@ class Connection final : public HttpConnection {
   Stream stream_;
   net::steady_timer watch_;
   const net::ip::address peer_address_;
-  const std::string peer_;     // gRPC's form
+  const unsigned short port_;  // the socket's peer's
   const std::string peer_ip_;  // the socket's
   const std::chrono::steady_clock::time_point accepted_;
-  std::optional<std::string> certificate_user_;
+  // The client certificate TLS verified at the handshake, if any.
+  std::optional<pipeline::ClientCertificate> certificate_;
 
   // Everything below is touched on the strand only.
   beast::flat_buffer buffer_;  // at most ReadBufferLimit(limits_) bytes

@@ -9,23 +9,23 @@ namespace dvexport::http {
 
 namespace bhttp = boost::beast::http;
 
-std::string GrpcPeer(const boost::asio::ip::address& address, unsigned short port) {
-  if (address.is_v4()) return absl::StrCat("ipv4:", AddressText(address), ":", port);
-  return absl::StrCat("ipv6:[", AddressText(address), "]:", port);
+pipeline::NetworkPeer NetworkPeerOf(const boost::asio::ip::address& address, unsigned short port) {
+  if (address.is_v4()) return pipeline::NetworkPeer::Ipv4(address.to_v4().to_bytes(), port);
+  return pipeline::NetworkPeer::Ipv6(address.to_v6().to_bytes(), port);
 }
 
 pipeline::CallOrigin RequestOrigin(const bhttp::request<bhttp::empty_body>& request,
-                                   const boost::asio::ip::address& peer, std::string_view grpc_peer,
+                                   const boost::asio::ip::address& peer, unsigned short port,
                                    const TrustedProxies& proxies,
-                                   const std::optional<std::string>& certificate_user) {
+                                   const std::optional<pipeline::ClientCertificate>& certificate) {
   pipeline::CallOrigin origin;
   origin.transport = "http";
-  origin.peer = std::string(grpc_peer);
+  origin.peer = NetworkPeerOf(peer, port);
   std::vector<std::string_view> forwarded_for;
   for (auto [field, end] = request.equal_range("X-Forwarded-For"); field != end; ++field) {
     forwarded_for.push_back(field->value());
   }
-  origin.peer_ip = proxies.ClientAddress(peer, forwarded_for);
+  origin.client = NetworkPeerOf(proxies.Client(peer, forwarded_for), 0);
   // No deadline over HTTP: the slot queue's wait, the statement timeout and the stall timeout
   // bound an export.
   origin.deadline = std::chrono::system_clock::time_point::max();
@@ -34,7 +34,7 @@ pipeline::CallOrigin RequestOrigin(const bhttp::request<bhttp::empty_body>& requ
     origin.credentials.authorization.emplace_back(field->value());
   }
   origin.credentials.transport = auth::Transport::kHttp;
-  origin.credentials.certificate_user = certificate_user;
+  origin.certificate = certificate;
   origin.credentials.method = std::string(request.method_string());
   const auto referer = request.find(bhttp::field::referer);
   if (referer != request.end()) origin.credentials.referrer = std::string(referer->value());

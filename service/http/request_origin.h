@@ -17,19 +17,18 @@
 
 namespace dvexport::http {
 
-// The peer in gRPC's form, as CallOrigin.peer names it: "ipv4:127.0.0.1:5555",
-// "ipv6:[::1]:5555".
-std::string GrpcPeer(const boost::asio::ip::address& address, unsigned short port);
+// "address" and "port" as the pipeline names a peer.
+pipeline::NetworkPeer NetworkPeerOf(const boost::asio::ip::address& address, unsigned short port);
 
-// The CallOrigin of "request" on a connection from "peer" (the socket's address, unmapped;
-// "grpc_peer" its GrpcPeer form): transport "http", the client address "proxies" believe from
-// X-Forwarded-For, no deadline, the Authorization values in order, "certificate_user" (the
-// connection's verified client certificate's user), the method and Referer; DHIS2's URL reports
-// the last failing rule of E2001-E2009.
+// The CallOrigin of "request" on a connection from "peer" (the socket's address, unmapped) and
+// "port": transport "http", the client address "proxies" believe from X-Forwarded-For, no
+// deadline, the Authorization values in order, "certificate" (the connection's verified client
+// certificate), the method and Referer; DHIS2's URL reports the last failing rule of
+// E2001-E2009.
 pipeline::CallOrigin RequestOrigin(
     const boost::beast::http::request<boost::beast::http::empty_body>& request,
-    const boost::asio::ip::address& peer, std::string_view grpc_peer, const TrustedProxies& proxies,
-    const std::optional<std::string>& certificate_user);
+    const boost::asio::ip::address& peer, unsigned short port, const TrustedProxies& proxies,
+    const std::optional<pipeline::ClientCertificate>& certificate);
 
 // Whether the request presents an ApiToken: its first Authorization header is the credential
 // (Tomcat's getHeader, as DHIS2 reads it).

@@ -74,39 +74,50 @@ absl::StatusOr<std::unique_ptr<net::ssl::context>> MakeTlsContext(
   return context;
 }
 
-std::optional<std::string> CertificateUser(SSL* ssl, const auth::ClientIdentities* identities) {
-  if (identities == nullptr) return std::nullopt;
+namespace {
+
+// The certificate's subject in RFC 2253's form; empty if it cannot be written.
+std::string SubjectText(X509* certificate) {
+  std::string subject;
+  BIO* bio = BIO_new(BIO_s_mem());
+  if (bio == nullptr) return subject;
+  if (X509_NAME_print_ex(bio, X509_get_subject_name(certificate), 0, XN_FLAG_RFC2253) >= 0) {
+    char* data = nullptr;
+    const long length = BIO_get_mem_data(bio, &data);
+    if (length > 0) subject.assign(data, static_cast<size_t>(length));
+  }
+  BIO_free(bio);
+  return subject;
+}
+
+// The certificate's subjectAltName URIs.
+std::vector<std::string> SubjectUris(X509* certificate) {
+  std::vector<std::string> uris;
+  auto* names = static_cast<GENERAL_NAMES*>(
+      X509_get_ext_d2i(certificate, NID_subject_alt_name, nullptr, nullptr));
+  if (names == nullptr) return uris;
+  for (int i = 0; i < sk_GENERAL_NAME_num(names); ++i) {
+    const GENERAL_NAME* name = sk_GENERAL_NAME_value(names, i);
+    if (name->type != GEN_URI) continue;
+    const ASN1_STRING* uri = name->d.uniformResourceIdentifier;
+    uris.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(uri)),
+                      static_cast<size_t>(ASN1_STRING_length(uri)));
+  }
+  GENERAL_NAMES_free(names);
+  return uris;
+}
+
+}  // namespace
+
+std::optional<pipeline::ClientCertificate> VerifiedCertificate(SSL* ssl) {
   X509* certificate = SSL_get1_peer_certificate(ssl);
   if (certificate == nullptr) return std::nullopt;
-  std::optional<std::string> user;
+  std::optional<pipeline::ClientCertificate> verified;
   if (SSL_get_verify_result(ssl) == X509_V_OK) {
-    std::string subject;
-    BIO* bio = BIO_new(BIO_s_mem());
-    if (bio != nullptr) {
-      if (X509_NAME_print_ex(bio, X509_get_subject_name(certificate), 0, XN_FLAG_RFC2253) >= 0) {
-        char* data = nullptr;
-        const long length = BIO_get_mem_data(bio, &data);
-        if (length > 0) subject.assign(data, static_cast<size_t>(length));
-      }
-      BIO_free(bio);
-    }
-    std::vector<std::string> uris;
-    auto* names = static_cast<GENERAL_NAMES*>(
-        X509_get_ext_d2i(certificate, NID_subject_alt_name, nullptr, nullptr));
-    if (names != nullptr) {
-      for (int i = 0; i < sk_GENERAL_NAME_num(names); ++i) {
-        const GENERAL_NAME* name = sk_GENERAL_NAME_value(names, i);
-        if (name->type != GEN_URI) continue;
-        const ASN1_STRING* uri = name->d.uniformResourceIdentifier;
-        uris.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(uri)),
-                          static_cast<size_t>(ASN1_STRING_length(uri)));
-      }
-      GENERAL_NAMES_free(names);
-    }
-    user = identities->Find(subject, uris);
+    verified = pipeline::ClientCertificate{SubjectText(certificate), SubjectUris(certificate)};
   }
   X509_free(certificate);
-  return user;
+  return verified;
 }
 
 }  // namespace dvexport::http

@@ -2,7 +2,7 @@
 #define DVEXPORT_SERVICE_HTTP_TLS_IDENTITY_H_
 
 // TLS for the HTTP door: the server's context, from the same files as the gRPC door's, and the
-// DHIS2 user a verified client certificate stands for.
+// client certificate TLS verified.
 
 #include <openssl/ssl.h>
 
@@ -12,8 +12,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "service/auth/client_identities.h"
 #include "service/http/http_options.h"
+#include "service/pipeline/call_origin.h"
 
 namespace dvexport::http {
 
@@ -24,10 +24,10 @@ namespace dvexport::http {
 absl::StatusOr<std::unique_ptr<boost::asio::ssl::context>> MakeTlsContext(
     const HttpServerOptions& options);
 
-// The DHIS2 username the connection's verified client certificate stands for; nullopt without a
-// certificate, or when it is not listed. The subject is written as gRPC writes it (RFC 2253), so
-// that one --client_identities file serves both doors.
-std::optional<std::string> CertificateUser(SSL* ssl, const auth::ClientIdentities* identities);
+// The client certificate TLS verified on the connection (against --tls_client_ca), if any: its
+// subject written as gRPC writes it (RFC 2253), so that one --client_identities file serves both
+// doors, and its subjectAltName URIs.
+std::optional<pipeline::ClientCertificate> VerifiedCertificate(SSL* ssl);
 
 }  // namespace dvexport::http
 

@@ -104,8 +104,13 @@ bool TrustedProxies::Contains(const net::ip::address& address) const {
 
 std::string TrustedProxies::ClientAddress(
     const net::ip::address& peer, const std::vector<std::string_view>& forwarded_for) const {
+  return AddressText(Client(peer, forwarded_for));
+}
+
+net::ip::address TrustedProxies::Client(const net::ip::address& peer,
+                                        const std::vector<std::string_view>& forwarded_for) const {
   net::ip::address believed = Unmapped(peer);
-  if (!Contains(believed)) return AddressText(believed);
+  if (!Contains(believed)) return believed;
   std::vector<absl::string_view> hops;
   for (std::string_view value : forwarded_for) {
     for (absl::string_view hop :
@@ -125,7 +130,7 @@ std::string TrustedProxies::ClientAddress(
     ++taken;
     if (!Contains(believed)) break;
   }
-  return AddressText(believed);
+  return believed;
 }
 
 }  // namespace dvexport::http

@@ -43,6 +43,9 @@ class TrustedProxies {
   // address (or no entry at all) ends the walk at the last address believed.
   std::string ClientAddress(const boost::asio::ip::address& peer,
                             const std::vector<std::string_view>& forwarded_for) const;
+  // The same client as an address (unmapped).
+  boost::asio::ip::address Client(const boost::asio::ip::address& peer,
+                                  const std::vector<std::string_view>& forwarded_for) const;
 
   int hops() const { return hops_; }
 

@@ -33,8 +33,8 @@ struct CallRecord {
   std::string auth;
   std::string user;
   std::string token_uid;
-  // The caller's resolved address (CallOrigin::peer_ip: the client a trusted proxy named, else
-  // the socket's), as the failure limits and a token's IP list saw it.
+  // The caller's resolved address (ClientAddressText of the CallOrigin: the client a trusted proxy
+  // named, else the socket's), as the failure limits and a token's IP list saw it.
   std::string client;
   // For a call refused an identity (Unauthenticated): the username its credential named (Basic's,
   // or the certificate's user), whether or not that user exists; never a password or a token.

@@ -28,9 +28,23 @@ void CallSession::OpenWithoutQuery() {
                                                deadline_);
 }
 
+auth::Credentials CallSession::CredentialsOf(const CallOrigin& origin) const {
+  auth::Credentials credentials = origin.credentials;
+  // The one place a certificate becomes a DHIS2 user: --client_identities, when the pipeline
+  // authenticates (a door only reports what TLS verified).
+  credentials.certificate_user.reset();
+  const auth::ClientIdentities* identities = pipeline_->options().client_identities;
+  if (origin.certificate.has_value() && identities != nullptr) {
+    credentials.certificate_user =
+        identities->Find(origin.certificate->subject, origin.certificate->uris);
+  }
+  return credentials;
+}
+
 void CallSession::Authenticate(const CallOrigin& origin, CallRecord* record,
                                std::function<void(absl::Status)> done) {
-  record->client = origin.peer_ip;
+  const std::string client = ClientAddressText(origin);
+  record->client = client;
   // A call that arrives while the server drains its running calls before it closes its
   // connections: the client should go to another server, or come back.
   if (!pipeline_->admitting()) {
@@ -39,13 +53,14 @@ void CallSession::Authenticate(const CallOrigin& origin, CallRecord* record,
   }
   if (pipeline_->authenticator() == nullptr) {
     record->auth = "none";
-    user_key_ = origin.peer_ip;
+    user_key_ = client;
     done(absl::OkStatus());
     return;
   }
+  const auth::Credentials credentials = CredentialsOf(origin);
   const uint64_t ticket = pipeline_->authenticator()->Authenticate(
-      origin.credentials, origin.peer_ip, deadline_,
-      [this, record, tried_user = auth::PresentedUsername(origin.credentials),
+      credentials, client, deadline_,
+      [this, record, tried_user = auth::PresentedUsername(credentials),
        done = std::move(done)](absl::StatusOr<auth::Identity> identity) {
         if (!identity.ok()) {
           // A refused login: who was tried is the log's business (never the password).

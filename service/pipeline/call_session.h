@@ -50,6 +50,10 @@ class CallSession {
   void Authenticate(const CallOrigin& origin, CallRecord* record,
                     std::function<void(absl::Status)> done);
 
+  // The credentials "origin" presents, with the DHIS2 user its verified client certificate
+  // stands for (--client_identities), if any: the only place a certificate is looked up.
+  auth::Credentials CredentialsOf(const CallOrigin& origin) const;
+
   // After Authenticate's OK: the caller, or null with AuthMode::kNone.
   const dhis2::Principal* principal() const {
     return principal_.has_value() ? &*principal_ : nullptr;

@@ -9,31 +9,12 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "dvexport/v1/export.pb.h"
-#include "service/auth/verify.h"
+#include "service/pipeline/call_origin.h"
 
 namespace dvexport::pipeline {
 
 class ExportPipeline;
 
-// What a door knows of one call when it starts it.
-struct CallOrigin {
-  // "grpc" or "http": the metrics' transport label and the call log's "transport".
-  std::string transport;
-  // The caller as the call log names it, in gRPC's form ("ipv4:127.0.0.1:5555",
-  // "ipv6:[::1]:5555"); both doors write it so.
-  std::string peer;
-  // The caller's address for the failed-attempt limits and a token's IP list (auth::PeerAddress
-  // of "peer", or the client address a trusted proxy named).
-  std::string peer_ip;
-  // The call's deadline; max(): none.
-  std::chrono::system_clock::time_point deadline = std::chrono::system_clock::time_point::max();
-  // What the caller presents: its authorization values, the user its verified client certificate
-  // stands for, and the request's method and Referer (a token's method and referrer lists).
-  auth::Credentials credentials;
-  // DHIS2's rules E2001-E2009 as DHIS2's URL reports them (the last failing rule) rather than
-  // gRPC's first failing rule.
-  bool last_rule_wins = false;
-};
 
 // One piece of a call's output, in order.
 struct Chunk {

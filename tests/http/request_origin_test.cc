@@ -15,8 +15,10 @@ namespace net = boost::asio;
 namespace bhttp = boost::beast::http;
 
 TEST(RequestOriginTest, PeersAreWrittenInGrpcsForm) {
-  EXPECT_EQ(GrpcPeer(net::ip::make_address("127.0.0.1"), 5555), "ipv4:127.0.0.1:5555");
-  EXPECT_EQ(GrpcPeer(net::ip::make_address("::1"), 5555), "ipv6:[::1]:5555");
+  EXPECT_EQ(pipeline::PeerName(NetworkPeerOf(net::ip::make_address("127.0.0.1"), 5555)),
+            "ipv4:127.0.0.1:5555");
+  EXPECT_EQ(pipeline::PeerName(NetworkPeerOf(net::ip::make_address("::1"), 5555)),
+            "ipv6:[::1]:5555");
 }
 
 TEST(RequestOriginTest, CarriesTheClientAndItsCredentials) {
@@ -29,15 +31,19 @@ TEST(RequestOriginTest, CarriesTheClientAndItsCredentials) {
   ASSERT_TRUE(proxies.ok());
   const net::ip::address peer = net::ip::make_address("10.0.0.1");
   const pipeline::CallOrigin origin =
-      RequestOrigin(request, peer, GrpcPeer(peer, 4000), *proxies, std::string("district"));
+      RequestOrigin(request, peer, 4000, *proxies,
+                    pipeline::ClientCertificate{"CN=district", {"urn:example:district"}});
   EXPECT_EQ(origin.transport, "http");
-  EXPECT_EQ(origin.peer, "ipv4:10.0.0.1:4000");
-  EXPECT_EQ(origin.peer_ip, "198.51.100.1");
+  EXPECT_EQ(pipeline::PeerName(origin.peer), "ipv4:10.0.0.1:4000");
+  EXPECT_EQ(pipeline::ClientAddressText(origin), "198.51.100.1");
   EXPECT_EQ(origin.deadline, std::chrono::system_clock::time_point::max());
   EXPECT_EQ(origin.credentials.authorization,
             (std::vector<std::string>{"ApiToken d2p_first", "Basic second"}));
   EXPECT_EQ(origin.credentials.transport, auth::Transport::kHttp);
-  EXPECT_EQ(origin.credentials.certificate_user, std::optional<std::string>("district"));
+  // The door reports the certificate; the pipeline decides whether it names a user.
+  EXPECT_EQ(origin.certificate,
+            (pipeline::ClientCertificate{"CN=district", {"urn:example:district"}}));
+  EXPECT_FALSE(origin.credentials.certificate_user.has_value());
   EXPECT_EQ(origin.credentials.method, "GET");
   EXPECT_EQ(origin.credentials.referrer,
             std::optional<std::string>("https://apps.example.org/app"));
@@ -52,9 +58,9 @@ TEST(RequestOriginTest, OnlyTheFirstAuthorizationNamesAToken) {
   absl::StatusOr<TrustedProxies> proxies = TrustedProxies::Parse({});
   ASSERT_TRUE(proxies.ok());
   const net::ip::address peer = net::ip::make_address("203.0.113.9");
-  const pipeline::CallOrigin origin =
-      RequestOrigin(request, peer, GrpcPeer(peer, 1), *proxies, std::nullopt);
-  EXPECT_EQ(origin.peer_ip, "203.0.113.9");
+  const pipeline::CallOrigin origin = RequestOrigin(request, peer, 1, *proxies, std::nullopt);
+  EXPECT_EQ(pipeline::ClientAddressText(origin), "203.0.113.9");
+  EXPECT_FALSE(origin.certificate.has_value());
   EXPECT_EQ(origin.credentials.method, "HEAD");
   EXPECT_FALSE(origin.credentials.referrer.has_value());
   EXPECT_FALSE(PresentsApiToken(origin));

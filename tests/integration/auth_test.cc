@@ -724,13 +724,5 @@ TEST(ClientIdentitiesTest, RefusesOneFieldAndDuplicates) {
             "--client_identities /nonexistent/identities: cannot be read");
 }
 
-TEST(PeerAddressTest, StripsSchemeAndPort) {
-  EXPECT_EQ(auth::PeerAddress("ipv4:127.0.0.1:5678"), "127.0.0.1");
-  EXPECT_EQ(auth::PeerAddress("ipv6:[::1]:5678"), "::1");
-  EXPECT_EQ(auth::PeerAddress("ipv6:%5B::1%5D:5678"), "::1");
-  EXPECT_EQ(auth::PeerAddress("ipv6:[fe80::1%25eth0]:1"), "fe80::1%25eth0");
-  EXPECT_EQ(auth::PeerAddress("unix:/tmp/socket"), "unix:/tmp/socket");
-}
-
 }  // namespace
 }  // namespace dvexport::testing
