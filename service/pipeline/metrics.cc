@@ -104,64 +104,67 @@ constexpr int kMetricsRequestTimeoutMs = 5000;
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<ServerMetrics>> ServerMetrics::Start(const std::string& listen,
-                                                                    GaugeSources sources) {
-  std::unique_ptr<ServerMetrics> metrics(new ServerMetrics());
-  metrics->registry_ = std::make_shared<prometheus::Registry>();
-  prometheus::Registry& registry = *metrics->registry_;
-  metrics->exports_ = &prometheus::BuildCounter()
-                           .Name("dvexport_exports_total")
-                           .Help(
-                               "DataValueExport calls finished, by transport (grpc, http), "
-                               "rpc, format, compression and gRPC status code.")
-                           .Register(registry);
-  metrics->values_sent_ = &prometheus::BuildCounter()
-                               .Name("dvexport_values_sent_total")
-                               .Help("Data values sent.")
-                               .Register(registry);
-  metrics->bytes_sent_ =
-      &prometheus::BuildCounter()
-           .Name("dvexport_bytes_sent_total")
-           .Help("Bytes sent: gRPC messages as serialized, HTTP bodies as framed.")
-           .Register(registry);
-  metrics->duration_ = &prometheus::BuildHistogram()
-                            .Name("dvexport_export_duration_seconds")
-                            .Help("From a call's arrival to its status.")
-                            .Register(registry);
-  metrics->first_byte_ = &prometheus::BuildHistogram()
-                              .Name("dvexport_time_to_first_byte_seconds")
-                              .Help("From a call's arrival to its first message.")
-                              .Register(registry);
-  metrics->slot_wait_ =
-      &prometheus::BuildHistogram()
-           .Name("dvexport_export_slot_wait_seconds")
-           .Help("How long an export waited for its export slot (0: one was free).")
-           .Register(registry)
-           .Add({}, SecondsBuckets());
-  metrics->refused_ = &prometheus::BuildCounter()
-                           .Name("dvexport_exports_refused_total")
-                           .Help(
-                               "Exports refused an export slot, by reason: queue_full (at once), "
-                               "user_queue_full (at once: --max_queued_exports_per_user of the "
-                               "caller wait already), max_wait (--max_queue_wait_ms ran out), "
-                               "deadline (the call's deadline came first).")
-                           .Register(registry);
-  metrics->user_cap_waits_ = &prometheus::BuildCounter()
-                                  .Name("dvexport_export_slot_user_cap_waits_total")
-                                  .Help(
-                                      "Exports that queued although an export slot was free, "
-                                      "because their user held --max_exports_per_user slots.")
-                                  .Register(registry)
-                                  .Add({});
-  metrics->stalled_ = &prometheus::BuildCounter()
-                           .Name("dvexport_stalled_exports_total")
-                           .Help(
-                               "Streaming exports ended because their client read nothing, by "
-                               "the timeout that ended them: stall_timeout (--stall_timeout_s), "
-                               "stall_timeout_contended (--stall_timeout_contended_s, while "
-                               "exports of other users waited for a slot).")
-                           .Register(registry);
-  metrics->auth_refusals_ =
+// The calls: how many, what they sent, how long they took.
+void ServerMetrics::RegisterCallFamilies(prometheus::Registry& registry) {
+  exports_ = &prometheus::BuildCounter()
+                  .Name("dvexport_exports_total")
+                  .Help(
+                      "DataValueExport calls finished, by transport (grpc, http), "
+                      "rpc, format, compression and gRPC status code.")
+                  .Register(registry);
+  values_sent_ = &prometheus::BuildCounter()
+                      .Name("dvexport_values_sent_total")
+                      .Help("Data values sent.")
+                      .Register(registry);
+  bytes_sent_ = &prometheus::BuildCounter()
+                     .Name("dvexport_bytes_sent_total")
+                     .Help("Bytes sent: gRPC messages as serialized, HTTP bodies as framed.")
+                     .Register(registry);
+  duration_ = &prometheus::BuildHistogram()
+                   .Name("dvexport_export_duration_seconds")
+                   .Help("From a call's arrival to its status.")
+                   .Register(registry);
+  first_byte_ = &prometheus::BuildHistogram()
+                     .Name("dvexport_time_to_first_byte_seconds")
+                     .Help("From a call's arrival to its first message.")
+                     .Register(registry);
+  slot_wait_ = &prometheus::BuildHistogram()
+                    .Name("dvexport_export_slot_wait_seconds")
+                    .Help("How long an export waited for its export slot (0: one was free).")
+                    .Register(registry)
+                    .Add({}, SecondsBuckets());
+}
+
+// Admission: refusals, the per-user cap, stalled clients.
+void ServerMetrics::RegisterAdmissionFamilies(prometheus::Registry& registry) {
+  refused_ = &prometheus::BuildCounter()
+                  .Name("dvexport_exports_refused_total")
+                  .Help(
+                      "Exports refused an export slot, by reason: queue_full (at once), "
+                      "user_queue_full (at once: --max_queued_exports_per_user of the "
+                      "caller wait already), max_wait (--max_queue_wait_ms ran out), "
+                      "deadline (the call's deadline came first).")
+                  .Register(registry);
+  user_cap_waits_ = &prometheus::BuildCounter()
+                         .Name("dvexport_export_slot_user_cap_waits_total")
+                         .Help(
+                             "Exports that queued although an export slot was free, "
+                             "because their user held --max_exports_per_user slots.")
+                         .Register(registry)
+                         .Add({});
+  stalled_ = &prometheus::BuildCounter()
+                  .Name("dvexport_stalled_exports_total")
+                  .Help(
+                      "Streaming exports ended because their client read nothing, by "
+                      "the timeout that ended them: stall_timeout (--stall_timeout_s), "
+                      "stall_timeout_contended (--stall_timeout_contended_s, while "
+                      "exports of other users waited for a slot).")
+                  .Register(registry);
+}
+
+// Authentication: refusals, the identity cache, the mode.
+void ServerMetrics::RegisterAuthFamilies(prometheus::Registry& registry) {
+  auth_refusals_ =
       &prometheus::BuildCounter()
            .Name("dvexport_auth_refusals_total")
            .Help(
@@ -172,19 +175,23 @@ absl::StatusOr<std::unique_ptr<ServerMetrics>> ServerMetrics::Start(const std::s
                "verifications waiting), unavailable (the database, the deadline, a cancelled "
                "call).")
            .Register(registry);
-  metrics->auth_cache_ = &prometheus::BuildCounter()
-                              .Name("dvexport_auth_cache_lookups_total")
-                              .Help(
-                                  "Well-formed credentials looked up in the identity cache, by "
-                                  "result: hit (no database, no bcrypt) or miss (verified).")
-                              .Register(registry);
-  metrics->auth_mode_ = &prometheus::BuildGauge()
-                             .Name("dvexport_auth_mode")
-                             .Help(
-                                 "1 for the server's --auth: dhis2 (DHIS2 identities) or none "
-                                 "(no authentication: whoever reaches the port reads everything).")
-                             .Register(registry);
-  metrics->change_token_kind_ =
+  auth_cache_ = &prometheus::BuildCounter()
+                     .Name("dvexport_auth_cache_lookups_total")
+                     .Help(
+                         "Well-formed credentials looked up in the identity cache, by "
+                         "result: hit (no database, no bcrypt) or miss (verified).")
+                     .Register(registry);
+  auth_mode_ = &prometheus::BuildGauge()
+                    .Name("dvexport_auth_mode")
+                    .Help(
+                        "1 for the server's --auth: dhis2 (DHIS2 identities) or none "
+                        "(no authentication: whoever reaches the port reads everything).")
+                    .Register(registry);
+}
+
+// The change streams, as the monitor last saw them.
+void ServerMetrics::RegisterChangeStreamFamilies(prometheus::Registry& registry) {
+  change_token_kind_ =
       &prometheus::BuildGauge()
            .Name("dvexport_change_token_kind")
            .Help(
@@ -193,27 +200,38 @@ absl::StatusOr<std::unique_ptr<ServerMetrics>> ServerMetrics::Start(const std::s
                "the xmin token), 0 for the other; absent until its first poll "
                "(--change_stream_poll_s).")
            .Register(registry);
-  metrics->stream_retained_ =
+  stream_retained_ =
       &prometheus::BuildGauge()
            .Name("dvexport_change_stream_retained_wal_bytes")
            .Help(
                "WAL a change stream's replication slot keeps from being removed (the server's "
                "WAL position minus the slot's restart_lsn), at the monitor's last poll.")
            .Register(registry);
-  metrics->stream_idle_ =
+  stream_idle_ =
       &prometheus::BuildGauge()
            .Name("dvexport_change_stream_idle_seconds")
            .Help(
                "Seconds since the monitor last saw a change stream's confirmed position move "
                "(counted from when this server first saw the slot), at its last poll.")
            .Register(registry);
-  metrics->stream_lost_ =
+  stream_lost_ =
       &prometheus::BuildGauge()
            .Name("dvexport_change_stream_lost")
            .Help(
                "1 when a change stream's slot is lost (wal_status lost: PostgreSQL removed WAL "
                "it needed; its consumer must export everything again), else 0.")
            .Register(registry);
+}
+
+absl::StatusOr<std::unique_ptr<ServerMetrics>> ServerMetrics::Start(const std::string& listen,
+                                                                    GaugeSources sources) {
+  std::unique_ptr<ServerMetrics> metrics(new ServerMetrics());
+  metrics->registry_ = std::make_shared<prometheus::Registry>();
+  prometheus::Registry& registry = *metrics->registry_;
+  metrics->RegisterCallFamilies(registry);
+  metrics->RegisterAdmissionFamilies(registry);
+  metrics->RegisterAuthFamilies(registry);
+  metrics->RegisterChangeStreamFamilies(registry);
   metrics->gauges_ = std::make_shared<GaugeCollectable>(std::move(sources));
   try {
     metrics->exposer_ = std::make_unique<prometheus::Exposer>(std::vector<std::string>{

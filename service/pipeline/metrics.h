@@ -109,6 +109,11 @@ class ServerMetrics final : public SlotObserver,
   };
 
   ServerMetrics() = default;
+  // Start's steps: the families of each kind of series, registered in "registry".
+  void RegisterCallFamilies(prometheus::Registry& registry);
+  void RegisterAdmissionFamilies(prometheus::Registry& registry);
+  void RegisterAuthFamilies(prometheus::Registry& registry);
+  void RegisterChangeStreamFamilies(prometheus::Registry& registry);
 
   std::shared_ptr<prometheus::Registry> registry_;
   std::shared_ptr<GaugeCollectable> gauges_;
