@@ -2,26 +2,24 @@
 """Checks from the #include lines that each layer includes only itself and the layers below it.
 
 Includes are written from the repository root ("service/encode/x.h"), so every library could
-include any header; this test is what keeps the layers apart:
+include any header; this test is what keeps the layers apart. The floors, top down:
 
-  common          -> nothing of ours
-  service/dhis2   -> common, proto (the requests it validates)
-  service/encode  -> common, proto (wire_format.h: the generated field numbers)
-  service/db      -> service/dhis2, service/encode, common
-  service/auth    -> service/db, service/dhis2, common
-  service/pipeline -> service/auth, service/db, service/dhis2, service/encode, common, proto
-  service/http    -> service/pipeline, service/auth, service/dhis2, common, proto
-  service/grpc    -> service/pipeline, service/auth, service/encode, common, proto (the gRPC door,
-                     a peer of service/http)
-  service/server  -> service/grpc and service/http (the process opens both doors; the only room
-                     that includes both), service/pipeline, service/auth, service/db,
-                     service/dhis2, service/encode, common, proto
-  client          -> common, proto
-  tools           -> client, common, proto
+  service/server   the process: flags, main, start and stop; the only room over both doors
+  service/grpc, service/http   the two doors, peers: neither includes the other
+  service/pipeline what an export is, whichever door it came through
+  service/auth     authentication (over service/db's reads of DHIS2's user tables)
+  service/db       every SQL statement
+  service/encode, service/dhis2   bytes out; DHIS2's rules without I/O
+  common           what client and service both need
+  client -> common, proto; tools -> client, common, proto
 
-"proto" is the generated code of proto/ ("dvexport/v1/...", "grpc/health/v1/..."). Tests may
-include anything and are not checked. Usage: layering_test.py ROOT, or --self-test to check
-that a forbidden include is reported.
+Each layer's allowed includes are in ALLOWED below. "proto" is the generated code of proto/
+("dvexport/v1/...", "grpc/health/v1/"). A door also must not reach libpqxx or libpq through
+any header it includes, however deep (FREE_OF): what it needs of the pipeline is in
+service/pipeline/export.h and the pqxx-free headers beside it.
+
+Tests may include anything and are not checked. Usage: layering_test.py ROOT, or --self-test
+to check that a forbidden include of each kind is reported.
 """
 
 import os
@@ -54,11 +52,17 @@ ALLOWED = {
     "service/pipeline": {"service/auth", "service/db", "service/dhis2", "service/encode",
                          "common", "proto"},
     "service/http": {"service/pipeline", "service/auth", "service/dhis2", "common", "proto"},
-    "service/grpc": {"service/pipeline", "service/auth", "service/encode", "common", "proto"},
-    "service/server": {"service/grpc", "service/http", "service/pipeline", "service/auth", "service/db",
-                       "service/dhis2", "service/encode", "common", "proto"},
+    "service/grpc": {"service/pipeline", "service/encode", "common", "proto"},
+    "service/server": {"service/grpc", "service/http", "service/pipeline", "service/auth",
+                       "service/db", "service/dhis2", "service/encode", "common", "proto"},
     "client": {"common", "proto"},
     "tools": {"client", "common", "proto"},
+}
+
+# Layer -> what it must not reach through any chain of includes (prefixes of the included path).
+FREE_OF = {
+    "service/grpc": ("pqxx/", "libpq-fe.h"),
+    "service/http": ("pqxx/", "libpq-fe.h"),
 }
 
 # First path components that are ours: an include starting with one of them that belongs to no
@@ -67,6 +71,7 @@ OUR_TOP_LEVEL = {"common", "service", "client", "tools", "tests", "proto", "depl
 
 SOURCE_SUFFIXES = (".h", ".hh", ".hpp", ".cc", ".cpp", ".cxx")
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
+ANY_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^">]+)[>"]')
 
 
 def layer_of(path):
@@ -108,6 +113,56 @@ def check(root):
     return problems
 
 
+def includes_of(root, relative, cache):
+    """The include paths of file "relative" (from the root), every kind."""
+    if relative not in cache:
+        found = []
+        path = os.path.join(root, relative)
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8", errors="replace") as source:
+                for line in source:
+                    match = ANY_INCLUDE.match(line)
+                    if match:
+                        found.append(match.group(1))
+        cache[relative] = found
+    return cache[relative]
+
+
+def check_free_of(root):
+    """Returns one message per file of a FREE_OF layer that reaches a forbidden header."""
+    problems = []
+    cache = {}
+    for layer, forbidden in FREE_OF.items():
+        for directory, _, files in os.walk(os.path.join(root, layer)):
+            for name in sorted(files):
+                if not name.endswith(SOURCE_SUFFIXES):
+                    continue
+                start = os.path.relpath(os.path.join(directory, name), root).replace(os.sep, "/")
+                # Breadth first, so that the chain reported is a shortest one.
+                via = {start: None}
+                queue = [start]
+                hit = None
+                while queue and hit is None:
+                    current = queue.pop(0)
+                    for included in includes_of(root, current, cache):
+                        if included.startswith(forbidden):
+                            hit = (current, included)
+                            break
+                        if included not in via and os.path.isfile(os.path.join(root, included)):
+                            via[included] = current
+                            queue.append(included)
+                if hit is not None:
+                    chain = []
+                    node = hit[0]
+                    while node is not None:
+                        chain.append(node)
+                        node = via[node]
+                    path = " -> ".join(reversed(chain))
+                    problems.append(f"{start}: {layer} reaches <{hit[1]}> through {path}; a door "
+                                    f"includes only pqxx-free headers of the pipeline")
+    return problems
+
+
 def self_test():
     """A tree with one forbidden include of each kind must be reported, an allowed one not."""
     files = {
@@ -124,13 +179,16 @@ def self_test():
                              '#include "service/server/export_server.h"\n',
         "service/server/t.cc": '#include "service/http/http_server.h"\n'
                                '#include "service/grpc/export_service.h"\n',
+        "service/http/v.cc": '#include "service/pipeline/w.h"\n',
+        "service/pipeline/w.h": '#include "service/pipeline/x.h"\n',
+        "service/pipeline/x.h": '#include <pqxx/pqxx>\n',
     }
     with tempfile.TemporaryDirectory() as root:
         for path, text in files.items():
             os.makedirs(os.path.dirname(os.path.join(root, path)), exist_ok=True)
             with open(os.path.join(root, path), "w", encoding="utf-8") as out:
                 out.write(text)
-        problems = check(root)
+        problems = check(root) + check_free_of(root)
     expected = [
         'client/c.cc:2: client includes "service/encode/crc32.h" of service/encode',
         'common/b.h:1: common includes "tests/support/x.h", which belongs to no library layer',
@@ -141,13 +199,16 @@ def self_test():
         'service/grpc/u.cc:2: service/grpc includes "service/http/http_server.h" of service/http',
         'service/grpc/u.cc:3: service/grpc includes "service/server/export_server.h" of '
         'service/server',
+        'service/http/v.cc: service/http reaches <pqxx/pqxx> through service/http/v.cc -> '
+        'service/pipeline/w.h -> service/pipeline/x.h',
     ]
     found = all(any(p.startswith(e) for p in problems) for e in expected)
     if not found or len(problems) != len(expected):
         print("self-test failed: expected reports starting with", *expected, "got", *problems,
               sep="\n  ")
         return 1
-    print("self-test passed: every forbidden include was reported, no allowed one")
+    print("self-test passed: every forbidden include and a door's chain to libpqxx were "
+          "reported, no allowed include")
     return 0
 
 
@@ -157,13 +218,14 @@ def main(argv):
     if len(argv) != 2:
         print(__doc__)
         return 2
-    problems = check(argv[1])
+    problems = check(argv[1]) + check_free_of(argv[1])
     if problems:
         print("Forbidden includes (a layer may include only itself and the layers below it):")
         for problem in problems:
             print("  " + problem)
         return 1
-    print("layering: every #include of common, service, client and tools is allowed")
+    print("layering: every #include of common, service, client and tools is allowed, and no "
+          "door reaches libpqxx or libpq")
     return 0
 
 

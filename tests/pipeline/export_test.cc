@@ -189,8 +189,7 @@ class PipelineExportTest : public ::testing::Test {
   static CallOrigin Origin() {
     CallOrigin origin;
     origin.transport = "test";
-    origin.peer = "ipv4:127.0.0.1:5555";
-    origin.peer_ip = "127.0.0.1";
+    origin.peer = NetworkPeer::Ipv4({127, 0, 0, 1}, 5555);
     return origin;
   }
 
