@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "service/db/array_literal.h"
 #include "service/db/export_scope.h"
 #include "service/dhis2/export_error.h"
 #include "service/dhis2/sharing.h"
@@ -27,16 +28,6 @@ int64_t ToInt64(const pqxx::field& field) { return std::strtoll(field.c_str(), n
 std::optional<std::string> ToOptional(const pqxx::field& field) {
   if (field.is_null()) return std::nullopt;
   return std::string(field.c_str(), field.size());
-}
-
-std::string ToArrayLiteral(const std::vector<int64_t>& values) {
-  std::string out = "{";
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i > 0) out += ',';
-    absl::StrAppend(&out, values[i]);
-  }
-  out += '}';
-  return out;
 }
 
 // The sharing predicate common to both rules: the user's own entry and its groups' entries,

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "service/db/access_rules.h"
+#include "service/db/array_literal.h"
 #include "service/db/change_stream.h"
 #include "service/dhis2/dates.h"
 #include "service/dhis2/period.h"
@@ -70,16 +71,6 @@ std::optional<std::string> ToOptionalString(const pqxx::result& r, int row, int 
 }
 
 int Rows(const pqxx::result& r) { return static_cast<int>(r.size()); }
-
-std::string ToArrayLiteral(const std::vector<int64_t>& values) {
-  std::string out = "{";
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i > 0) out += ',';
-    absl::StrAppend(&out, values[i]);
-  }
-  out += '}';
-  return out;
-}
 
 void SortUnique(std::vector<int64_t>* ids) {
   std::sort(ids->begin(), ids->end());

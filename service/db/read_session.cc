@@ -69,6 +69,17 @@ absl::Status ReadSession::SetUpConnection(DatabaseConnection& conn) {
   return RunStatements(conn, "setting up a new database connection", [&] { return conn.SetUp(); });
 }
 
+absl::Status ReadSession::AcquireConnection() {
+  // The deadline and Cancel() end the wait through "stopped", with their own status.
+  absl::StatusOr<PooledConnection> conn = pool_->Acquire(
+      options_.connection_wait,
+      [this] { return canceller_.StopStatus("waiting for a database connection"); },
+      [this](DatabaseConnection& conn) { return SetUpConnection(conn); });
+  if (!conn.ok()) return conn.status();
+  conn_.emplace(*std::move(conn));
+  return absl::OkStatus();
+}
+
 absl::Status ReadSession::BeginTransaction(DatabaseConnection& conn,
                                            const std::string& set_snapshot,
                                            std::unique_ptr<Transaction>* tx) {
@@ -131,14 +142,8 @@ absl::Status ReadSession::EndTransaction(std::unique_ptr<Transaction>* tx, Poole
 
 absl::Status ReadSession::Begin(const dhis2::ExportParams& params,
                                 const dhis2::Principal* principal) {
-  // The deadline and Cancel() end the wait through "stopped", with their own status.
-  absl::StatusOr<PooledConnection> conn = pool_->Acquire(
-      options_.connection_wait,
-      [this] { return canceller_.StopStatus("waiting for a database connection"); },
-      [this](DatabaseConnection& conn) { return SetUpConnection(conn); });
-  if (!conn.ok()) return conn.status();
-  conn_.emplace(*std::move(conn));
-  absl::Status status;
+  absl::Status status = AcquireConnection();
+  if (!status.ok()) return status;
   const bool stream_delta =
       params.changes_since && params.changes_since->kind == dhis2::ChangeTokenKind::kStream;
   if (stream_delta) {
@@ -359,13 +364,9 @@ absl::Status ReadSession::ReadStreamDelta(const dhis2::ChangeToken& token,
 absl::Status ReadSession::Lookup(absl::string_view what,
                                  absl::FunctionRef<absl::Status(pqxx::transaction_base&)> body) {
   if (conn_) return absl::FailedPreconditionError("Lookup on a session that has a connection");
-  absl::StatusOr<PooledConnection> conn = pool_->Acquire(
-      options_.connection_wait,
-      [this] { return canceller_.StopStatus("waiting for a database connection"); },
-      [this](DatabaseConnection& conn) { return SetUpConnection(conn); });
-  if (!conn.ok()) return conn.status();
-  conn_.emplace(*std::move(conn));
-  absl::Status status = BeginTransaction(**conn_, "", &tx_);
+  absl::Status status = AcquireConnection();
+  if (!status.ok()) return status;
+  status = BeginTransaction(**conn_, "", &tx_);
   if (status.ok()) status = RunStatements(**conn_, what, [&] { return body(*tx_); });
   // Read only: COMMIT and ROLLBACK end it alike; a failed body's transaction is rolled back.
   absl::Status ended = EndTransaction(&tx_, &*conn_, /*commit=*/status.ok());

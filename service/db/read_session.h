@@ -172,6 +172,10 @@ class ReadSession {
   // A new pooled connection's set-up statement, as one the watchdog cancels.
   absl::Status SetUpConnection(DatabaseConnection& conn);
 
+  // Takes the session's own connection (conn_) from the pool, set up, waiting up to
+  // options_.connection_wait; the deadline and Cancel() end the wait with their own status.
+  absl::Status AcquireConnection();
+
   // Begins "*tx" on "conn": the transaction, then SET TRANSACTION SNAPSHOT if
   // "set_snapshot" is not empty, then the statement_timeout.
   absl::Status BeginTransaction(DatabaseConnection& conn, const std::string& set_snapshot,

@@ -23,6 +23,7 @@
 #include "service/db/read_session.h"
 #include "service/dhis2/api_token.h"
 #include "tests/db/db_test_support.h"
+#include "tests/support/api_token_rows.h"
 
 namespace dvexport::auth {
 namespace {
@@ -151,18 +152,13 @@ class VerifyTest : public ::testing::Test {
   static std::string AddToken(int n, int64_t owner, dhis2::ApiTokenType type,
                               std::optional<int64_t> expire = std::nullopt,
                               const std::string& attributes = "{}") {
-    absl::StatusOr<std::string> token =
-        dhis2::GenerateApiToken(dhis2::RandomApiTokenCode(type), type);
-    EXPECT_TRUE(token.ok()) << token.status();
     const int64_t id = kBase + n;
-    AdminExec(
-        "INSERT INTO api_token (apitokenid, uid, created, lastupdated, lastupdatedby, createdby, "
-        "version, type, expire, key, attributes) "
-        "VALUES ($1, $2, now(), now(), $3, $3, 1, $4, $5, $6, $7::jsonb)",
-        id, Uid("vt", id), owner,
-        type == dhis2::ApiTokenType::kV1 ? "PERSONAL_ACCESS_TOKEN_V1" : "PERSONAL_ACCESS_TOKEN_V2",
-        expire, dhis2::ApiTokenKey(*token), attributes);
-    return *token;
+    return test_support::AddApiToken(db::TestConninfo(/*admin=*/true), {.id = id,
+                                                                        .uid = Uid("vt", id),
+                                                                        .owner = owner,
+                                                                        .type = type,
+                                                                        .expire_ms = expire,
+                                                                        .attributes = attributes});
   }
 
   static int64_t NowMs() {

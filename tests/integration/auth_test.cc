@@ -41,6 +41,7 @@
 #include "tests/integration/test_database.h"
 #include "tests/reliability/reliability_support.h"
 #include "tests/reliability/silenceable_proxy.h"
+#include "tests/support/api_token_rows.h"
 
 namespace dvexport::testing {
 namespace {
@@ -124,22 +125,13 @@ struct TestUsers {
   // A new V2 token of user "owner" with api_token.attributes "attributes"; its uid in "*uid".
   std::string AddToken(int64_t owner, const std::string& attributes, std::string* uid = nullptr) {
     const int n = 10 + next_token++;
-    absl::StatusOr<std::string> made = dhis2::GenerateApiToken(
-        dhis2::RandomApiTokenCode(dhis2::ApiTokenType::kV2), dhis2::ApiTokenType::kV2);
-    EXPECT_TRUE(made.ok()) << made.status();
-    const int64_t expire_ms =
-        std::chrono::duration_cast<milliseconds>(
-            (std::chrono::system_clock::now() + std::chrono::hours(24)).time_since_epoch())
-            .count();
-    AdminExec(
-        absl::StrCat("INSERT INTO api_token (apitokenid, uid, created, lastupdated, "
-                     "lastupdatedby, createdby, version, type, expire, key, attributes) "
-                     "VALUES (",
-                     Id(n), ", '", Uid('T', n), "', now(), now(), ", owner, ", ", owner,
-                     ", 1, 'PERSONAL_ACCESS_TOKEN_V2', ", expire_ms, ", '",
-                     dhis2::ApiTokenKey(*made), "', '", attributes, "'::jsonb)"));
     if (uid != nullptr) *uid = Uid('T', n);
-    return *made;
+    return test_support::AddApiToken(
+        AdminConninfo(), {.id = Id(n),
+                          .uid = Uid('T', n),
+                          .owner = owner,
+                          .expire_ms = test_support::ExpireMsFromNow(std::chrono::hours(24)),
+                          .attributes = attributes});
   }
 
   void RevokeToken(const std::string& uid) {

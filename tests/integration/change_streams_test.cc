@@ -28,20 +28,19 @@
 #include "client/export_client.h"
 #include "dvexport/v1/export.grpc.pb.h"
 #include "service/db/change_stream.h"
-#include "service/dhis2/api_token.h"
 #include "service/dhis2/change_token.h"
 #include "service/pipeline/change_stream_health.h"
 #include "service/server/export_server.h"
 #include "tests/deploy/metrics_scrape.h"
 #include "tests/integration/test_database.h"
 #include "tests/reliability/reliability_support.h"
+#include "tests/support/api_token_rows.h"
 
 extern char** environ;
 
 namespace dvexport::testing {
 namespace {
 
-using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 // The small demo database's superuser admin (docs/DEMO.md).
@@ -120,21 +119,11 @@ struct StreamUsers {
   }
 
   std::string AddToken(int64_t owner, int n) {
-    absl::StatusOr<std::string> made = dhis2::GenerateApiToken(
-        dhis2::RandomApiTokenCode(dhis2::ApiTokenType::kV2), dhis2::ApiTokenType::kV2);
-    EXPECT_TRUE(made.ok()) << made.status();
-    const int64_t expire_ms =
-        std::chrono::duration_cast<milliseconds>(
-            (std::chrono::system_clock::now() + std::chrono::hours(24)).time_since_epoch())
-            .count();
-    AdminExec(
-        absl::StrCat("INSERT INTO api_token (apitokenid, uid, created, lastupdated, "
-                     "lastupdatedby, createdby, version, type, expire, key, attributes) "
-                     "VALUES (",
-                     Id(n), ", '", Uid('T', n), "', now(), now(), ", owner, ", ", owner,
-                     ", 1, 'PERSONAL_ACCESS_TOKEN_V2', ", expire_ms, ", '",
-                     dhis2::ApiTokenKey(*made), "', '[]'::jsonb)"));
-    return *made;
+    return test_support::AddApiToken(
+        AdminConninfo(), {.id = Id(n),
+                          .uid = Uid('T', n),
+                          .owner = owner,
+                          .expire_ms = test_support::ExpireMsFromNow(std::chrono::hours(24))});
   }
 
   void Remove() {
