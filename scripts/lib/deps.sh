@@ -17,6 +17,7 @@ DVEXPORT_APT_PACKAGES=(
   nginx  # tests: the front proxy of the header-flood test (docs/SECURITY.md)
   python3-requests  # tests only: tests/http_e2e (clients_test and nginx_proxy_test call the HTTP door as DHIS2's Python clients do)
   wrk  # scripts/bench only: 64 concurrent HTTP exports (the HTTP door under load)
+  universal-ctags  # tests only: tests/structure_test.py reads every function's first and last line
 )
 
 deps_install() {
