@@ -6,7 +6,9 @@
 namespace dvexport::pipeline {
 
 CallScope::CallScope(ExportPipeline* pipeline, const CallOrigin& origin, std::string rpc)
-    : pipeline_(pipeline), peer_(PeerName(origin.peer)), started_(std::chrono::steady_clock::now()) {
+    : pipeline_(pipeline),
+      peer_(PeerName(origin.peer)),
+      started_(std::chrono::steady_clock::now()) {
   record_.rpc = std::move(rpc);
   record_.transport = origin.transport;
   pipeline_->CallStarted();

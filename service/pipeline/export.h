@@ -15,7 +15,6 @@ namespace dvexport::pipeline {
 
 class ExportPipeline;
 
-
 // One piece of a call's output, in order.
 struct Chunk {
   enum class Kind {
