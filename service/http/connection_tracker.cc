@@ -1,8 +1,17 @@
 #include "service/http/connection_tracker.h"
 
+#include <cstdio>
 #include <iterator>
 
+#include "common/json_string.h"
+
 namespace dvexport::http {
+
+void ConnectionTracker::ConnectionFailed(const std::string& peer_ip, std::string_view what) {
+  failures_.fetch_add(1, std::memory_order_relaxed);
+  std::fprintf(stderr, "{\"event\":\"http_connection_failed\",\"peer\":%s,\"error\":%s}\n",
+               common::JsonString(peer_ip).c_str(), common::JsonString(what).c_str());
+}
 
 bool ConnectionTracker::Admit(const std::string& peer_ip) {
   std::lock_guard<std::mutex> lock(mu_);

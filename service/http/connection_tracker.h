@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -54,8 +55,9 @@ class ConnectionTracker {
   int pending_heads() const;
   int64_t evicted_heads() const;
 
-  // An exception ended a connection (HttpConnection), and how many did so far.
-  void CountFailure() { failures_.fetch_add(1, std::memory_order_relaxed); }
+  // An exception ended a connection (HttpConnection) of "peer_ip": counted, and logged as one line
+  // on stderr naming "what" (never request bytes or credentials). And how many did so far.
+  void ConnectionFailed(const std::string& peer_ip, std::string_view what);
   int64_t failures() const { return failures_.load(std::memory_order_relaxed); }
 
   // An export started or ended (its Export destroyed) on one of the connections.

@@ -18,8 +18,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "common/json_string.h"
-#include "service/http/data_value_sets_request.h"
+#include "service/http/export_response.h"
 #include "service/http/request_origin.h"
 #include "service/http/request_parser.h"
 #include "service/http/request_route.h"
@@ -56,12 +55,6 @@ bool ClientGone(int fd) {
   return info.tcpi_state != TCP_ESTABLISHED;
 }
 
-// A WebMessage in JSON of the door's own (not a refusal of an export).
-HttpResponse JsonMessage(int status, std::string_view message) {
-  return WebMessageResponse(status, absl::string_view(message.data(), message.size()), "",
-                            MessageFormat::kJson);
-}
-
 // The limits a connection's parser enforces.
 RequestLimits LimitsOf(const HttpServerOptions& options) {
   RequestLimits limits;
@@ -69,26 +62,6 @@ RequestLimits LimitsOf(const HttpServerOptions& options) {
   limits.max_target_bytes = options.max_url_bytes;
   limits.max_fields = options.max_header_fields;
   return limits;
-}
-
-// The status an export ends with when the door refused the request itself (its route, method or
-// parameters) and the pipeline only authenticated the caller: the connection then answers with
-// the refusal it kept. Compared by value; the message is the call log's.
-absl::Status DoorRefusal(const HttpResponse& response) {
-  return absl::FailedPreconditionError(
-      absl::StrCat("refused by the HTTP door with ", response.status, " after authentication"));
-}
-
-// One line on stderr for what ended a connection unexpectedly (an exception of Beast, Asio or
-// the request handling); never request bytes or credentials.
-void LogConnectionFailure(const std::string& peer_ip, std::string_view what) {
-  std::fprintf(stderr, "{\"event\":\"http_connection_failed\",\"peer\":%s,\"error\":%s}\n",
-               common::JsonString(peer_ip).c_str(), common::JsonString(what).c_str());
-}
-
-// Why an export of a HEAD request is cancelled once its headers are known.
-absl::Status HeadAnswered() {
-  return absl::CancelledError("HEAD: the headers were sent, the body is not");
 }
 
 absl::Status ShuttingDown() {
@@ -203,8 +176,7 @@ class Connection final : public HttpConnection {
   // gets a 500 where one can still be sent, and the connection closes.
   void Fail(std::string_view what) noexcept {
     try {
-      shared_.tracker->CountFailure();
-      LogConnectionFailure(peer_ip_, what);
+      shared_.tracker->ConnectionFailed(peer_ip_, what);
       SetAwaitingHead(false);
       if (export_ != nullptr) {
         export_->Cancel(absl::InternalError("the HTTP connection failed"));
@@ -341,30 +313,19 @@ class Connection final : public HttpConnection {
     }
     pipeline::CallOrigin origin =
         RequestOrigin(request, peer_address_, port_, *shared_.proxies, certificate_);
-    token_credential_ = PresentsApiToken(origin);
-    message_format_ = routed.message_format;
+    const bool token_credential = PresentsApiToken(origin);
     if (stopping()) {
-      Respond(RefusalResponse(ShuttingDown(), message_format_, token_credential_), false);
+      Respond(RefusalResponse(ShuttingDown(), routed.message_format, token_credential), false);
       return;
     }
-    StartExport(std::move(routed), std::move(origin));
+    StartExport(std::move(routed), std::move(origin), token_credential);
   }
 
-  // Runs the request's export (or, for a request the door refuses itself, an export that only
-  // authenticates: as DHIS2's Spring Security before the handler, a caller without valid
-  // credentials learns nothing of the route, the method or the parameters).
-  void StartExport(RoutedRequest routed, pipeline::CallOrigin origin) {
-    absl::StatusOr<dvexport::v1::ExportFileRequest> export_request;
-    door_refusal_.reset();
-    if (routed.request.has_value()) {
-      export_request = std::move(routed.request->export_request);
-      ok_headers_ = std::move(routed.request->headers);
-    } else {
-      door_refusal_ = std::move(routed.refusal);
-      export_request = DoorRefusal(*door_refusal_);
-      ok_headers_.clear();
-    }
-    head_sent_ = false;
+  // Runs the request's export (ExportResponse::Start: for a request the door refuses itself, an
+  // export that only authenticates).
+  void StartExport(RoutedRequest routed, pipeline::CallOrigin origin, bool token_credential) {
+    absl::StatusOr<dvexport::v1::ExportFileRequest> export_request = response_.Start(
+        std::move(routed), ResponseFraming{version_, head_only_, keep_alive_}, token_credential);
     draining_ = false;
     export_self_ = Self();
     shared_.tracker->ExportStarted();
@@ -417,58 +378,33 @@ class Connection final : public HttpConnection {
     }
   }
 
-  // Writes "chunk" (the 200's head before the first); false when there was nothing to write.
+  // Writes "chunk" as ExportResponse frames it; false when there was nothing to write.
   bool WriteChunk(pipeline::Chunk chunk) {
     const bool trailer = chunk.kind == pipeline::Chunk::Kind::kFileTrailer;
-    out_head_.clear();
-    if (!head_sent_) {
-      head_sent_ = true;
-      out_head_ = ExportHead(ok_headers_, export_->change_token(), version_, keep_alive_);
-      if (head_only_) {
-        export_->Cancel(HeadAnswered());
-        draining_ = true;
-        Write(net::buffer(out_head_), /*report_sent=*/false);
-        return true;
-      }
-    }
-    if (version_ < 11) return WriteHttp10Chunk(std::move(chunk), trailer);
-    if (trailer) {
-      // The trailer's bytes (the gRPC door's ExportTrailer) are not part of the file.
-      Write(beast::buffers_cat(net::buffer(out_head_), bhttp::make_chunk_last()),
-            /*report_sent=*/true);
-    } else {
-      out_body_ = std::move(chunk.bytes);
-      Write(beast::buffers_cat(net::buffer(out_head_), bhttp::make_chunk(net::buffer(out_body_))),
-            /*report_sent=*/true);
-    }
-    return true;
-  }
-
-  // HTTP/1.0 has no chunked encoding: the body is the bytes, and closing the connection ends
-  // it. A failure after the first byte is then told apart from the end only over TLS (no
-  // close_notify); over plaintext the client cannot tell: HTTP/1.0 has no way to.
-  bool WriteHttp10Chunk(pipeline::Chunk chunk, bool trailer) {
-    if (trailer) {
-      if (out_head_.empty()) {
+    switch (response_.Frame(std::move(chunk.bytes), trailer, export_->change_token(), &out_)) {
+      case ExportResponse::Write::kNothing:
         export_->Sent(0);
         return false;
-      }
-      Write(net::buffer(out_head_), /*report_sent=*/true);
-    } else {
-      out_body_ = std::move(chunk.bytes);
-      Write(std::array<net::const_buffer, 2>{net::buffer(out_head_), net::buffer(out_body_)},
-            /*report_sent=*/true);
+      case ExportResponse::Write::kHeadOnly:
+        export_->Cancel(HeadAnswered());
+        draining_ = true;
+        Write(/*report_sent=*/false);
+        return true;
+      case ExportResponse::Write::kBytes:
+        Write(/*report_sent=*/true);
+        return true;
     }
-    return true;
+    return false;
   }
 
-  // One write of an export's output; "report_sent": the export is told its bytes were sent.
-  template <class Buffers>
-  void Write(const Buffers& buffers, bool report_sent) {
+  // One write of "out_"; "report_sent": the export is told its bytes were sent.
+  void Write(bool report_sent) {
     writing_ = true;
     // No timeout: the pipeline's stall timeout ends an export whose client reads nothing (Abort).
     lowest().expires_never();
-    net::async_write(stream_, buffers,
+    net::async_write(stream_,
+                     std::array<net::const_buffer, 3>{
+                         net::buffer(out_.head), net::buffer(out_.body), net::buffer(out_.tail)},
                      [self = Self(), report_sent](const beast::error_code& error, size_t bytes) {
                        self->Guarded([&] { self->OnChunkWritten(error, bytes, report_sent); });
                      });
@@ -476,7 +412,7 @@ class Connection final : public HttpConnection {
 
   void OnChunkWritten(const beast::error_code& error, size_t bytes, bool report_sent) {
     writing_ = false;
-    out_body_.clear();
+    out_.body.clear();
     if (export_ == nullptr) return;
     if (error) {
       export_->Cancel(pipeline::ClientGoneError());
@@ -497,31 +433,18 @@ class Connection final : public HttpConnection {
     // The last reference may be this one: the connection lives until the end of this call.
     const std::shared_ptr<Connection> self = std::move(export_self_);
     if (!open_) return;
-    if (!head_sent_ && door_refusal_.has_value() && status == DoorRefusal(*door_refusal_)) {
-      // Authenticated; refused by the door.
-      HttpResponse refusal = *std::move(door_refusal_);
-      door_refusal_.reset();
-      Respond(std::move(refusal), keep_alive_);
-      return;
+    HttpResponse refusal;
+    switch (response_.Finish(status, &refusal)) {
+      case ExportResponse::Ending::kRespond:
+        Respond(std::move(refusal), keep_alive_);
+        return;
+      case ExportResponse::Ending::kNextRequest:
+        Continue(response_.ReuseConnection());
+        return;
+      case ExportResponse::Ending::kClose:
+        CloseSocket();
+        return;
     }
-    if (!head_sent_) {
-      // Refused (or cancelled) before its first chunk.
-      Respond(RefusalResponse(
-                  status.ok() ? absl::InternalError("the export ended without output") : status,
-                  message_format_, token_credential_),
-              keep_alive_);
-      return;
-    }
-    if (head_only_) {
-      Continue(keep_alive_ && version_ >= 11);
-      return;
-    }
-    if (!status.ok()) {
-      // After the 200: the connection ends without the last chunk, a broken transfer.
-      CloseSocket();
-      return;
-    }
-    Continue(keep_alive_ && version_ >= 11);
   }
 
   void Continue(bool keep_alive) {
@@ -536,17 +459,17 @@ class Connection final : public HttpConnection {
   // "keep_alive".
   void Respond(HttpResponse response, bool keep_alive) {
     keep_alive = keep_alive && !stopping();
-    out_head_ = ResponseHead(response, version_, keep_alive);
-    out_body_ = head_only_ ? std::string() : std::move(response.body);
+    out_.head = ResponseHead(response, version_, keep_alive);
+    out_.body = head_only_ ? std::string() : std::move(response.body);
     writing_ = true;
     lowest().expires_after(stopping() ? kCloseGrace : options_.header_timeout);
     net::async_write(
-        stream_, std::array<net::const_buffer, 2>{net::buffer(out_head_), net::buffer(out_body_)},
+        stream_, std::array<net::const_buffer, 2>{net::buffer(out_.head), net::buffer(out_.body)},
         [self = Self(), keep_alive](const beast::error_code& error, size_t) {
           self->Guarded([&] {
             self->writing_ = false;
             self->lowest().expires_never();
-            self->out_body_.clear();
+            self->out_.body.clear();
             if (error) {
               self->CloseSocket();
             } else {
@@ -560,7 +483,9 @@ class Connection final : public HttpConnection {
   void RespondAndClose(int status, std::string_view message) {
     if (requests_ == 0) version_ = 11;
     head_only_ = false;
-    Respond(JsonMessage(status, message), /*keep_alive=*/false);
+    Respond(WebMessageResponse(status, absl::string_view(message.data(), message.size()), "",
+                               MessageFormat::kJson),
+            /*keep_alive=*/false);
   }
 
   // Ends the connection after a complete response: TLS sends its close_notify; plaintext sends
@@ -627,22 +552,16 @@ class Connection final : public HttpConnection {
   unsigned version_ = 11;
   bool head_only_ = false;
   bool keep_alive_ = true;
-  bool token_credential_ = false;
-  MessageFormat message_format_ = MessageFormat::kJson;
-  std::vector<std::pair<std::string, std::string>> ok_headers_;
-  // The door's own refusal of the request, sent once the export authenticated the caller.
-  std::optional<HttpResponse> door_refusal_;
+  ExportResponse response_;
 
   // Its export, until TakeNext said kDone; "export_self_" keeps the connection (the export's
   // consumer) alive until then.
   std::unique_ptr<pipeline::Export> export_;
   std::shared_ptr<Connection> export_self_;
-  bool head_sent_ = false;
   bool draining_ = false;
 
   // What the write in flight sends.
-  std::string out_head_;
-  std::string out_body_;
+  ResponseBytes out_;
 };
 
 }  // namespace

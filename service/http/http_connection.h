@@ -23,19 +23,10 @@ struct ConnectionShared {
 
 // One client connection of the HTTP door, on a strand of its own: requests one after the other
 // (keep-alive), each a refusal or one pipeline::Export whose Ready and Abort come back to the
-// strand. How an export is written:
-// - a refusal before the first chunk (kDone with an error): RefusalResponse with Content-Length,
-//   and the connection is kept;
-// - the first chunk: 200 with the request's headers, Transfer-Encoding: chunked and the export's
-//   Dvexport-Change-Token; each data chunk then goes out as one HTTP chunk, one write at a time,
-//   the next taken only once the last write completed (and was reported Sent): memory per
-//   connection stays one chunk;
-// - the trailer: the last chunk; the connection is kept (unless the request said otherwise);
-// - a failure after the 200: the connection is closed without the last chunk, so that the client
-//   sees a broken transfer, never a complete-looking file;
-// - HTTP/1.0: no chunked encoding; the body ends when the connection closes;
-// - HEAD: the export runs until its first chunk (or its refusal), so that the headers are GET's;
-//   the headers are sent, the export is cancelled, and the connection kept;
+// strand. ExportResponse decides the bytes of each answer (the 200's head and chunks, HTTP/1.0,
+// HEAD, a refusal before the first chunk, a broken transfer after a failure); the connection
+// writes them one write at a time, the next chunk taken only once the last write completed (and
+// was reported Sent): memory per connection stays one chunk.
 // - a client that goes away (a failed write, or a socket no longer ESTABLISHED, checked every
 //   200 ms while an export runs) cancels the export; a stalled client (Abort) has its connection
 //   closed. The connection keeps the Export until TakeNext returned kDone.

@@ -81,7 +81,7 @@ TEST(ConnectionTrackerTest, WaitsForExportsUntilTheDeadline) {
       tracker.WaitForExports(std::chrono::system_clock::now() + std::chrono::milliseconds(10)));
   tracker.ExportEnded();
   EXPECT_TRUE(tracker.WaitForExports(std::chrono::system_clock::now()));
-  tracker.CountFailure();
+  tracker.ConnectionFailed("192.0.2.1", "a test's failure");
   EXPECT_EQ(tracker.failures(), 1);
 }
 
