@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
-# Loads the demo database: deploy/demo/load.sh small|sl|sl4|national
+# Loads the demo database: deploy/demo/load.sh small|sl|sl4|national [2.39|2.40|2.41|2.42|2.43|2.44]
 # (national: ~12 million values, several minutes; scripts/bench keeps one, docs/PERFORMANCE.md)
 #
 # Creates the DHIS2 schema subset (schema.sql) and fills it with the
 # deterministic generator (generate.sql) in the database the libpq PG*
 # variables name (PGHOST, PGPORT, PGUSER, PGDATABASE; scripts/lib/pg.sh sets
-# them). All in one transaction. It also (re)creates the publication "dvexport" on
-# datavalue, which change streams read. A database that already holds a dvexport demo is reloaded; one
+# them), then reshapes it into the given DHIS2 version's schema with its Flyway history
+# (versions/<version>.sql; default 2.42, schema.sql's own; docs/DEMO.md). All in one
+# transaction. It also (re)creates the publication "dvexport" on datavalue, which change
+# streams read. A database that already holds a dvexport demo (of any version) is reloaded; one
 # with any other datavalue table (a real DHIS2) is left alone.
 #
 # Prints: loaded size=<size> datavalues=<rows> seconds=<wall time>
+# (another version than 2.42: "... seconds=<wall time> dhis2=<version>")
 set -euo pipefail
 
 size="${1:-}"
-if [[ "$size" != small && "$size" != sl && "$size" != sl4 && "$size" != national ]]; then
-  echo "usage: $0 small|sl|sl4|national" >&2
+version="${2:-2.42}"
+if [[ "$size" != small && "$size" != sl && "$size" != sl4 && "$size" != national ]] ||
+  [[ ! "$version" =~ ^2\.(39|40|41|42|43|44)$ ]] || (($# > 2)); then
+  echo "usage: $0 small|sl|sl4|national [2.39|2.40|2.41|2.42|2.43|2.44]  (DHIS2 version, default 2.42)" >&2
   exit 2
 fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -33,22 +38,30 @@ if [[ -n "$marker" ]]; then
   fi
   "${psql_cmd[@]}" -1 <<'SQL'
 SET client_min_messages = warning;
-DROP TABLE IF EXISTS api_token, systemsetting, userdatavieworgunits, usermembership,
+DROP TABLE IF EXISTS flyway_schema_history, datavalueaudit, api_token, systemsetting, userdatavieworgunits, usermembership,
   userrolerestrictions, userroleauthorities, userrolemembers, userrole, usergroupmembers, usergroup,
   userinfo, datavalue, completedatasetregistration, dataelementgroupmembers,
   dataelementgroup, orgunitgroupmembers, orgunitgroup, datasetelement, dataset, dataelement,
-  categories_categoryoptions, categorycombos_categories, category,
-  categoryoptioncombos_categoryoptions, categoryoption, categorycombos_optioncombos,
-  categoryoptioncombo, categorycombo, organisationunit, period, periodtype CASCADE;
+  categories_categoryoptions, categorycombos_categories, category, dataelementcategory,
+  categoryoptioncombos_categoryoptions, categoryoption, dataelementcategoryoption,
+  categorycombos_optioncombos, categoryoptioncombo, categorycombo, organisationunit, period,
+  periodtype CASCADE;
+DROP SEQUENCE IF EXISTS hibernate_sequence;
 DROP FUNCTION IF EXISTS dvexport_demo_generate(text), dvexport_demo_hash(bigint, bigint),
-  dvexport_demo_uid(text);
+  dvexport_demo_uid(text), log_datavalue_audit();
 SQL
 fi
 
+# versions/<version>.sql prints nothing; another version than 2.42 may add values (2.43's
+# new period types), hence the count after it.
+count=()
+[[ "$version" == 2.42 ]] || count=(-c "SELECT count(*) FROM datavalue")
 rows="$("${psql_cmd[@]}" -At -1 \
   -f "$here/schema.sql" \
   -f "$here/generate.sql" \
-  -c "SELECT dvexport_demo_generate('$size')")"
+  -c "SELECT dvexport_demo_generate('$size')" \
+  -f "$here/versions/$version.sql" \
+  "${count[@]}" | tail -n 1)"
 
 # The read-only service role (scripts/lib/pg.sh) may read every table, DHIS2's user tables
 # (userinfo, api_token, ...) included: authentication reads them. docs/DEPLOYMENT.md lists
@@ -70,5 +83,7 @@ CREATE PUBLICATION dvexport FOR TABLE datavalue;
 SQL
 
 end="$(date +%s.%N)"
-awk -v s="$start" -v e="$end" -v size="$size" -v rows="$rows" \
-  'BEGIN { printf "loaded size=%s datavalues=%s seconds=%.2f\n", size, rows, e - s }'
+suffix=""
+[[ "$version" == 2.42 ]] || suffix=" dhis2=$version"
+awk -v s="$start" -v e="$end" -v size="$size" -v rows="$rows" -v suffix="$suffix" \
+  'BEGIN { printf "loaded size=%s datavalues=%s seconds=%.2f%s\n", size, rows, e - s, suffix }'
