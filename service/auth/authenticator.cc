@@ -150,7 +150,11 @@ void Authenticator::RefuseNow(AuthRefusal kind, const absl::Status& status, Done
 
 uint64_t Authenticator::Authenticate(const Credentials& credentials, std::string peer_ip,
                                      std::chrono::system_clock::time_point deadline, Done done) {
-  absl::StatusOr<PresentedCredential> presented = Present(credentials);
+  // The rules of the DHIS2 the newest database connection found (2.42's until one did).
+  const std::optional<dhis2::Dhis2Version> version =
+      pool_ == nullptr ? std::nullopt : pool_->dhis2_version();
+  absl::StatusOr<PresentedCredential> presented =
+      Present(credentials, version.has_value() && version->served != 0 ? version->served : 42);
   if (!presented.ok()) {
     RefuseNow(AuthRefusal::kRejected, presented.status(), std::move(done));
     return 0;

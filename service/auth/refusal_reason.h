@@ -17,7 +17,8 @@ absl::Status WithRefusalReason(absl::Status status, std::string_view reason);
 // Why Present, Verify or CheckPerCall (verify.h) refused, carried as a payload of their
 // Unauthenticated Status (the message stays DHIS2's): for a metrics label, the call log and the
 // HTTP door's status. One of "no_credentials", "several_credentials", "unsupported_scheme",
-// "malformed_basic", "malformed_token", "bad_checksum", "unknown_token", "token_expired",
+// "malformed_basic", "malformed_token", "token_malformed" (the same refused as DHIS2 2.40
+// refuses it, with 401), "bad_checksum", "unknown_token", "token_expired",
 // "token_without_owner", "token_owner_missing", "token_owner_" + dhis2::AccountRefusalName
 // ("token_owner_disabled", ...), "wrong_password" (an unknown user too: the two are never told
 // apart), "account_disabled" and the other refusals of a right password by their

@@ -26,6 +26,8 @@ namespace {
 // DHIS2's messages (ApiTokenAuthManager, FormLoginBasicAuthenticationEntryPoint).
 constexpr absl::string_view kUnauthorized = "Unauthorized";
 constexpr absl::string_view kTokenDoesNotExist = "The API token does not exists";
+// 2.40's ApiTokenAuthManager says it with a full stop.
+constexpr absl::string_view kTokenDoesNotExist240 = "The API token does not exists.";
 constexpr absl::string_view kTokenExpired = "Failed to authenticate API token, token has expired.";
 constexpr absl::string_view kTokenWithoutOwner = "The API token does not have any owner.";
 constexpr absl::string_view kTokenOwnerMissing = "The API token owner does not exists.";
@@ -198,7 +200,10 @@ absl::StatusOr<Identity> VerifyToken(db::ReadSession& session,
   absl::StatusOr<db::ApiTokenLookup> lookup =
       db::LookUpApiToken(session, dhis2::ApiTokenKey(credential.secret));
   if (!lookup.ok()) return lookup.status();
-  if (!lookup->token) return Refused(kTokenDoesNotExist, "unknown_token");
+  if (!lookup->token) {
+    return Refused(credential.dhis2 <= 40 ? kTokenDoesNotExist240 : kTokenDoesNotExist,
+                   "unknown_token");
+  }
   const db::ApiTokenRow& token = *lookup->token;
   if (token.expire_ms && *token.expire_ms <= now_ms) {
     return Refused(kTokenExpired, "token_expired");
@@ -281,7 +286,7 @@ absl::StatusOr<Identity> VerifyCertificate(db::ReadSession& session,
 
 }  // namespace
 
-absl::StatusOr<PresentedCredential> Present(const Credentials& credentials) {
+absl::StatusOr<PresentedCredential> Present(const Credentials& credentials, int dhis2) {
   // Over HTTP DHIS2's filters read request.getHeader("Authorization"): Tomcat's first value.
   if (credentials.authorization.size() > 1 && credentials.transport == Transport::kGrpc) {
     return Refused(
@@ -309,10 +314,17 @@ absl::StatusOr<PresentedCredential> Present(const Credentials& credentials) {
   // Dhis2ApiTokenFilter runs before Basic and claims every value starting with "apitoken".
   if (dhis2::IsApiTokenAuthorization(authorization)) {
     absl::StatusOr<std::string> token = dhis2::ParseApiTokenAuthorization(authorization);
-    if (!token.ok()) return WithReason(token.status(), "malformed_token");
-    absl::StatusOr<dhis2::ApiTokenType> type = dhis2::CheckApiTokenChecksum(*token);
-    if (!type.ok()) return WithReason(type.status(), "bad_checksum");
+    // 2.40's ApiTokenResolver answers ApiTokenErrors.invalidToken (401), later ones
+    // invalidRequest (400); only 2.41 and later check the checksum (ApiKeyTokenGenerator).
+    if (!token.ok()) {
+      return WithReason(token.status(), dhis2 <= 40 ? "token_malformed" : "malformed_token");
+    }
+    if (dhis2 > 40) {
+      absl::StatusOr<dhis2::ApiTokenType> type = dhis2::CheckApiTokenChecksum(*token);
+      if (!type.ok()) return WithReason(type.status(), "bad_checksum");
+    }
     PresentedCredential credential;
+    credential.dhis2 = dhis2;
     credential.kind = CredentialKind::kApiToken;
     credential.secret = *std::move(token);
     credential.cache_key = CacheKey(credential.kind, "", credential.secret);

@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "service/auth/refusal_reason.h"
 #include "service/dhis2/api_token.h"
+#include "service/dhis2/dhis2_version.h"
 #include "service/dhis2/principal.h"
 
 namespace dvexport::db {
@@ -53,6 +54,8 @@ struct PresentedCredential {
   CredentialKind kind = CredentialKind::kApiToken;
   std::string username;  // Basic and certificate; empty for a token
   std::string secret;    // the token, or the password (never logged)
+  // The DHIS2 version (its minor, 40 to 43) whose rules Present applied; Verify follows it too.
+  int dhis2 = dhis2::kNewestServed;
   // The identity cache's key: lowercase hex HMAC-SHA-256 over the kind, the username and the
   // secret (length-prefixed, so that no two credentials share it), under a random key drawn once
   // per process: equal for equal credentials within a process, and useless for testing guessed
@@ -60,12 +63,16 @@ struct PresentedCredential {
   std::string cache_key;
 };
 
-// Parses without I/O. Unauthenticated with DHIS2's message: no credentials ("Unauthorized";
-// over gRPC with a sentence saying what to send), several authorization values (gRPC only: over
-// HTTP the first counts), "Api token is malformed", "Checksum validation failed", a malformed
-// Basic value or another scheme ("Unauthorized"; over gRPC with why). A certificate user counts
-// only when no authorization value is present: an explicit credential wins.
-absl::StatusOr<PresentedCredential> Present(const Credentials& credentials);
+// Parses without I/O, as DHIS2 "dhis2" (its minor version) does. Unauthenticated with DHIS2's
+// message: no credentials ("Unauthorized"; over gRPC with a sentence saying what to send),
+// several authorization values (gRPC only: over HTTP the first counts), "Api token is malformed"
+// (reason malformed_token, a 400 over HTTP; on 2.40 token_malformed, a 401), "Checksum
+// validation failed" (2.41 and later: 2.40 checks no checksum and looks any token up by its
+// key), a malformed Basic value or another scheme ("Unauthorized"; over gRPC with why). A
+// certificate user counts only when no authorization value is present: an explicit credential
+// wins.
+absl::StatusOr<PresentedCredential> Present(const Credentials& credentials,
+                                            int dhis2 = dhis2::kNewestServed);
 
 // The username "credentials" name, for the call log of a refused call: Basic's (as Present reads
 // it, whether or not the user exists) or the certificate's user; empty for a token and for what

@@ -51,7 +51,6 @@ struct SharingTable {
 };
 
 constexpr SharingTable kDataSetSharing{"dataset", "datasetid"};
-constexpr SharingTable kCategoryOptionSharing{"categoryoption", "categoryoptionid"};
 
 // The Java view of each object's sharing (public access string, users' and groups' entries with
 // their "id" and "access" fields), for the objects "ids" of "table". Objects without a row are
@@ -136,7 +135,7 @@ absl::Status DecideAttributeOptionCombos(pqxx::transaction_base& tx, const Expor
     option_ids.push_back(ToInt64(row[1]));
   }
   const absl::flat_hash_map<int64_t, dhis2::Sharing> sharing =
-      ReadSharing(tx, kCategoryOptionSharing, option_ids);
+      ReadSharing(tx, SharingTable{scope.category_option_table, "categoryoptionid"}, option_ids);
   for (int64_t id : combos) {
     std::vector<dhis2::Sharing> options;
     for (int64_t option : options_of[id]) {
@@ -215,14 +214,16 @@ std::string CategoryOptionDataReadableSql(int user_param, int groups_param) {
 }
 
 std::vector<int64_t> UnreadableAttributeOptionCombos(pqxx::transaction_base& tx,
+                                                     const char* category_option_table,
                                                      const dhis2::Principal& reader) {
   const pqxx::result result =
       Query(tx,
             absl::StrCat("SELECT DISTINCT cocco.categoryoptioncomboid "
                          "FROM categoryoptioncombos_categoryoptions cocco "
                          "WHERE cocco.categoryoptionid NOT IN (SELECT co.categoryoptionid "
-                         "FROM categoryoption co WHERE ",
-                         CategoryOptionDataReadableSql(1, 2), ") ORDER BY 1"),
+                         "FROM ",
+                         category_option_table, " co WHERE ", CategoryOptionDataReadableSql(1, 2),
+                         ") ORDER BY 1"),
             {reader.uid, PgTextArray(reader.group_uids)});
   std::vector<int64_t> ids;
   ids.reserve(result.size());

@@ -37,8 +37,10 @@ std::string PgTextArray(const std::vector<std::string>& values);
 
 // The attribute option combos a non-superuser's export leaves out (SpringDataValueSetStore
 // getAttributeOptionComboClause): those with at least one category option that
-// CategoryOptionDataReadableSql rejects. Sorted. Database errors are libpqxx's exceptions.
+// CategoryOptionDataReadableSql rejects, the options read from "category_option_table" (the
+// database's DHIS2's: ExportScope). Sorted. Database errors are libpqxx's exceptions.
 std::vector<int64_t> UnreadableAttributeOptionCombos(pqxx::transaction_base& tx,
+                                                     const char* category_option_table,
                                                      const dhis2::Principal& reader);
 
 // DefaultDataValueSetService.decideAccess on the resolved "scope": E2010 for the first requested

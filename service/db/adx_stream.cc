@@ -82,19 +82,24 @@ absl::Status LoadOptionCombos(pqxx::transaction_base& tx, const ExportScope& sco
   const pqxx::result categories = Query(
       tx,
       absl::StrCat(kCombosSql, "SELECT cco.categoryoptioncomboid, c.name, (SELECT ", category_id,
-                   " FROM category o WHERE o.categoryid = c.categoryid), co.name, (SELECT ",
-                   category_id,
-                   " FROM categoryoption o WHERE o.categoryoptionid = co.categoryoptionid), m.uid, "
+                   " FROM ", scope.category_table,
+                   " o WHERE o.categoryid = c.categoryid), co.name, (SELECT ", category_id,
+                   " FROM ", scope.category_option_table,
+                   " o WHERE o.categoryoptionid = co.categoryoptionid), m.uid, "
                    "m.aoc, m.bare "
                    "FROM categorycombos_optioncombos cco "
                    "JOIN categorycombo cc ON cc.categorycomboid = cco.categorycomboid "
                    "JOIN categorycombos_categories ccc ON ccc.categorycomboid = cc.categorycomboid "
-                   "JOIN category c ON c.categoryid = ccc.categoryid "
+                   "JOIN ",
+                   scope.category_table,
+                   " c ON c.categoryid = ccc.categoryid "
                    "LEFT JOIN LATERAL (SELECT o.categoryoptionid, o.name "
                    "FROM categoryoptioncombos_categoryoptions x "
                    "JOIN categories_categoryoptions y ON y.categoryoptionid = x.categoryoptionid "
                    "AND y.categoryid = c.categoryid "
-                   "JOIN categoryoption o ON o.categoryoptionid = x.categoryoptionid "
+                   "JOIN ",
+                   scope.category_option_table,
+                   " o ON o.categoryoptionid = x.categoryoptionid "
                    "WHERE x.categoryoptioncomboid = cco.categoryoptioncomboid "
                    "ORDER BY o.categoryoptionid LIMIT 1) co ON true "
                    "JOIN categoryoptioncombo coc "

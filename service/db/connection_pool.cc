@@ -120,6 +120,7 @@ absl::Status DatabaseConnection::SetUp() {
     // to whichever server connection runs our transactions.
     pqxx::nontransaction tx(*this);
     tx.exec("SET client_encoding = 'UTF8'; SET DateStyle = 'ISO'; SET TimeZone = 'UTC'");
+    dhis2_schema_ = ReadDhis2Schema(tx, version_policy_);
   } catch (...) {
     return CurrentExceptionStatus("setting up a new database connection", StopCause::kNone,
                                   !is_open());
@@ -161,8 +162,40 @@ PooledConnection::~PooledConnection() {
   if (conn_ != nullptr) pool_->Release(std::move(conn_), discard_);
 }
 
-ConnectionPool::ConnectionPool(std::string conninfo, int max_size)
-    : conninfo_(WithConnectionDefaults(conninfo)), max_size_(max_size < 1 ? 1 : max_size) {}
+ConnectionPool::ConnectionPool(std::string conninfo, int max_size, dhis2::VersionPolicy policy)
+    : conninfo_(WithConnectionDefaults(conninfo)),
+      max_size_(max_size < 1 ? 1 : max_size),
+      version_policy_(std::move(policy)) {}
+
+std::optional<dhis2::Dhis2Version> ConnectionPool::dhis2_version() const {
+  std::lock_guard<std::mutex> lock(version_mu_);
+  return version_;
+}
+
+namespace {
+
+bool SameDecision(const dhis2::Dhis2Version& a, const dhis2::Dhis2Version& b) {
+  return a.found == b.found && a.served == b.served && a.source == b.source &&
+         a.evidence == b.evidence && a.warning == b.warning && a.support == b.support;
+}
+
+}  // namespace
+
+void ConnectionPool::NoteVersion(const dhis2::Dhis2Version& version) {
+  {
+    std::lock_guard<std::mutex> lock(version_mu_);
+    if (version_.has_value() && SameDecision(*version_, version)) return;
+    version_ = version;
+  }
+  if (version_observer_) version_observer_(version);
+}
+
+absl::StatusOr<PooledConnection> ConnectionPool::Served(absl::StatusOr<PooledConnection> conn) {
+  if (!conn.ok()) return conn;
+  const absl::Status support = (*conn)->dhis2_schema().version.support;
+  if (!support.ok()) return support;
+  return conn;
+}
 
 absl::StatusOr<PooledConnection> ConnectionPool::Acquire(std::chrono::milliseconds wait) {
   std::unique_lock<std::mutex> lock(mu_);
@@ -171,7 +204,9 @@ absl::StatusOr<PooledConnection> ConnectionPool::Acquire(std::chrono::millisecon
     return absl::ResourceExhaustedError(
         absl::StrCat("all ", max_size_, " database connections are busy"));
   }
-  return TakeLocked(lock, nullptr, nullptr);
+  absl::StatusOr<PooledConnection> conn = TakeLocked(lock, nullptr, nullptr);
+  if (lock.owns_lock()) lock.unlock();  // a refused connection goes back under the lock
+  return Served(std::move(conn));
 }
 
 absl::StatusOr<PooledConnection> ConnectionPool::Acquire(
@@ -183,7 +218,11 @@ absl::StatusOr<PooledConnection> ConnectionPool::Acquire(
   while (true) {
     absl::Status status = stopped();
     if (!status.ok()) return status;
-    if (HasRoomLocked()) return TakeLocked(lock, stopped, set_up);
+    if (HasRoomLocked()) {
+      absl::StatusOr<PooledConnection> conn = TakeLocked(lock, stopped, set_up);
+      if (lock.owns_lock()) lock.unlock();  // a refused connection goes back under the lock
+      return Served(std::move(conn));
+    }
     const auto now = std::chrono::steady_clock::now();
     if (now >= until) {
       return absl::ResourceExhaustedError(
@@ -202,7 +241,9 @@ absl::StatusOr<PooledConnection> ConnectionPool::TryAcquire(
     return absl::ResourceExhaustedError(
         absl::StrCat(in_use, " of ", max_size_, " database connections are busy"));
   }
-  return TakeLocked(lock, stopped, set_up);
+  absl::StatusOr<PooledConnection> conn = TakeLocked(lock, stopped, set_up);
+  if (lock.owns_lock()) lock.unlock();  // a refused connection goes back under the lock
+  return Served(std::move(conn));
 }
 
 absl::StatusOr<PooledConnection> ConnectionPool::TakeLocked(
@@ -222,7 +263,11 @@ absl::StatusOr<PooledConnection> ConnectionPool::TakeLocked(
   absl::StatusOr<std::unique_ptr<DatabaseConnection>> conn =
       DatabaseConnection::Open(*conninfo_, stopped);
   absl::Status status = conn.status();
-  if (status.ok()) status = set_up ? set_up(**conn) : (*conn)->SetUp();
+  if (status.ok()) {
+    (*conn)->set_version_policy(version_policy_);
+    status = set_up ? set_up(**conn) : (*conn)->SetUp();
+  }
+  if (status.ok()) NoteVersion((*conn)->dhis2_schema().version);
   if (!status.ok()) {
     if (conn.ok()) conn->reset();  // closed outside the lock
     lock.lock();

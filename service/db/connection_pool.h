@@ -15,16 +15,10 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "service/db/dhis2_schema.h"
 #include "service/db/libpq_gaps.h"
 
 namespace dvexport::db {
-
-// What the export needs to know of the database's schema, found once per
-// connection (see ResolveExportScope) and kept for its lifetime.
-struct SchemaFacts {
-  // period.iso exists (DHIS2 2.43 and later).
-  std::optional<bool> period_has_iso;
-};
 
 // libpqxx's immediate connection policy (pqxx::connection's: connected when
 // constructed), but on libpq's non-blocking API (ConnectWithin) instead of
@@ -63,14 +57,18 @@ class DatabaseConnection : public pqxx::basic_connection_base<BoundedConnect> {
   static absl::StatusOr<std::unique_ptr<DatabaseConnection>> Open(
       const std::string& conninfo, const std::function<absl::Status()>& stopped = nullptr);
 
-  // The new connection's one statement: client_encoding UTF8, DateStyle ISO,
-  // TimeZone UTC. Like any statement it waits for the database (and, behind
-  // PgBouncer, for a server connection): run it where it can be cancelled.
+  // The new connection's statements: client_encoding UTF8, DateStyle ISO,
+  // TimeZone UTC, then what the database shows of its DHIS2 (ReadDhis2Schema, decided with
+  // the version policy set before; kept as dhis2_schema()). Like any statement they wait for the
+  // database (and, behind PgBouncer, for a server connection): run them where they can be
+  // cancelled. A DHIS2 that is not served still sets up: the pool refuses to lend it.
   absl::Status SetUp();
 
   ~DatabaseConnection();
 
-  SchemaFacts& schema_facts() { return schema_facts_; }
+  // What SetUp read of the database's DHIS2.
+  const Dhis2Schema& dhis2_schema() const { return dhis2_schema_; }
+  void set_version_policy(const dhis2::VersionPolicy& policy) { version_policy_ = policy; }
 
   // Without blocking: false if the server sent the idle connection anything
   // meanwhile (a termination notice, the end of the socket) or the connection
@@ -91,7 +89,8 @@ class DatabaseConnection : public pqxx::basic_connection_base<BoundedConnect> {
  private:
   explicit DatabaseConnection(const std::string& conninfo);
 
-  SchemaFacts schema_facts_;
+  dhis2::VersionPolicy version_policy_;
+  Dhis2Schema dhis2_schema_;
   std::shared_ptr<const CancelRequest> cancel_request_;
   // A duplicate of libpq's socket, for Sever: its number stays ours (no other
   // socket can take it) even after libpq has closed its own on an error.
@@ -132,8 +131,20 @@ using ConnectionSetUp = std::function<absl::Status(DatabaseConnection&)>;
 class ConnectionPool {
  public:
   // "conninfo": a libpq connection string (empty: PG* environment variables
-  // only), given connect_timeout and keepalive defaults (WithConnectionDefaults).
-  ConnectionPool(std::string conninfo, int max_size);
+  // only), given connect_timeout and keepalive defaults (WithConnectionDefaults). Every new
+  // connection reads the database's DHIS2 with "policy" (DatabaseConnection::SetUp): while the
+  // newest connection finds a DHIS2 that is not served, Acquire and TryAcquire answer
+  // FailedPrecondition naming the version found and the versions served.
+  ConnectionPool(std::string conninfo, int max_size, dhis2::VersionPolicy policy = {});
+
+  // The DHIS2 the newest connection found; nullopt before the first connection.
+  std::optional<dhis2::Dhis2Version> dhis2_version() const;
+  // Called, on the thread that opened the connection and outside the pool's locks, each time a
+  // new connection finds another decision than the last one (the first included). Set it
+  // before the pool is used.
+  void SetVersionObserver(std::function<void(const dhis2::Dhis2Version&)> observer) {
+    version_observer_ = std::move(observer);
+  }
 
   // Borrows an idle connection, or opens one if fewer than max_size exist,
   // waiting at most "wait" for one to come back. Unavailable if the database
@@ -180,6 +191,11 @@ class ConnectionPool {
 
  private:
   friend class PooledConnection;
+  // "conn", unless the DHIS2 its database shows is not served: then that status, and the
+  // connection goes back to the pool.
+  static absl::StatusOr<PooledConnection> Served(absl::StatusOr<PooledConnection> conn);
+  // Records what a new connection found (dhis2_version) and tells the observer of a change.
+  void NoteVersion(const dhis2::Dhis2Version& version);
   void Release(std::unique_ptr<DatabaseConnection> conn, bool discard);
   // Takes an idle connection or opens one (bounded by "stopped", set up
   // through "set_up"); "lock" holds mu_ and there is room.
@@ -194,6 +210,10 @@ class ConnectionPool {
   // The conninfo with its defaults, or why it has none.
   const absl::StatusOr<std::string> conninfo_;
   const int max_size_;
+  const dhis2::VersionPolicy version_policy_;
+  std::function<void(const dhis2::Dhis2Version&)> version_observer_;
+  mutable std::mutex version_mu_;
+  std::optional<dhis2::Dhis2Version> version_ ABSL_GUARDED_BY(version_mu_);
   mutable std::mutex mu_;
   std::condition_variable returned_;
   std::vector<std::unique_ptr<DatabaseConnection>> idle_ ABSL_GUARDED_BY(mu_);

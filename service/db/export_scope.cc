@@ -42,8 +42,10 @@ constexpr ObjectTable kOrgUnitGroups{"orgunitgroup", "orgunitgroupid", "organisa
 constexpr ObjectTable kCategoryOptionCombos{"categoryoptioncombo", "categoryoptioncomboid",
                                             "category option combo", false};
 constexpr ObjectTable kCategoryCombos{"categorycombo", "categorycomboid", "category combo", true};
-constexpr ObjectTable kCategoryOptions{"categoryoption", "categoryoptionid", "category option",
-                                       true};
+// The category options, in the table of the database's DHIS2 (ExportScope's name).
+ObjectTable CategoryOptions(const ExportScope& scope) {
+  return {scope.category_option_table, "categoryoptionid", "category option", true};
+}
 
 // 0001-01-01T00:00:00 in microseconds since 1970: the earliest last-updated
 // bound written into SQL.
@@ -146,18 +148,6 @@ absl::Status LoadIdentifiers(pqxx::transaction_base& tx, const ObjectTable& tabl
   return absl::OkStatus();
 }
 
-// Whether period.iso exists (DHIS2 2.43+), asked once per connection.
-absl::StatusOr<bool> PeriodHasIsoColumn(pqxx::transaction_base& tx, SchemaFacts* facts) {
-  std::optional<bool>& cached = facts->period_has_iso;
-  if (cached.has_value()) return *cached;
-  const pqxx::result result =
-      Query(tx,
-            "SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = "
-            "current_schema() AND table_name = 'period' AND column_name = 'iso')");
-  cached = Rows(result) == 1 && result[0][0].c_str()[0] == 't';
-  return *cached;
-}
-
 // Fills scope->periods and scope->period_ids from rows of (periodid,
 // periodtype name, start date as days since 1970-01-01, iso or NULL). A period
 // without an ISO id (TwoYearly in 2.42) is an error when requested; when every
@@ -194,13 +184,11 @@ absl::Status AddPeriods(const pqxx::result& r, ExportScope* scope) {
   return absl::OkStatus();
 }
 
-absl::Status ResolvePeriods(pqxx::transaction_base& tx, SchemaFacts* facts,
+absl::Status ResolvePeriods(pqxx::transaction_base& tx, bool period_iso,
                             const dhis2::ExportParams& params, ExportScope* scope) {
-  absl::StatusOr<bool> has_iso = PeriodHasIsoColumn(tx, facts);
-  if (!has_iso.ok()) return has_iso.status();
   const std::string columns =
       absl::StrCat("SELECT p.periodid, pt.name, (p.startdate - DATE '1970-01-01'), ",
-                   *has_iso ? "p.iso::text" : "NULL::text",
+                   period_iso ? "p.iso::text" : "NULL::text",
                    " FROM period p JOIN periodtype pt ON pt.periodtypeid = p.periodtypeid ");
   pqxx::result result;
   if (params.start_date && params.end_date) {
@@ -308,7 +296,7 @@ absl::Status ResolveOrgUnits(pqxx::transaction_base& tx, const dhis2::ExportPara
 // For a non-superuser "reader" the combo and the options are looked up with the metadata-read
 // predicate (DHIS2: E1110 "Category combo not found or not accessible", E1111 for an option; the
 // messages stay those of an unknown identifier).
-absl::StatusOr<int64_t> ResolveAttributeCombo(pqxx::transaction_base& tx,
+absl::StatusOr<int64_t> ResolveAttributeCombo(pqxx::transaction_base& tx, const ExportScope& scope,
                                               const dhis2::ExportParams& params,
                                               const dhis2::Principal* reader) {
   dhis2::Identifiers combo{IdScheme::Uid(), {params.attribute_combo}};
@@ -317,7 +305,7 @@ absl::StatusOr<int64_t> ResolveAttributeCombo(pqxx::transaction_base& tx,
   if (!combo_id.ok()) return combo_id.status();
   dhis2::Identifiers options{IdScheme::Uid(), params.attribute_options};
   absl::StatusOr<std::vector<int64_t>> option_ids =
-      ResolveIdentifiers(tx, kCategoryOptions, options, "attribute_options", reader);
+      ResolveIdentifiers(tx, CategoryOptions(scope), options, "attribute_options", reader);
   if (!option_ids.ok()) return option_ids.status();
   SortUnique(&*option_ids);
   const pqxx::result result =
@@ -349,7 +337,7 @@ absl::Status ResolveAttributeOptionCombos(pqxx::transaction_base& tx,
     SortUnique(&*ids);
     scope->attribute_option_combo_ids = *std::move(ids);
   } else if (!params.attribute_combo.empty()) {
-    absl::StatusOr<int64_t> id = ResolveAttributeCombo(tx, params, reader);
+    absl::StatusOr<int64_t> id = ResolveAttributeCombo(tx, *scope, params, reader);
     if (!id.ok()) return id.status();
     scope->requested_attribute_option_combo_ids = {*id};
     scope->attribute_option_combo_ids = std::vector<int64_t>{*id};
@@ -415,7 +403,8 @@ std::optional<int64_t> LastUpdatedBound(const dhis2::ExportParams& params) {
 // A requested set of combos just loses them; otherwise the query gets the list as integers.
 void ExcludeUnreadableCombos(pqxx::transaction_base& tx, const dhis2::Principal& reader,
                              ExportScope* scope) {
-  std::vector<int64_t> excluded = UnreadableAttributeOptionCombos(tx, reader);
+  std::vector<int64_t> excluded =
+      UnreadableAttributeOptionCombos(tx, scope->category_option_table, reader);
   if (excluded.empty()) return;
   if (scope->attribute_option_combo_ids) {
     std::vector<int64_t>& ids = *scope->attribute_option_combo_ids;
@@ -445,16 +434,19 @@ std::string SchemeExpression(const IdScheme& scheme, int param) {
   return "o.uid";
 }
 
-absl::StatusOr<ExportScope> ResolveExportScope(pqxx::transaction_base& tx, SchemaFacts* facts,
+absl::StatusOr<ExportScope> ResolveExportScope(pqxx::transaction_base& tx,
+                                               const Dhis2Schema& schema,
                                                const dhis2::ExportParams& params,
                                                const dhis2::Principal* reader) {
   ExportScope scope;
+  scope.category_option_table = schema.category_option_table;
+  scope.category_table = schema.category_table;
   scope.include_deleted = params.include_deleted;
   scope.limit = params.limit;
   scope.last_updated_min_micros = LastUpdatedBound(params);
   std::vector<int64_t> data_set_ids, root_ids;
   absl::Status status = ResolveDataElements(tx, params, reader, &scope, &data_set_ids);
-  if (status.ok()) status = ResolvePeriods(tx, facts, params, &scope);
+  if (status.ok()) status = ResolvePeriods(tx, schema.period_iso, params, &scope);
   if (status.ok()) status = ResolveOrgUnits(tx, params, reader, &scope, &root_ids);
   if (status.ok()) status = ResolveAttributeOptionCombos(tx, params, reader, &scope);
   if (status.ok() && params.IsSingleDataValueSet()) {

@@ -9,7 +9,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "service/db/connection_pool.h"
+#include "service/db/dhis2_schema.h"
 #include "service/dhis2/export_request_validator.h"
 #include "service/dhis2/principal.h"
 
@@ -31,6 +31,10 @@ struct SingleDataValueSetHeader {
 // An export request resolved against the database: the internal ids to filter
 // on and, for every id that can appear in a row, the identifier to write.
 struct ExportScope {
+  // The category option table of the database's DHIS2 (Dhis2Schema): categoryoption, or
+  // dataelementcategoryoption before 2.41; and the category table likewise.
+  const char* category_option_table = "categoryoption";
+  const char* category_table = "category";
   std::vector<int64_t> data_set_ids;      // the requested data sets, in request order
   std::vector<int64_t> data_element_ids;  // sorted, unique
   // False when the request has no period and no start/end dates (only
@@ -93,11 +97,12 @@ struct ExportScope {
 // does not exist (and E2041 for attribute options that make no attribute option combo);
 // InvalidArgument an identifier that names several objects (NAME is not
 // unique for org units and option combos); FailedPrecondition a period type
-// that DHIS2 2.42 cannot name. Reads period.iso when the column exists
-// (DHIS2 2.43+; checked once per connection and kept in "*facts", the
-// connection's), else computes ISO ids. Database errors are libpqxx's
+// that DHIS2 2.42 cannot name. Reads period.iso where "schema" (the
+// connection's) has it (DHIS2 2.43+), else computes ISO ids; the category tables by the names
+// "schema" gives. Database errors are libpqxx's
 // exceptions (ReadSession turns them into a Status).
-absl::StatusOr<ExportScope> ResolveExportScope(pqxx::transaction_base& tx, SchemaFacts* facts,
+absl::StatusOr<ExportScope> ResolveExportScope(pqxx::transaction_base& tx,
+                                               const Dhis2Schema& schema,
                                                const dhis2::ExportParams& params,
                                                const dhis2::Principal* reader);
 

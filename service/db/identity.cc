@@ -12,13 +12,20 @@
 namespace dvexport::db {
 namespace {
 
-// Timestamps without time zone are read as UTC (the session's TimeZone, set by
+// The columns every DHIS2 from 2.40 to 2.43 has (db/dhis2_schema.h), and the 2FA state as each
+// version keeps it. Timestamps without time zone are read as UTC (the session's TimeZone, set by
 // DatabaseConnection::SetUp), in whole milliseconds as Java reads them.
 constexpr const char* kUserColumns =
     "SELECT u.userinfoid, u.uid, u.username, u.password, coalesce(u.disabled, false), "
     "floor(extract(epoch FROM u.accountexpiry) * 1000)::bigint, "
     "floor(extract(epoch FROM u.passwordlastupdated) * 1000)::bigint, "
-    "u.twofactortype, coalesce(u.externalauth, false), "
+    // 2FA: twofactortype since 2.42 (V2_42_29); before, a secret that is neither NULL nor empty
+    // (User.isTwoFactorEnabled of 2.40 and 2.41, an enrolment under way included). to_jsonb reads
+    // a column that may not exist without failing on the schemas that lack it.
+    "coalesce(to_jsonb(u) ->> 'twofactortype', "
+    "  CASE WHEN coalesce(to_jsonb(u) ->> 'secret', '') <> '' THEN 'TOTP_ENABLED' "
+    "  ELSE 'NOT_ENABLED' END), "
+    "coalesce(u.externalauth, false), "
     "EXISTS (SELECT 1 FROM userrolemembers m JOIN userroleauthorities a USING (userroleid) "
     "        WHERE m.userid = u.userinfoid AND a.authority = 'ALL'), "
     "EXISTS (SELECT 1 FROM userrolemembers m JOIN userrolerestrictions r USING (userroleid) "

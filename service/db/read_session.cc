@@ -165,7 +165,7 @@ absl::Status ReadSession::Begin(const dhis2::ExportParams& params,
   if (!status.ok()) return status;
   status = RunStatements(**conn_, "resolving the export's identifiers", [&] {
     absl::StatusOr<ExportScope> scope =
-        ResolveExportScope(*tx_, &(*conn_)->schema_facts(), params, principal);
+        ResolveExportScope(*tx_, (*conn_)->dhis2_schema(), params, principal);
     if (!scope.ok()) return scope.status();
     scope_ = *std::move(scope);
     identifier_tables_.emplace(scope_);

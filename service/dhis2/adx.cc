@@ -71,7 +71,9 @@ dvexport::v1::ExportRequest WithAdxDefaults(const dvexport::v1::ExportRequest& r
 }
 
 std::optional<std::string_view> AdxPeriodDuration(std::string_view period_type_name) {
-  static constexpr std::array<std::pair<std::string_view, std::string_view>, 21> kDurations = {{
+  // 2.43 adds WeeklyFriday, FinancialFeb and FinancialAug (AdxPeriod at 2.43.1); only a 2.43
+  // database has periods of those types.
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 24> kDurations = {{
       {"Daily", "P1D"},           {"Weekly", "P7D"},         {"WeeklyWednesday", "P7D"},
       {"WeeklyThursday", "P7D"},  {"WeeklySaturday", "P7D"}, {"WeeklySunday", "P7D"},
       {"BiWeekly", "P14D"},       {"Monthly", "P1M"},        {"BiMonthly", "P2M"},
@@ -79,6 +81,7 @@ std::optional<std::string_view> AdxPeriodDuration(std::string_view period_type_n
       {"SixMonthlyApril", "P6M"}, {"SixMonthlyNov", "P6M"},  {"Yearly", "P1Y"},
       {"FinancialApril", "P1Y"},  {"FinancialJuly", "P1Y"},  {"FinancialSep", "P1Y"},
       {"FinancialOct", "P1Y"},    {"FinancialNov", "P1Y"},   {"TwoYearly", "P2Y"},
+      {"WeeklyFriday", "P7D"},    {"FinancialFeb", "P1Y"},   {"FinancialAug", "P1Y"},
   }};
   for (const auto& [name, duration] : kDurations) {
     if (name == period_type_name) return duration;

@@ -84,7 +84,7 @@ absl::Status CollectIdentifiers(std::string_view field, const IdScheme& scheme,
   return absl::OkStatus();
 }
 
-absl::Status CollectPeriods(const RepeatedPtrField<std::string>& values,
+absl::Status CollectPeriods(const RepeatedPtrField<std::string>& values, int dhis2,
                             std::vector<Period>* periods) {
   // A period is determined by its type and start date.
   std::set<std::pair<PeriodType, std::chrono::sys_days>> seen;
@@ -92,6 +92,12 @@ absl::Status CollectPeriods(const RepeatedPtrField<std::string>& values,
     absl::StatusOr<Period> period = ParseIsoPeriod(value);
     if (!period.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("period: ", period.status().message()));
+    }
+    // FinancialSep came with 2.42 (PeriodType.PERIOD_TYPES): 2.40 and 2.41 cannot read its ids.
+    if (period->type == PeriodType::kFinancialSep && dhis2 < 42) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("period: ", QuoteForMessage(value), " is not a valid ISO period in DHIS2 2.",
+                       dhis2, " (FinancialSep periods came with DHIS2 2.42)"));
     }
     if (seen.emplace(period->type, period->start).second) periods->push_back(*period);
   }
@@ -256,7 +262,7 @@ IdScheme FirstOf(const std::optional<IdScheme>& specific, const std::optional<Id
 
 // The identifiers, periods and dates the request selects, in DHIS2's order of checks.
 absl::Status BindSelection(const dvexport::v1::ExportRequest& request,
-                           const RequestIdSchemes& schemes, ExportParams* params) {
+                           const RequestIdSchemes& schemes, int dhis2, ExportParams* params) {
   const std::optional<IdScheme>& input = schemes.input;
   absl::Status status = CollectIdentifiers("data_set", FirstOf(schemes.input_data_set, input),
                                            request.data_set(), &params->data_sets);
@@ -268,7 +274,7 @@ absl::Status BindSelection(const dvexport::v1::ExportRequest& request,
   status = CollectIdentifiers("data_element", FirstOf(schemes.input_data_element, input),
                               request.data_element(), &params->data_elements);
   if (!status.ok()) return status;
-  status = CollectPeriods(request.period(), &params->periods);
+  status = CollectPeriods(request.period(), dhis2, &params->periods);
   if (!status.ok()) return status;
   status = ParseOptionalDate("start_date", request.start_date(), &params->start_date);
   if (!status.ok()) return status;
@@ -360,7 +366,7 @@ bool ExportParams::IsSingleDataValueSet() const {
 }
 
 absl::StatusOr<ExportParams> ValidateExportRequest(const dvexport::v1::ExportRequest& request,
-                                                   RuleOrder order) {
+                                                   RuleOrder order, int dhis2) {
   absl::StatusOr<RequestIdSchemes> schemes = ParseIdSchemes(request);
   if (!schemes.ok()) return schemes.status();
   ExportParams params;
@@ -370,7 +376,7 @@ absl::StatusOr<ExportParams> ValidateExportRequest(const dvexport::v1::ExportReq
   params.output.attribute_option_combo = FirstOf(schemes->attribute_option_combo, schemes->output);
   params.output.data_set = FirstOf(schemes->data_set, schemes->output);
 
-  absl::Status status = BindSelection(request, *schemes, &params);
+  absl::Status status = BindSelection(request, *schemes, dhis2, &params);
   if (!status.ok()) return status;
   status = BindLastUpdated(request, &params);
   if (!status.ok()) return status;

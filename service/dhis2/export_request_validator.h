@@ -117,8 +117,11 @@ enum class RuleOrder {
 //    org_unit; E2009 negative limit. `order` says which failing rule is
 //    reported: the first (default) or, as DHIS2 does, the last. Step 1 comes
 //    first either way.
+// "dhis2" is the minor version whose period types are known: a FinancialSep period (2.42's) is
+// malformed for 2.40 and 2.41.
 absl::StatusOr<ExportParams> ValidateExportRequest(const dvexport::v1::ExportRequest& request,
-                                                   RuleOrder order = RuleOrder::kFirstFailure);
+                                                   RuleOrder order = RuleOrder::kFirstFailure,
+                                                   int dhis2 = 42);
 
 }  // namespace dvexport::dhis2
 

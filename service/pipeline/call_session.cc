@@ -4,6 +4,7 @@
 
 #include "absl/status/status.h"
 #include "service/auth/verify.h"
+#include "service/db/connection_pool.h"
 
 namespace dvexport::pipeline {
 
@@ -14,7 +15,10 @@ void CallSession::Bind(ExportPipeline* pipeline, std::chrono::system_clock::time
 
 absl::StatusOr<dhis2::ExportParams> CallSession::Open(const dvexport::v1::ExportRequest& query,
                                                       dhis2::RuleOrder order) {
-  absl::StatusOr<dhis2::ExportParams> params = dhis2::ValidateExportRequest(query, order);
+  // The period types of the DHIS2 the newest database connection found (2.42's until one did).
+  const std::optional<dhis2::Dhis2Version> version = pipeline_->pool()->dhis2_version();
+  absl::StatusOr<dhis2::ExportParams> params = dhis2::ValidateExportRequest(
+      query, order, version.has_value() && version->served != 0 ? version->served : 42);
   if (!params.ok()) return params.status();
   std::lock_guard<std::mutex> lock(mu_);
   session_ = std::make_unique<db::ReadSession>(pipeline_->pool(), pipeline_->options().session(),

@@ -187,6 +187,14 @@ void ServerMetrics::RegisterAuthFamilies(prometheus::Registry& registry) {
                         "1 for the server's --auth: dhis2 (DHIS2 identities) or none "
                         "(no authentication: whoever reaches the port reads everything).")
                     .Register(registry);
+  dhis2_version_ = &prometheus::BuildGauge()
+                        .Name("dvexport_dhis2_version")
+                        .Help(
+                            "1 for the DHIS2 the newest database connection found: the version "
+                            "found, the version served (none when refused), what told it "
+                            "(flyway, schema, flag) and whether it is served, served with a "
+                            "warning (a newer DHIS2 served as the newest known) or refused.")
+                        .Register(registry);
 }
 
 // The change streams, as the monitor last saw them.
@@ -297,6 +305,20 @@ void ServerMetrics::SlotRefused(SlotRefusal reason) {
 
 void ServerMetrics::SetAuthMode(const std::string& mode) {
   auth_mode_->Add({{"mode", mode}}).Set(1);
+}
+
+void ServerMetrics::SetDhis2Version(const dhis2::Dhis2Version& version) {
+  const char* status = !version.support.ok()     ? "refused"
+                       : version.warning.empty() ? "served"
+                                                 : "served_with_warning";
+  std::lock_guard<std::mutex> lock(dhis2_version_mu_);
+  if (dhis2_version_series_ != nullptr) dhis2_version_->Remove(dhis2_version_series_);
+  dhis2_version_series_ = &dhis2_version_->Add(
+      {{"found", version.found == 0 ? "none" : dhis2::VersionName(version.found)},
+       {"served", version.served == 0 ? "none" : dhis2::VersionName(version.served)},
+       {"source", dhis2::VersionSourceName(version.source)},
+       {"status", status}});
+  dhis2_version_series_->Set(1);
 }
 
 void ServerMetrics::AuthRefused(const std::string& reason) {

@@ -12,6 +12,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "service/auth/authenticator.h"
+#include "service/dhis2/dhis2_version.h"
 #include "service/pipeline/call_record.h"
 #include "service/pipeline/change_stream_observer.h"
 #include "service/pipeline/export_slots.h"
@@ -41,6 +42,9 @@ class GaugeCollectable;
 //                                                          queue_full, unavailable
 //   dvexport_auth_cache_lookups_total{result}              counter: hit, miss
 //   dvexport_auth_mode{mode}                               gauge: 1 for the server's --auth
+//   dvexport_dhis2_version{found,served,source,status}     gauge: 1 for the DHIS2 the newest
+//                                                          database connection found; status
+//                                                          served, served_with_warning, refused
 //   dvexport_exports_refused_total{reason}                 counter: queue_full, user_queue_full,
 //                                                          max_wait, deadline
 //   dvexport_export_slot_user_cap_waits_total              counter: exports queued although a
@@ -97,6 +101,9 @@ class ServerMetrics final : public SlotObserver,
   void AuthRefused(const std::string& reason) override;
   void AuthCacheLookup(bool hit) override;
 
+  // dvexport_dhis2_version{...} 1 for "version" (the previous decision's series is removed).
+  void SetDhis2Version(const dhis2::Dhis2Version& version);
+
   void ChangeTokenKindPolled(bool stream) override;
   void ChangeStreamsPolled(const std::vector<ChangeStreamGauges>& streams) override;
 
@@ -128,6 +135,9 @@ class ServerMetrics final : public SlotObserver,
   prometheus::Family<prometheus::Counter>* auth_refusals_ = nullptr;
   prometheus::Family<prometheus::Counter>* auth_cache_ = nullptr;
   prometheus::Family<prometheus::Gauge>* auth_mode_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* dhis2_version_ = nullptr;
+  std::mutex dhis2_version_mu_;
+  prometheus::Gauge* dhis2_version_series_ ABSL_GUARDED_BY(dhis2_version_mu_) = nullptr;
   prometheus::Counter* user_cap_waits_ = nullptr;
   prometheus::Family<prometheus::Counter>* stalled_ = nullptr;
   prometheus::Family<prometheus::Gauge>* change_token_kind_ = nullptr;

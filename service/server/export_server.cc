@@ -19,6 +19,7 @@
 #include "common/pem_file.h"
 #include "grpc/health/v1/health.pb.h"
 #include "service/db/libpq_gaps.h"
+#include "service/db/read_session.h"
 #include "service/grpc/accept_guard.h"
 #include "service/grpc/connection_activity.h"
 #include "service/pipeline/change_stream_monitor.h"
@@ -111,6 +112,30 @@ void LogListenerEvent(const char* event, const std::string& fields, absl::string
   std::fflush(stderr);
 }
 
+// One line on stderr for each DHIS2 decision the pool's connections make (the first at
+// start-up): the version found, what told it, and whether and how it is served.
+void LogDhis2Version(const dhis2::Dhis2Version& version) {
+  std::string line = absl::StrCat(
+      "{\"event\":\"", version.support.ok() ? "dhis2_version" : "dhis2_version_refused",
+      "\",\"found\":\"", version.found == 0 ? "none" : dhis2::VersionName(version.found),
+      "\",\"served\":\"", version.served == 0 ? "none" : dhis2::VersionName(version.served),
+      "\",\"source\":\"", dhis2::VersionSourceName(version.source), "\",\"evidence\":");
+  common::AppendJsonString(version.evidence, &line);
+  if (!version.warning.empty()) {
+    line += ",\"warning\":";
+    common::AppendJsonString(version.warning, &line);
+  }
+  if (!version.support.ok()) {
+    line += ",\"error\":";
+    common::AppendJsonString(
+        std::string_view(version.support.message().data(), version.support.message().size()),
+        &line);
+  }
+  line += "}\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  std::fflush(stderr);
+}
+
 }  // namespace
 
 int DescriptorReserve(int pool_size) { return 2 * pool_size + 128; }
@@ -145,9 +170,15 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
   server->descriptor_ceiling_ = *ceiling;
   // On before the listener accepts its first connection.
   grpc_door::GuardAcceptedConnections(*ceiling);
-  server->pool_ = std::make_unique<db::ConnectionPool>(options.conninfo, options.pool_size);
+  server->pool_ =
+      std::make_unique<db::ConnectionPool>(options.conninfo, options.pool_size, options.dhis2);
   absl::Status metrics = server->StartMetrics(options);
   if (!metrics.ok()) return metrics;
+  server->pool_->SetVersionObserver(
+      [metrics = server->metrics_.get()](const dhis2::Dhis2Version& version) {
+        LogDhis2Version(version);
+        if (metrics != nullptr) metrics->SetDhis2Version(version);
+      });
   server->log_ = std::make_unique<pipeline::CallLog>(server->metrics_.get(), stderr);
   server->change_stream_health_ = std::make_unique<pipeline::ChangeStreamHealth>(
       server->metrics_.get(),
@@ -273,14 +304,29 @@ absl::Status ExportServer::StartGrpc(const ServerOptions& options) {
   return absl::OkStatus();
 }
 
+void ExportServer::ReadDhis2Version() {
+  db::ReadSession session(pool_.get(), pipeline_->options().session(),
+                          std::chrono::system_clock::now() + probe_timeout_);
+  // Its status is the pool's decision, or why no connection opened: the probe tells the latter.
+  session
+      .Lookup("reading the database's DHIS2 version",
+              [](pqxx::transaction_base&) { return absl::OkStatus(); })
+      .IgnoreError();
+}
+
 void ExportServer::ProbeDatabase() {
-  const bool serving = pool_
-                           ->Probe(probe_timeout_,
-                                   [this] {
-                                     std::lock_guard<std::mutex> lock(prober_mu_);
-                                     return prober_stop_;
-                                   })
-                           .ok();
+  bool serving = pool_
+                     ->Probe(probe_timeout_,
+                             [this] {
+                               std::lock_guard<std::mutex> lock(prober_mu_);
+                               return prober_stop_;
+                             })
+                     .ok();
+  // Serving needs a DHIS2 that is served: the newest connection's decision, read here if no
+  // call opened a connection yet.
+  if (serving && !pool_->dhis2_version().has_value()) ReadDhis2Version();
+  const std::optional<dhis2::Dhis2Version> version = pool_->dhis2_version();
+  serving = serving && version.has_value() && version->support.ok();
   std::lock_guard<std::mutex> lock(prober_mu_);
   // Shutdown and a lost listener set NOT_SERVING for good: a probe that ends after must not undo
   // that.

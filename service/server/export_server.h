@@ -14,6 +14,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "service/db/connection_pool.h"
+#include "service/dhis2/dhis2_version.h"
 #include "service/grpc/export_service.h"
 #include "service/grpc/listener_probe.h"
 #include "service/http/http_server.h"
@@ -29,6 +30,9 @@ struct ServerOptions {
   std::string conninfo;
   // Database connections at most.
   int pool_size = 8;
+  // Which DHIS2 versions are served (--dhis2_version, --serve_newer_dhis2): every new database
+  // connection reads its DHIS2 (db::ConnectionPool).
+  dhis2::VersionPolicy dhis2;
   // TLS: PEM files holding the server's certificate chain and private key.
   // Both empty: plaintext. With "tls_client_ca_file" too, clients must
   // present a certificate that CA signed (mutual TLS).
@@ -137,6 +141,9 @@ class ExportServer {
   absl::Status StartGrpc(const ServerOptions& options);
   // Sets the health status from one database probe.
   void ProbeDatabase();
+  // Opens a pooled connection, bounded by the probe's timeout, so that the pool reads the
+  // database's DHIS2 (before any call did).
+  void ReadDhis2Version();
   // Probes every "interval" until StopProber().
   void RunProber(std::chrono::milliseconds interval);
   // Probes the gRPC port every "interval" until StopProber() or the listener is lost.

@@ -177,6 +177,12 @@ absl::StatusOr<ServerOptions> ProcessOptionsFromFlags(const ServerFlags& flags) 
   absl::Status conninfo = db::CheckConninfo(flags.pg);
   if (!conninfo.ok()) return absl::InvalidArgumentError(absl::StrCat("--pg: ", conninfo.message()));
   if (absl::EndsWith(flags.port_file, "/")) return NamesADirectory("port_file", flags.port_file);
+  std::optional<int> dhis2_version;
+  if (!flags.dhis2_version.empty()) {
+    absl::StatusOr<int> minor = dhis2::ParseServedVersion(flags.dhis2_version);
+    if (!minor.ok()) return minor.status();
+    dhis2_version = *minor;
+  }
   absl::Status tls = CheckTlsFlags(flags);
   if (!tls.ok()) return tls;
   if (metrics.has_value() && SharePort(*metrics, *listen)) {
@@ -189,6 +195,8 @@ absl::StatusOr<ServerOptions> ProcessOptionsFromFlags(const ServerFlags& flags) 
   options.listen = flags.listen;
   options.conninfo = flags.pg;
   options.pool_size = flags.pool_size;
+  options.dhis2.forced = dhis2_version;
+  options.dhis2.serve_newer = flags.serve_newer_dhis2;
   options.tls_cert_file = flags.tls_cert;
   options.tls_key_file = flags.tls_key;
   options.tls_client_ca_file = flags.tls_client_ca;

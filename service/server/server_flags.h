@@ -16,6 +16,9 @@ namespace dvexport::server {
 struct ServerFlags {
   std::string listen = "0.0.0.0:50051";
   std::string pg;
+  // "" : the database's DHIS2 version decides; else 2.40 to 2.43.
+  std::string dhis2_version;
+  bool serve_newer_dhis2 = false;
   int pool_size = 8;
   int max_concurrent_exports = 4;
   int max_exports_per_user = 0;  // 0: max(1, max_concurrent_exports - 1)

@@ -36,6 +36,13 @@ ABSL_FLAG(std::string, pg, dvexport::server::ServerFlags().pg,
           "libpq connection string, e.g. \"host=db dbname=dhis2 user=dvexport\" or a "
           "postgresql:// URI; must parse as one. PG* environment variables fill in what it "
           "leaves out");
+ABSL_FLAG(std::string, dhis2_version, dvexport::server::ServerFlags().dhis2_version,
+          "the DHIS2 version whose behaviour is served, 2.40 to 2.43, whatever the database "
+          "shows; empty: the database's flyway_schema_history (else its tables) decides, and a "
+          "version outside 2.40 to 2.43 is refused. For a database whose history cannot be read");
+ABSL_FLAG(bool, serve_newer_dhis2, dvexport::server::ServerFlags().serve_newer_dhis2,
+          "serve a DHIS2 newer than 2.43 as 2.43, with a warning in the log and the metrics, "
+          "instead of refusing it; at the operator's risk: its schema and answers may differ");
 ABSL_FLAG(int, pool_size, dvexport::server::ServerFlags().pool_size,
           "database connections at most, 1 to 1000, and at least --max_concurrent_exports "
           "(every export holds one)");
@@ -216,6 +223,8 @@ dvexport::server::ServerFlags FlagValues() {
   dvexport::server::ServerFlags flags;
   flags.listen = absl::GetFlag(FLAGS_listen);
   flags.pg = absl::GetFlag(FLAGS_pg);
+  flags.dhis2_version = absl::GetFlag(FLAGS_dhis2_version);
+  flags.serve_newer_dhis2 = absl::GetFlag(FLAGS_serve_newer_dhis2);
   flags.pool_size = absl::GetFlag(FLAGS_pool_size);
   flags.max_concurrent_exports = absl::GetFlag(FLAGS_max_concurrent_exports);
   flags.max_exports_per_user = absl::GetFlag(FLAGS_max_exports_per_user);

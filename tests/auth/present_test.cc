@@ -79,6 +79,27 @@ TEST(PresentTest, MalformedTokenAndBadChecksum) {
   ExpectRefused(Authorization("ApiToken abc"), "Checksum validation failed", "bad_checksum");
 }
 
+// DHIS2 2.40's ApiTokenResolver: a malformed value is its invalidToken (401, a token refusal),
+// and no checksum is checked: any well-formed token is looked up by its key.
+TEST(PresentTest, Dhis2240ChecksNoChecksumAndRefusesMalformedTokensAs401) {
+  absl::StatusOr<PresentedCredential> malformed =
+      Present(Authorization(std::string("ApiToken  ") + kV2Token), 40);
+  ASSERT_FALSE(malformed.ok());
+  EXPECT_EQ(malformed.status().message(), "Api token is malformed");
+  EXPECT_EQ(RefusalReason(malformed.status()), "token_malformed");
+  std::string wrong = kV2Token;
+  wrong.back() = 'j';
+  for (const std::string& token : {wrong, std::string("abc"), std::string(kV2Token)}) {
+    absl::StatusOr<PresentedCredential> presented = Present(Authorization("ApiToken " + token), 40);
+    ASSERT_TRUE(presented.ok()) << token << ": " << presented.status();
+    EXPECT_EQ(presented->secret, token);
+    EXPECT_EQ(presented->dhis2, 40);
+  }
+  // 2.41 checks it as 2.42 does.
+  EXPECT_EQ(RefusalReason(Present(Authorization("ApiToken " + wrong), 41).status()),
+            "bad_checksum");
+}
+
 TEST(PresentTest, BasicAsSpringReadsIt) {
   struct Case {
     std::string value;

@@ -28,6 +28,10 @@ TEST(AdxTest, EveryPeriodTypeHasDhisDuration) {
     EXPECT_EQ(AdxPeriodDuration(PeriodTypeName(type)), duration) << PeriodTypeName(type);
   }
   EXPECT_EQ(AdxPeriodDuration("TwoYearly"), "P2Y");
+  // 2.43's new types, found only in a 2.43 database.
+  EXPECT_EQ(AdxPeriodDuration("WeeklyFriday"), "P7D");
+  EXPECT_EQ(AdxPeriodDuration("FinancialFeb"), "P1Y");
+  EXPECT_EQ(AdxPeriodDuration("FinancialAug"), "P1Y");
   EXPECT_EQ(AdxPeriodDuration("monthly"), std::nullopt);
   EXPECT_EQ(AdxPeriodDuration(""), std::nullopt);
 }

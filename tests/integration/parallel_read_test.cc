@@ -184,7 +184,7 @@ TEST_F(ParallelReadTest, SlicesCoverTheTableEndToEndAndEveryValueOnce) {
   absl::StatusOr<dhis2::ExportParams> params = dhis2::ValidateExportRequest(WholeDatabase());
   ASSERT_TRUE(params.ok()) << params.status();
   absl::StatusOr<db::ExportScope> scope =
-      db::ResolveExportScope(tx, &(*conn)->schema_facts(), *params,
+      db::ResolveExportScope(tx, (*conn)->dhis2_schema(), *params,
                              /*reader=*/nullptr);
   ASSERT_TRUE(scope.ok()) << scope.status();
   const db::IdentifierTables tables(*scope);

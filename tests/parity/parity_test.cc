@@ -797,24 +797,23 @@ TEST_F(ParityTest, DetectsPeriodIsoOncePerConnection) {
     absl::StatusOr<std::unique_ptr<db::DatabaseConnection>> conn =
         db::DatabaseConnection::Connect(fixture->conninfo());
     ASSERT_TRUE(conn.ok()) << conn.status();
-    EXPECT_FALSE((*conn)->schema_facts().period_has_iso.has_value());
+    EXPECT_EQ((*conn)->dhis2_schema().period_iso, has_iso);
     pqxx::read_transaction tx(**conn);
     absl::StatusOr<db::ExportScope> scope =
-        db::ResolveExportScope(tx, &(*conn)->schema_facts(), *params,
+        db::ResolveExportScope(tx, (*conn)->dhis2_schema(), *params,
                                /*reader=*/nullptr);
     ASSERT_TRUE(scope.ok()) << scope.status();
-    EXPECT_EQ((*conn)->schema_facts().period_has_iso, std::optional<bool>(has_iso));
   }
-  // The answer is not asked again: told that 2.43's database has no
-  // period.iso, the connection computes ids and cannot name WeeklyFriday.
+  // The connection's answer is what is read: told that 2.43's database has no period.iso, the
+  // export computes ids and cannot name WeeklyFriday.
   absl::StatusOr<std::unique_ptr<db::DatabaseConnection>> conn =
       db::DatabaseConnection::Connect(Dhis2_243()->conninfo());
   ASSERT_TRUE(conn.ok()) << conn.status();
-  (*conn)->schema_facts().period_has_iso = false;
+  db::Dhis2Schema without_iso = (*conn)->dhis2_schema();
+  without_iso.period_iso = false;
   pqxx::read_transaction tx(**conn);
-  absl::StatusOr<db::ExportScope> scope =
-      db::ResolveExportScope(tx, &(*conn)->schema_facts(), *params,
-                             /*reader=*/nullptr);
+  absl::StatusOr<db::ExportScope> scope = db::ResolveExportScope(tx, without_iso, *params,
+                                                                 /*reader=*/nullptr);
   EXPECT_EQ(scope.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(scope.status().message(),
             "period 604 has period type \"WeeklyFriday\", which has no ISO identifier in DHIS2 "

@@ -612,6 +612,28 @@ TEST(ServerOptionsFromFlagsTest, PortFileNamesAFile) {
 }
 
 // ExportServer::Start itself refuses what gRPC's int milliseconds cannot hold.
+TEST(ServerOptionsFromFlagsTest, Dhis2VersionIsOneServedOrEmpty) {
+  absl::StatusOr<ServerOptions> options = ServerOptionsFromFlags(ServerFlags());
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_FALSE(options->dhis2.forced.has_value());
+  EXPECT_FALSE(options->dhis2.serve_newer);
+  ServerFlags flags;
+  flags.dhis2_version = "2.41";
+  flags.serve_newer_dhis2 = true;
+  options = ServerOptionsFromFlags(flags);
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->dhis2.forced, std::optional<int>(41));
+  EXPECT_TRUE(options->dhis2.serve_newer);
+  for (const char* bad : {"2.39", "2.44", "41", "latest"}) {
+    flags.dhis2_version = bad;
+    const absl::Status status = Check(flags);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_EQ(status.message(), absl::StrCat("--dhis2_version: \"", bad,
+                                             "\" is not a DHIS2 version dvexport serves: 2.40, "
+                                             "2.41, 2.42 or 2.43"));
+  }
+}
+
 TEST(ExportServerOptionsTest, StartRefusesAConnectionAgeBeyondIntMilliseconds) {
   ServerOptions options;
   options.listen = "127.0.0.1:0";
