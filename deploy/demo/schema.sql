@@ -11,9 +11,9 @@
 --   2.37 V2_37_4  in_organisationunit_path uses varchar_pattern_ops
 --   2.40 V2_40_17 shortname NOT NULL + *_unique_shortname on dataset,
 --                 orgunitgroup, dataelementgroup
---   2.41 V2_41_30 dataelementcategoryoption renamed categoryoption
+--   2.41 V2_41_30 dataelementcategoryoption renamed categoryoption and
+--                 dataelementcategory renamed category (one SQL migration)
 --   2.42 V2_42_19/20 dataset.expirydays/timelydays become double precision
---   2.42 (a Java migration) dataelementcategory renamed category
 --
 -- Table, column, primary key, unique constraint and index names are DHIS2's
 -- (the uk_* names are Hibernate's, copied from the base dump). Foreign key

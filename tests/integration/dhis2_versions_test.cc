@@ -11,6 +11,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
 #include <chrono>
 #include <cstdlib>
 #include <map>
@@ -115,6 +119,7 @@ class Dhis2VersionServer {
   explicit Dhis2VersionServer(int minor, dhis2::VersionPolicy policy = {}) {
     server::ServerOptions options;
     options.listen = "127.0.0.1:0";
+    options.http.listen = "127.0.0.1:0";
     options.conninfo = Conninfo(minor);
     options.dhis2 = policy;
     absl::StatusOr<std::unique_ptr<server::ExportServer>> started =
@@ -151,6 +156,31 @@ class Dhis2VersionServer {
                           status.error_message());
     }
     return file;
+  }
+
+  // GET "target" on the HTTP door (DHIS2's URL) as "user": the status and the body.
+  std::pair<int, std::string> HttpGet(const std::string& target, const std::string& user,
+                                      const std::string& password) {
+    namespace net = boost::asio;
+    namespace bhttp = boost::beast::http;
+    net::io_context io;
+    net::ip::tcp::socket socket(io);
+    boost::beast::error_code error;
+    socket.connect(
+        {net::ip::make_address("127.0.0.1"), static_cast<unsigned short>(server_->http_port())},
+        error);
+    if (error) return {0, error.message()};
+    bhttp::request<bhttp::empty_body> request{bhttp::verb::get, target, 11};
+    request.set(bhttp::field::host, "127.0.0.1");
+    request.set(bhttp::field::authorization,
+                "Basic " + absl::Base64Escape(absl::StrCat(user, ":", password)));
+    request.keep_alive(false);
+    bhttp::write(socket, request, error);
+    boost::beast::flat_buffer buffer;
+    bhttp::response<bhttp::string_body> response;
+    bhttp::read(socket, buffer, response, error);
+    if (error && error != bhttp::error::end_of_stream) return {0, error.message()};
+    return {response.result_int(), response.body()};
   }
 
   // The server's health ("": the whole server), waiting a little for the prober's verdict.
@@ -311,6 +341,14 @@ TEST(Dhis2VersionsTest, RefusedDatabaseFailsEveryCallWithFailedPreconditionAndIs
     EXPECT_NE(file.status().message().find("dvexport serves DHIS2 2.40 to 2.43"), std::string::npos)
         << file.status();
   }
+  // DHIS2's URL over HTTP: the same refusal, as DHIS2's 409 WebMessage.
+  Dhis2VersionServer old(39);
+  const auto [status, body] =
+      old.HttpGet("/api/dataValueSets.json?dataSet=QfF9ZANatcj&orgUnit=ImspTQPwCqd&period=202401",
+                  "admin", "district");
+  EXPECT_EQ(status, 409) << body;
+  EXPECT_NE(body.find("the database is DHIS2 2.39"), std::string::npos) << body;
+
   Dhis2VersionServer newer(44, {.forced = std::nullopt, .serve_newer = true});
   EXPECT_EQ(newer.Health(), "SERVING");
   absl::StatusOr<std::string> file = newer.Export(Requests().front(), "admin", "district");
