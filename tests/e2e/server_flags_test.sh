@@ -66,6 +66,8 @@ expect_refused() {
 }
 
 expect_refused "--pool_size: 0 is not between 1 and 1000" --pool_size 0
+expect_refused "--dhis2_version: \"2.39\" is not a DHIS2 version dvexport serves: 2.40, 2.41, 2.42 \
+or 2.43" --dhis2_version 2.39
 expect_refused "--max_concurrent_exports: -16 is not between 1 and 1000" \
   --max_concurrent_exports=-16
 expect_refused "--statement_timeout_s: -1 is not between 0 and 86400 (0: the role's or \
