@@ -193,7 +193,12 @@ void ConnectionPool::NoteVersion(const dhis2::Dhis2Version& version) {
 absl::StatusOr<PooledConnection> ConnectionPool::Served(absl::StatusOr<PooledConnection> conn) {
   if (!conn.ok()) return conn;
   const absl::Status support = (*conn)->dhis2_schema().version.support;
-  if (!support.ok()) return support;
+  if (!support.ok()) {
+    // Closed, not kept: the next call reads the database again on a new connection (a
+    // GRANT on flyway_schema_history, a corrected --pg, an upgrade is seen at once).
+    conn->Discard();
+    return support;
+  }
   return conn;
 }
 

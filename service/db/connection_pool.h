@@ -192,7 +192,7 @@ class ConnectionPool {
  private:
   friend class PooledConnection;
   // "conn", unless the DHIS2 its database shows is not served: then that status, and the
-  // connection goes back to the pool.
+  // connection is closed.
   static absl::StatusOr<PooledConnection> Served(absl::StatusOr<PooledConnection> conn);
   // Records what a new connection found (dhis2_version) and tells the observer of a change.
   void NoteVersion(const dhis2::Dhis2Version& version);

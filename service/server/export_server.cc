@@ -323,8 +323,12 @@ void ExportServer::ProbeDatabase() {
                              })
                      .ok();
   // Serving needs a DHIS2 that is served: the newest connection's decision, read here if no
-  // call opened a connection yet.
-  if (serving && !pool_->dhis2_version().has_value()) ReadDhis2Version();
+  // call opened a connection yet, and again while it is a refusal (a refused connection is not
+  // kept, so that a database made readable or upgraded is seen).
+  if (serving) {
+    const std::optional<dhis2::Dhis2Version> last = pool_->dhis2_version();
+    if (!last.has_value() || !last->support.ok()) ReadDhis2Version();
+  }
   const std::optional<dhis2::Dhis2Version> version = pool_->dhis2_version();
   serving = serving && version.has_value() && version->support.ok();
   std::lock_guard<std::mutex> lock(prober_mu_);
