@@ -210,7 +210,7 @@ absl::StatusOr<PooledConnection> ConnectionPool::Acquire(std::chrono::millisecon
         absl::StrCat("all ", max_size_, " database connections are busy"));
   }
   absl::StatusOr<PooledConnection> conn = TakeLocked(lock, nullptr, nullptr);
-  if (lock.owns_lock()) lock.unlock();  // a refused connection goes back under the lock
+  if (lock.owns_lock()) lock.unlock();  // Served may release a connection: that takes mu_
   return Served(std::move(conn));
 }
 
@@ -225,7 +225,7 @@ absl::StatusOr<PooledConnection> ConnectionPool::Acquire(
     if (!status.ok()) return status;
     if (HasRoomLocked()) {
       absl::StatusOr<PooledConnection> conn = TakeLocked(lock, stopped, set_up);
-      if (lock.owns_lock()) lock.unlock();  // a refused connection goes back under the lock
+      if (lock.owns_lock()) lock.unlock();  // Served may release a connection: that takes mu_
       return Served(std::move(conn));
     }
     const auto now = std::chrono::steady_clock::now();
@@ -247,7 +247,7 @@ absl::StatusOr<PooledConnection> ConnectionPool::TryAcquire(
         absl::StrCat(in_use, " of ", max_size_, " database connections are busy"));
   }
   absl::StatusOr<PooledConnection> conn = TakeLocked(lock, stopped, set_up);
-  if (lock.owns_lock()) lock.unlock();  // a refused connection goes back under the lock
+  if (lock.owns_lock()) lock.unlock();  // Served may release a connection: that takes mu_
   return Served(std::move(conn));
 }
 
