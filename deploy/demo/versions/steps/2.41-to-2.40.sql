@@ -32,15 +32,17 @@ ALTER TABLE dataelementcategoryoption
 
 ALTER TABLE dataset ALTER COLUMN timelydays TYPE integer USING round(timelydays)::integer;
 
-UPDATE api_token SET type = 'PERSONAL_ACCESS_TOKEN', key = encode(sha256(convert_to(t.token, 'UTF8')), 'hex')
+-- The keys (lowercase hex SHA-256 of each whole d2pat_ token; the tokens themselves are made as
+-- docs/DEMO.md says and are not kept in this file).
+UPDATE api_token SET type = 'PERSONAL_ACCESS_TOKEN', key = t.key
 FROM (VALUES
-  (94001, 'd2pat_EMi4vUP6lQIv4P9Dib3LY1l1BU5tWXpp1141566371'),
-  (94003, 'd2pat_gZGPOgx7oXSYJjAcLX7vEosfR3CTh7cV4281150335'),
-  (94004, 'd2pat_E5emSnrGkGewbFjsjFXns7r8Z2AuO2qL1716974145'),
-  (94005, 'd2pat_5Bnr5f6IYo3IFTjB7nsgk9e2zYL6ySSp3970468793'),
-  (94006, 'd2pat_LgrgK2qD9Df8EutLYPDphal4ugZsEWCr1294458608'),
-  (94007, 'd2pat_aV5JpuQPofsMO7Ndvtvji19xqyPeOFMF0017558753')
-) AS t(id, token)
+  (94001, 'a1aa5c9a18af9707e568670934123c4aaccc2267c298aef86ed736e985e6c2d5'),
+  (94003, 'adaad225875e3d40ef98aac66d7f94fa7f14c75d490bb242c62a2d78f8301d2d'),
+  (94004, 'b67be318dcb424e24ef69aab896e6365a44403c1d6e8318d8bdea6de3d2b318a'),
+  (94005, '20c9b54aa526eea311ac895076d8133aa63ef274485a7cf0e51e3240b4e1e721'),
+  (94006, '3b027ff3b41bd8e3f9acb00a109b5f8af1415e900fcbae08907efffa44bfaee7'),
+  (94007, '557b1d1c2fea00c7c6de8e26346625ea7683af4d9d0f6bca39c9b79df2a5ad3d')
+) AS t(id, key)
 WHERE api_token.apitokenid = t.id;
 UPDATE api_token SET type = 'PERSONAL_ACCESS_TOKEN' WHERE type = 'PERSONAL_ACCESS_TOKEN_V1';
 DO $$
