@@ -37,6 +37,9 @@ struct OutputIdSchemes {
   IdScheme data_set;  // the single data value set header only
 };
 
+// 2.43's `order` keys (DataExportParams.Order), each ascending.
+enum class OrderKey { kDe, kOu, kPe, kCreated, kAoc };
+
 // A validated, normalised dvexport::v1::ExportRequest. Identifiers are well
 // formed in their input scheme, not yet resolved against the database.
 struct ExportParams {
@@ -75,6 +78,24 @@ struct ExportParams {
   // limit or changes_since.
   bool start_change_stream = false;
   OutputIdSchemes output;
+
+  // The DHIS2 minor version whose rules made these parameters, and whose order and bytes the
+  // export follows (42 for 2.40 to 2.42, whose exports are the same; 43).
+  int dhis2 = 42;
+  // 2.43 only (empty or unset before it). The export's order, complete: 2.43's default (PE,
+  // CREATED, DE) when the request gave none; orderByPeriod applied.
+  std::vector<OrderKey> order;
+  // >= 0 when present (2.43 takes the absolute value).
+  std::optional<int64_t> offset;
+  // Only org units at this hierarchy level.
+  std::optional<int32_t> level;
+  // Category option combos, in input_id_scheme.
+  Identifiers category_option_combos;
+  // Identifiers that are not UIDs are also looked up by code (2.43 inputUseCodeFallback) where
+  // the field's input scheme is UID by default.
+  bool input_use_code_fallback = false;
+  bool exclude_default_coc = false;
+  bool exclude_default_aoc = false;
 
   // True for exactly one data set, one period and one org unit and no data
   // element group: the export then has DHIS2's single data value set header

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace dvexport::encode {
 
@@ -51,7 +53,26 @@ struct DataValueRow {
   Text value, stored_by, comment;
   Timestamp created, last_updated;
   bool followup = false;  // DB NULL already mapped to false by the caller.
+  // The followup column is NULL (DHIS2 2.43 then leaves the key out; 2.42 writes false).
+  bool followup_null = false;
   bool deleted = false;
+};
+
+// DHIS2 2.43's top-level members of a data value set (DataExportGroup), each written only when
+// set, and the members its values then leave out. For 2.43's encoders: a null Text in a row's
+// category_option_combo or attribute_option_combo means "left out" (excludeDefaultCoc,
+// excludeDefaultAoc): the key is absent (JSON, XML) or the field empty (CSV).
+struct DataValueGroupHeader {
+  std::optional<Text> data_set;
+  // The period's ISO id (JSON), and its ADX form "yyyy-MM-dd/P1M" (XML's header attribute).
+  std::optional<Text> period;
+  std::optional<Text> period_adx;
+  std::optional<Text> org_unit;
+  std::optional<Text> attribute_option_combo;
+  // The output id schemes that are not UID, as 2.43 names them, in its order: (dataSetIdScheme,
+  // "CODE"), (dataElementIdScheme, ...), orgUnitIdScheme, categoryOptionComboIdScheme,
+  // attributeOptionComboIdScheme, categoryIdScheme, categoryOptionIdScheme.
+  std::vector<std::pair<std::string_view, std::string_view>> id_schemes;
 };
 
 // The single data value set header. DHIS2 writes it when exactly one data set, one period and

@@ -1,8 +1,11 @@
 #include "service/pipeline/export.h"
 
+#include <optional>
 #include <utility>
 
+#include "service/db/connection_pool.h"
 #include "service/pipeline/batch_stream_export.h"
+#include "service/pipeline/export_pipeline.h"
 #include "service/pipeline/file_export.h"
 
 namespace dvexport::pipeline {
@@ -17,6 +20,12 @@ std::unique_ptr<Export> Export::StartStream(
     ExportPipeline* pipeline, CallOrigin origin,
     const absl::StatusOr<dvexport::v1::ExportRequest>& request, ExportConsumer* consumer) {
   return StartBatchStreamExport(pipeline, std::move(origin), request, consumer);
+}
+
+int ServedDhis2Version(ExportPipeline* pipeline) {
+  if (pipeline == nullptr || pipeline->pool() == nullptr) return 0;
+  const std::optional<dhis2::Dhis2Version> version = pipeline->pool()->dhis2_version();
+  return version.has_value() ? version->served : 0;
 }
 
 absl::Status ClientGoneError() {

@@ -94,6 +94,12 @@ class Export {
   virtual std::string change_token() const = 0;
 };
 
+// The DHIS2 minor version (40 to 43) the database's newest connection found and the service
+// serves; 0 while none is known (no connection made yet) or when the database's DHIS2 is refused.
+// A door that answers as the database's DHIS2 answers (the HTTP door) decides its routes and
+// parameters with it.
+int ServedDhis2Version(ExportPipeline* pipeline);
+
 // How a reader ends when its chunks can no longer be sent; a door cancels an export with it when
 // its client went away.
 absl::Status ClientGoneError();
