@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -86,6 +87,27 @@ std::string ExportErrorMessage(ExportError error, std::string_view argument = {}
 
 // Returns a status with the error's status code and ExportErrorMessage.
 absl::Status ExportErrorStatus(ExportError error, std::string_view argument = {});
+
+// DHIS2 2.43 answers a malformed parameter with a WebMessage that has no errorCode: 400 (500 for
+// an input id scheme UUID) and an exception's text as the message, e.g. "UID must be an
+// alphanumeric string of 11 characters starting with a letter, but was: abc". dvexport's status
+// for it names the request's field for a gRPC caller, "data_set: UID must be ...", and carries
+// DHIS2's HTTP status and exact text as a payload, which the HTTP door shows instead of the
+// status's message.
+struct Dhis2HttpRefusal {
+  int http_status = 400;
+  // DHIS2's text, verbatim (without the field).
+  std::string message;
+};
+
+// A status of `code` (InvalidArgument for all of 2.43's) with the message "<field>: <message>"
+// and the Dhis2HttpRefusal {http_status, message} as a payload.
+absl::Status Dhis2HttpRefusalStatus(absl::StatusCode code, std::string_view field, int http_status,
+                                    std::string_view message);
+
+// The refusal a status carries, or nullopt (every status not made by Dhis2HttpRefusalStatus:
+// 2.42's refusals, the E20xx conflicts, dvexport's own messages).
+std::optional<Dhis2HttpRefusal> Dhis2HttpRefusalOf(const absl::Status& status);
 
 }  // namespace dvexport::dhis2
 

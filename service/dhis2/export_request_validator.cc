@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "service/dhis2/dates.h"
 #include "service/dhis2/export_error.h"
+#include "service/dhis2/export_request_validator_internal.h"
 #include "service/dhis2/quote.h"
 #include "service/dhis2/uid.h"
 
@@ -56,6 +57,10 @@ bool IsValidUtf8(std::string_view s) {
   return true;
 }
 
+}  // namespace
+
+namespace internal {
+
 absl::Status CheckIdentifier(std::string_view field, const IdScheme& scheme,
                              std::string_view value) {
   if (scheme.property == IdScheme::Property::kUid) {
@@ -71,6 +76,12 @@ absl::Status CheckIdentifier(std::string_view field, const IdScheme& scheme,
   }
   return absl::OkStatus();
 }
+
+}  // namespace internal
+
+namespace {
+
+using internal::CheckIdentifier;
 
 absl::Status CollectIdentifiers(std::string_view field, const IdScheme& scheme,
                                 const RepeatedPtrField<std::string>& values, Identifiers* ids) {
@@ -104,6 +115,10 @@ absl::Status CollectPeriods(const RepeatedPtrField<std::string>& values, int dhi
   return absl::OkStatus();
 }
 
+}  // namespace
+
+namespace internal {
+
 absl::Status ParseOptionalDate(std::string_view field, std::string_view text,
                                std::optional<std::chrono::sys_days>* date) {
   if (text.empty()) return absl::OkStatus();
@@ -116,8 +131,7 @@ absl::Status ParseOptionalDate(std::string_view field, std::string_view text,
   return absl::OkStatus();
 }
 
-// DateUtils.getDuration: ^(\d+)(d|h|m|s)$, in microseconds. A duration too
-// long for int64 microseconds is clamped (it reaches back before any data).
+// A duration too long for int64 microseconds is clamped (it reaches back before any data).
 std::optional<int64_t> ParseDuration(std::string_view text) {
   if (text.size() < 2) return std::nullopt;
   int64_t unit;
@@ -148,15 +162,13 @@ std::optional<int64_t> ParseDuration(std::string_view text) {
   return amount > kMax / unit ? kMax : amount * unit;
 }
 
-// The E2005 argument: the value itself when short and printable, else quoted.
 std::string DurationArgument(std::string_view text) {
   bool plain = text.size() <= 64;
   for (char c : text) plain = plain && c >= 0x20 && c < 0x7F && c != '`';
   return plain ? std::string(text) : QuoteForMessage(text);
 }
 
-// An integer as Java's MessageFormat writes a Number argument in an English
-// locale, with grouping separators: -1,000.
+// In an English locale, with grouping separators.
 std::string GroupedInteger(int64_t value) {
   const std::string digits = absl::StrCat(value < 0 ? -value : value);
   std::string text = value < 0 ? "-" : "";
@@ -166,6 +178,15 @@ std::string GroupedInteger(int64_t value) {
   }
   return text;
 }
+
+}  // namespace internal
+
+namespace {
+
+using internal::DurationArgument;
+using internal::GroupedInteger;
+using internal::ParseDuration;
+using internal::ParseOptionalDate;
 
 absl::Status CheckDhis2Rules(const ExportParams& params, const std::string& duration_text,
                              RuleOrder order) {
@@ -330,7 +351,10 @@ absl::Status BindAttributeCombo(const dvexport::v1::ExportRequest& request, Expo
   return absl::OkStatus();
 }
 
-// changes_since and start_change_stream, which exclude limit and each other (docs/SYNC.md).
+}  // namespace
+
+namespace internal {
+
 absl::Status BindChangeTracking(const dvexport::v1::ExportRequest& request, ExportParams* params) {
   if (!request.changes_since().empty()) {
     absl::StatusOr<ChangeToken> token = DecodeChangeToken(request.changes_since());
@@ -358,6 +382,35 @@ absl::Status BindChangeTracking(const dvexport::v1::ExportRequest& request, Expo
   return absl::OkStatus();
 }
 
+}  // namespace internal
+
+namespace {
+
+// A 2.43 parameter in a request answered as an earlier DHIS2: refused, naming the field.
+absl::Status RefuseDhis243Parameters(const dvexport::v1::ExportRequest& request, int dhis2) {
+  const char* field = nullptr;
+  if (request.has_offset()) {
+    field = "offset";
+  } else if (request.order_size() > 0) {
+    field = "order";
+  } else if (request.order_by_period()) {
+    field = "order_by_period";
+  } else if (request.has_level()) {
+    field = "level";
+  } else if (request.category_option_combo_size() > 0) {
+    field = "category_option_combo";
+  } else if (request.has_input_use_code_fallback()) {
+    field = "input_use_code_fallback";
+  } else if (request.exclude_default_coc()) {
+    field = "exclude_default_coc";
+  } else if (request.exclude_default_aoc()) {
+    field = "exclude_default_aoc";
+  }
+  if (field == nullptr) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, ": a DHIS2 2.43 parameter; this export answers as DHIS2 2.", dhis2));
+}
+
 }  // namespace
 
 bool ExportParams::IsSingleDataValueSet() const {
@@ -367,6 +420,9 @@ bool ExportParams::IsSingleDataValueSet() const {
 
 absl::StatusOr<ExportParams> ValidateExportRequest(const dvexport::v1::ExportRequest& request,
                                                    RuleOrder order, int dhis2) {
+  if (dhis2 >= 43) return ValidateExportRequest243(request);
+  absl::Status refused = RefuseDhis243Parameters(request, dhis2);
+  if (!refused.ok()) return refused;
   absl::StatusOr<RequestIdSchemes> schemes = ParseIdSchemes(request);
   if (!schemes.ok()) return schemes.status();
   ExportParams params;
@@ -385,7 +441,7 @@ absl::StatusOr<ExportParams> ValidateExportRequest(const dvexport::v1::ExportReq
   params.children = request.children();
   params.include_deleted = request.include_deleted();
   if (request.has_limit()) params.limit = request.limit();
-  status = BindChangeTracking(request, &params);
+  status = internal::BindChangeTracking(request, &params);
   if (!status.ok()) return status;
   status = CheckDhis2Rules(params, request.last_updated_duration(), order);
   if (!status.ok()) return status;

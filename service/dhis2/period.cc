@@ -17,11 +17,13 @@ using std::chrono::sys_days;
 using std::chrono::weekday;
 using std::chrono::year_month_day;
 
-constexpr std::array<std::string_view, kAllPeriodTypes.size()> kPeriodTypeNames = {
+// Indexed by PeriodType.
+constexpr std::array<std::string_view, kAllPeriodTypes243.size()> kPeriodTypeNames = {
     "Daily",          "Weekly",        "WeeklyWednesday", "WeeklyThursday", "WeeklySaturday",
     "WeeklySunday",   "BiWeekly",      "Monthly",         "BiMonthly",      "Quarterly",
     "QuarterlyNov",   "SixMonthly",    "SixMonthlyApril", "SixMonthlyNov",  "Yearly",
     "FinancialApril", "FinancialJuly", "FinancialSep",    "FinancialOct",   "FinancialNov",
+    "WeeklyFriday",   "FinancialFeb",  "FinancialAug",
 };
 
 int YearOf(const year_month_day& ymd) { return static_cast<int>(ymd.year()); }
@@ -48,6 +50,8 @@ std::optional<weekday> FirstDayOfWeek(PeriodType type) {
       return std::chrono::Wednesday;
     case PeriodType::kWeeklyThursday:
       return std::chrono::Thursday;
+    case PeriodType::kWeeklyFriday:
+      return std::chrono::Friday;
     case PeriodType::kWeeklySaturday:
       return std::chrono::Saturday;
     case PeriodType::kWeeklySunday:
@@ -61,10 +65,14 @@ std::optional<weekday> FirstDayOfWeek(PeriodType type) {
 // (a java.util.Calendar month, counted from 0) plus 1.
 int FinancialYearFirstMonth(PeriodType type) {
   switch (type) {
+    case PeriodType::kFinancialFeb:
+      return 2;
     case PeriodType::kFinancialApril:
       return 4;
     case PeriodType::kFinancialJuly:
       return 7;
+    case PeriodType::kFinancialAug:
+      return 8;
     case PeriodType::kFinancialSep:
       return 9;
     case PeriodType::kFinancialOct:
@@ -119,6 +127,7 @@ sys_days StartOfPeriod(PeriodType type, sys_days date) {
     case PeriodType::kWeekly:
     case PeriodType::kWeeklyWednesday:
     case PeriodType::kWeeklyThursday:
+    case PeriodType::kWeeklyFriday:
     case PeriodType::kWeeklySaturday:
     case PeriodType::kWeeklySunday:
       return date - (weekday{date} - *FirstDayOfWeek(type));
@@ -149,8 +158,10 @@ sys_days StartOfPeriod(PeriodType type, sys_days date) {
       return FirstOfMonth(y, m < 11 ? 5 : 11);
     case PeriodType::kYearly:
       return FirstOfMonth(y, 1);
+    case PeriodType::kFinancialFeb:
     case PeriodType::kFinancialApril:
     case PeriodType::kFinancialJuly:
+    case PeriodType::kFinancialAug:
     case PeriodType::kFinancialSep:
     case PeriodType::kFinancialOct:
     case PeriodType::kFinancialNov: {
@@ -169,6 +180,7 @@ sys_days EndOfPeriod(PeriodType type, sys_days start) {
     case PeriodType::kWeekly:
     case PeriodType::kWeeklyWednesday:
     case PeriodType::kWeeklyThursday:
+    case PeriodType::kWeeklyFriday:
     case PeriodType::kWeeklySaturday:
     case PeriodType::kWeeklySunday:
       return start + days{6};
@@ -186,8 +198,10 @@ sys_days EndOfPeriod(PeriodType type, sys_days start) {
     case PeriodType::kSixMonthlyNov:
       return EndAfterMonths(start, 6);
     case PeriodType::kYearly:
+    case PeriodType::kFinancialFeb:
     case PeriodType::kFinancialApril:
     case PeriodType::kFinancialJuly:
+    case PeriodType::kFinancialAug:
     case PeriodType::kFinancialSep:
     case PeriodType::kFinancialOct:
     case PeriodType::kFinancialNov:
@@ -388,8 +402,13 @@ std::optional<Period> ParsePeriod(std::string_view iso) {
 }  // namespace
 
 std::optional<PeriodType> PeriodTypeFromName(std::string_view name) {
-  for (std::size_t i = 0; i < kPeriodTypeNames.size(); ++i) {
-    if (kPeriodTypeNames[i] == name) return kAllPeriodTypes[i];
+  return PeriodTypeFromName(name, 42);
+}
+
+std::optional<PeriodType> PeriodTypeFromName(std::string_view name, int dhis2) {
+  const std::size_t known = dhis2 >= 43 ? kAllPeriodTypes243.size() : kAllPeriodTypes.size();
+  for (std::size_t i = 0; i < known; ++i) {
+    if (kPeriodTypeNames[i] == name) return static_cast<PeriodType>(i);
   }
   return std::nullopt;
 }
@@ -436,6 +455,7 @@ void AppendWeekId(PeriodType type, sys_days start, IsoIdBuilder* id) {
   id->Int(week.year);
   if (type == PeriodType::kWeeklyWednesday) id->Text("Wed");
   if (type == PeriodType::kWeeklyThursday) id->Text("Thu");
+  if (type == PeriodType::kWeeklyFriday) id->Text("Fri");
   if (type == PeriodType::kWeeklySaturday) id->Text("Sat");
   if (type == PeriodType::kWeeklySunday) id->Text("Sun");
   id->Text("W");
@@ -459,6 +479,7 @@ std::string FormatIsoPeriod(PeriodType type, std::chrono::sys_days start) {
     case PeriodType::kWeekly:
     case PeriodType::kWeeklyWednesday:
     case PeriodType::kWeeklyThursday:
+    case PeriodType::kWeeklyFriday:
     case PeriodType::kWeeklySaturday:
     case PeriodType::kWeeklySunday:
     case PeriodType::kBiWeekly:
@@ -499,6 +520,10 @@ std::string FormatIsoPeriod(PeriodType type, std::chrono::sys_days start) {
     case PeriodType::kYearly:
       id.Int(y);
       break;
+    case PeriodType::kFinancialFeb:
+      id.Int(y);
+      id.Text("Feb");
+      break;
     case PeriodType::kFinancialApril:
       id.Int(y);
       id.Text("April");
@@ -506,6 +531,10 @@ std::string FormatIsoPeriod(PeriodType type, std::chrono::sys_days start) {
     case PeriodType::kFinancialJuly:
       id.Int(y);
       id.Text("July");
+      break;
+    case PeriodType::kFinancialAug:
+      id.Int(y);
+      id.Text("Aug");
       break;
     case PeriodType::kFinancialSep:
       id.Int(y);
