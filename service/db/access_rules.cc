@@ -206,11 +206,16 @@ std::string MetadataReadableSql(const char* alias, int user_param, int groups_pa
                       user_param, " OR ", EntryTerms(alias, user_param, groups_param, "r%"), ")");
 }
 
+std::string DataReadableSql(const char* alias, int user_param, int groups_param) {
+  return absl::StrCat("(", alias, ".sharing->>'owner' IS NULL OR ", alias,
+                      ".sharing->>'owner' = $", user_param, " OR ", alias,
+                      ".sharing->>'public' LIKE '__r_____' OR ", alias,
+                      ".sharing->>'public' IS NULL OR ",
+                      EntryTerms(alias, user_param, groups_param, "__r_____"), ")");
+}
+
 std::string CategoryOptionDataReadableSql(int user_param, int groups_param) {
-  return absl::StrCat("(co.sharing->>'owner' IS NULL OR co.sharing->>'owner' = $", user_param,
-                      " OR co.sharing->>'public' LIKE '__r_____' OR co.sharing->>'public' IS NULL "
-                      "OR ",
-                      EntryTerms("co", user_param, groups_param, "__r_____"), ")");
+  return DataReadableSql("co", user_param, groups_param);
 }
 
 std::vector<int64_t> UnreadableAttributeOptionCombos(pqxx::transaction_base& tx,

@@ -32,6 +32,9 @@ std::string MetadataReadableSql(const char* alias, int user_param, int groups_pa
 // the user's groups like '__r_____'. Same parameters as MetadataReadableSql.
 std::string CategoryOptionDataReadableSql(int user_param, int groups_param);
 
+// The same data-read predicate on "<alias>.sharing" ("alias" is a constant of the caller's).
+std::string DataReadableSql(const char* alias, int user_param, int groups_param);
+
 // "values" as a PostgreSQL text[] literal, each element quoted.
 std::string PgTextArray(const std::vector<std::string>& values);
 

@@ -458,8 +458,10 @@ bool DataValueLineParser::ParseUsual(std::string_view line, encode::DataValueRow
   // "f\tf", "t\tf", "\N\tf" and the like.
   if (end - p == 3 && p[1] == '\t' && (p[0] == 't' || p[0] == 'f')) {
     row->followup = p[0] == 't';
+    row->followup_null = false;
   } else if (end - p == 4 && p[0] == '\\' && p[1] == 'N' && p[2] == '\t') {
     row->followup = false;
+    row->followup_null = true;
   } else {
     return false;
   }
@@ -503,6 +505,7 @@ absl::Status DataValueLineParser::ParseAnyLine(std::string_view line, encode::Da
       timestamps[i]->usual_text = {};
     }
   }
+  row->followup_null = f[10].is_null;
   if (!ParseBool(f[10], /*nullable=*/true, &row->followup) ||
       !ParseBool(f[11], /*nullable=*/false, &row->deleted)) {
     return Malformed("a NULL or malformed flag");

@@ -11,51 +11,20 @@
 #include "service/db/access_rules.h"
 #include "service/db/array_literal.h"
 #include "service/db/change_stream.h"
+#include "service/db/export_scope_internal.h"
 #include "service/dhis2/dates.h"
 #include "service/dhis2/period.h"
 #include "service/dhis2/quote.h"
 
 namespace dvexport::db {
-namespace {
 
-using dhis2::IdScheme;
+namespace scope_internal {
 
-// A DHIS2 metadata table and its internal id column. Names are constants of
-// this file, never caller input.
-struct ObjectTable {
-  const char* table;
-  const char* id_column;
-  const char* noun;  // for messages: "data set"
-  // DHIS2 looks it up with the metadata-read sharing predicate for non-superusers (its schema
-  // has a persisted "sharing"; org units and option combos have none).
-  bool shareable;
-};
-
-constexpr ObjectTable kDataSets{"dataset", "datasetid", "data set", true};
-constexpr ObjectTable kDataElementGroups{"dataelementgroup", "dataelementgroupid",
-                                         "data element group", true};
-constexpr ObjectTable kDataElements{"dataelement", "dataelementid", "data element", true};
-constexpr ObjectTable kOrgUnits{"organisationunit", "organisationunitid", "organisation unit",
-                                false};
-constexpr ObjectTable kOrgUnitGroups{"orgunitgroup", "orgunitgroupid", "organisation unit group",
-                                     true};
-constexpr ObjectTable kCategoryOptionCombos{"categoryoptioncombo", "categoryoptioncomboid",
-                                            "category option combo", false};
-constexpr ObjectTable kCategoryCombos{"categorycombo", "categorycomboid", "category combo", true};
-// The category options, in the table of the database's DHIS2 (ExportScope's name).
 ObjectTable CategoryOptions(const ExportScope& scope) {
   return {scope.category_option_table, "categoryoptionid", "category option", true};
 }
 
-// 0001-01-01T00:00:00 in microseconds since 1970: the earliest last-updated
-// bound written into SQL.
-constexpr int64_t kEarliestMicros = -62135596800LL * 1000000;
-
-using Params = std::vector<std::string>;
-
-// Runs "sql" with text parameters $1..$n as an unnamed statement (PgBouncer in
-// transaction pooling carries no named prepared statements).
-pqxx::result Query(pqxx::transaction_base& tx, const std::string& sql, const Params& params = {}) {
+pqxx::result Query(pqxx::transaction_base& tx, const std::string& sql, const Params& params) {
   return tx.exec_params(sql, pqxx::prepare::make_dynamic_params(params));
 }
 
@@ -72,12 +41,44 @@ std::optional<std::string> ToOptionalString(const pqxx::result& r, int row, int 
   return ToString(r, row, col);
 }
 
-int Rows(const pqxx::result& r) { return static_cast<int>(r.size()); }
-
 void SortUnique(std::vector<int64_t>* ids) {
   std::sort(ids->begin(), ids->end());
   ids->erase(std::unique(ids->begin(), ids->end()), ids->end());
 }
+
+// Fills "*out" with the identifier in "scheme" of each object of "table"
+// whose id is in "ids", or of every object if "ids" is null.
+absl::Status LoadIdentifiers(pqxx::transaction_base& tx, const ObjectTable& table,
+                             const dhis2::IdScheme& scheme, const std::vector<int64_t>* ids,
+                             IdentifierMap* out) {
+  Params params;
+  if (ids != nullptr) params.push_back(ToArrayLiteral(*ids));
+  const int attribute_param = static_cast<int>(params.size()) + 1;
+  if (scheme.property == dhis2::IdScheme::Property::kAttribute) {
+    params.push_back(scheme.attribute);
+  }
+  std::string sql =
+      absl::StrCat("SELECT o.", table.id_column, ", ", SchemeExpression(scheme, attribute_param),
+                   " FROM ", table.table, " o");
+  if (ids != nullptr) absl::StrAppend(&sql, " WHERE o.", table.id_column, " = ANY($1::bigint[])");
+  const pqxx::result result = Query(tx, sql, params);
+  out->reserve(Rows(result));
+  for (int i = 0; i < Rows(result); ++i) {
+    out->emplace(ToInt64(result, i, 0), ToOptionalString(result, i, 1));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace scope_internal
+
+namespace {
+
+using dhis2::IdScheme;
+using namespace scope_internal;  // NOLINT: this file's own helpers
+
+// 0001-01-01T00:00:00 in microseconds since 1970: the earliest last-updated
+// bound written into SQL.
+constexpr int64_t kEarliestMicros = -62135596800LL * 1000000;
 
 // Looks up "ids" (in their input scheme) in "table" and returns the internal
 // ids, in request order. NotFound names the first identifier that does not
@@ -125,27 +126,6 @@ absl::StatusOr<std::vector<int64_t>> ResolveIdentifiers(pqxx::transaction_base& 
     resolved.push_back(it->second.front());
   }
   return resolved;
-}
-
-// Fills "*out" with the identifier in "scheme" of each object of "table"
-// whose id is in "ids", or of every object if "ids" is null.
-absl::Status LoadIdentifiers(pqxx::transaction_base& tx, const ObjectTable& table,
-                             const IdScheme& scheme, const std::vector<int64_t>* ids,
-                             IdentifierMap* out) {
-  Params params;
-  if (ids != nullptr) params.push_back(ToArrayLiteral(*ids));
-  const int attribute_param = static_cast<int>(params.size()) + 1;
-  if (scheme.property == IdScheme::Property::kAttribute) params.push_back(scheme.attribute);
-  std::string sql =
-      absl::StrCat("SELECT o.", table.id_column, ", ", SchemeExpression(scheme, attribute_param),
-                   " FROM ", table.table, " o");
-  if (ids != nullptr) absl::StrAppend(&sql, " WHERE o.", table.id_column, " = ANY($1::bigint[])");
-  const pqxx::result result = Query(tx, sql, params);
-  out->reserve(Rows(result));
-  for (int i = 0; i < Rows(result); ++i) {
-    out->emplace(ToInt64(result, i, 0), ToOptionalString(result, i, 1));
-  }
-  return absl::OkStatus();
 }
 
 // Fills scope->periods and scope->period_ids from rows of (periodid,
@@ -438,6 +418,7 @@ absl::StatusOr<ExportScope> ResolveExportScope(pqxx::transaction_base& tx,
                                                const Dhis2Schema& schema,
                                                const dhis2::ExportParams& params,
                                                const dhis2::Principal* reader) {
+  if (params.dhis2 >= 43) return ResolveExportScope243(tx, schema, params, reader);
   ExportScope scope;
   scope.category_option_table = schema.category_option_table;
   scope.category_table = schema.category_table;
@@ -475,6 +456,10 @@ std::string BuildDataValueWhereSql(const ExportScope& scope) {
   if (scope.attribute_option_combo_ids) {
     absl::StrAppend(&sql, " AND dv.attributeoptioncomboid = ANY('",
                     ToArrayLiteral(*scope.attribute_option_combo_ids), "'::bigint[])");
+  }
+  if (scope.category_option_combo_ids) {
+    absl::StrAppend(&sql, " AND dv.categoryoptioncomboid = ANY('",
+                    ToArrayLiteral(*scope.category_option_combo_ids), "'::bigint[])");
   }
   if (!scope.excluded_attribute_option_combo_ids.empty()) {
     // A filter on each row, hashed by PostgreSQL 15+ for nine or more combos.
@@ -519,7 +504,8 @@ std::string BuildDataValueSelectSql(const ExportScope& scope,
       "dv.attributeoptioncomboid, dv.value, dv.storedby, dv.created, "
       "CASE WHEN dv.lastupdated = dv.created THEN '' ELSE dv.lastupdated::text END, "
       "dv.comment, dv.followup, dv.deleted FROM ",
-      DataValueSourceSql(scope), " WHERE ", BuildDataValueWhereSql(scope));
+      DataValueSourceSql(scope), OrderJoinsSql(scope.order), " WHERE ",
+      BuildDataValueWhereSql(scope));
   if (blocks) {
     // PostgreSQL 14+ reads such a slice with a TID Range Scan, only its own blocks.
     if (blocks->first_block > 0) {
@@ -529,7 +515,62 @@ std::string BuildDataValueSelectSql(const ExportScope& scope,
       absl::StrAppend(&sql, " AND dv.ctid < '(", *blocks->end_block, ",0)'::tid");
     }
   }
+  absl::StrAppend(&sql, OrderBySql(scope.order));
   if (scope.limit) absl::StrAppend(&sql, " LIMIT ", *scope.limit);
+  if (scope.offset && *scope.offset > 0) absl::StrAppend(&sql, " OFFSET ", *scope.offset);
+  return sql;
+}
+
+std::string OrderJoinsSql(const std::vector<dhis2::OrderKey>& order) {
+  std::string sql;
+  for (const dhis2::OrderKey key : order) {
+    switch (key) {
+      case dhis2::OrderKey::kPe:
+        sql += " JOIN period pe ON pe.periodid = dv.periodid";
+        break;
+      case dhis2::OrderKey::kDe:
+        sql += " JOIN dataelement de ON de.dataelementid = dv.dataelementid";
+        break;
+      case dhis2::OrderKey::kOu:
+        sql += " JOIN organisationunit ou ON ou.organisationunitid = dv.sourceid";
+        break;
+      case dhis2::OrderKey::kAoc:
+        sql += " JOIN categoryoptioncombo aoc ON aoc.categoryoptioncomboid = "
+               "dv.attributeoptioncomboid";
+        break;
+      case dhis2::OrderKey::kCreated:
+        break;
+    }
+  }
+  return sql;
+}
+
+std::string OrderBySql(const std::vector<dhis2::OrderKey>& order) {
+  if (order.empty()) return "";
+  std::string sql = " ORDER BY ";
+  for (const dhis2::OrderKey key : order) {
+    switch (key) {
+      case dhis2::OrderKey::kPe:
+        sql += "pe.startdate, pe.enddate, ";
+        break;
+      case dhis2::OrderKey::kDe:
+        sql += "de.uid, ";
+        break;
+      case dhis2::OrderKey::kOu:
+        sql += "ou.path, ";
+        break;
+      case dhis2::OrderKey::kAoc:
+        sql += "aoc.uid, ";
+        break;
+      case dhis2::OrderKey::kCreated:
+        sql += "dv.created, ";
+        break;
+    }
+  }
+  // DHIS2's order is not unique: the value's key makes it so, for pages that neither repeat nor
+  // skip a value.
+  sql += "dv.dataelementid, dv.periodid, dv.sourceid, dv.categoryoptioncomboid, "
+         "dv.attributeoptioncomboid";
   return sql;
 }
 

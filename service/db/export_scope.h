@@ -5,6 +5,7 @@
 #include <optional>
 #include <pqxx/transaction_base>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -26,6 +27,18 @@ struct SingleDataValueSetHeader {
   std::optional<int64_t> complete_date_micros;  // completedatasetregistration.date
   std::string period;
   std::optional<std::string> org_unit;  // in org_unit_id_scheme
+};
+
+// DHIS2 2.43's top-level members of the data value set (DataExportGroup), resolved: each one
+// written only when set, in its output id scheme.
+struct GroupHeader {
+  std::optional<std::string> data_set;
+  std::optional<std::string> period;      // the ISO id
+  std::optional<std::string> period_adx;  // "2024-07-01/P1M" (XML)
+  std::optional<std::string> org_unit;
+  std::optional<std::string> attribute_option_combo;
+  // (member name, scheme name) of each output id scheme that is not UID, in 2.43's order.
+  std::vector<std::pair<std::string, std::string>> id_schemes;
 };
 
 // An export request resolved against the database: the internal ids to filter
@@ -57,6 +70,15 @@ struct ExportScope {
   std::optional<int64_t> last_updated_min_micros;
   bool include_deleted = false;
   std::optional<int32_t> limit;
+  // The DHIS2 minor version whose export this is (42: 2.40 to 2.42; 43).
+  int dhis2 = 42;
+  // 2.43: the rows' order (empty: none), ties broken by the value's key; values skipped first.
+  std::vector<dhis2::OrderKey> order;
+  std::optional<int64_t> offset;
+  // 2.43: only values of these category option combos; sorted, unique.
+  std::optional<std::vector<int64_t>> category_option_combo_ids;
+  // 2.43's DataExportGroup members (unset before 2.43: "header" is 2.42's).
+  std::optional<GroupHeader> group_header;
   // Only row versions written since a change token's snapshot, deleted ones
   // included whatever include_deleted says. The transaction reading the scope
   // must have run ChangesSinceSetting's statement (ReadSession does).
@@ -81,6 +103,7 @@ struct ExportScope {
     return data_element_ids.empty() || (filter_periods && period_ids.empty()) ||
            org_unit_ids.empty() ||
            (attribute_option_combo_ids && attribute_option_combo_ids->empty()) ||
+           (category_option_combo_ids && category_option_combo_ids->empty()) ||
            (limit && *limit == 0) || (changed_keys && changed_key_count == 0);
   }
 };
@@ -101,6 +124,19 @@ struct ExportScope {
 // connection's) has it (DHIS2 2.43+), else computes ISO ids; the category tables by the names
 // "schema" gives. Database errors are libpqxx's
 // exceptions (ReadSession turns them into a Status).
+// DHIS2 2.43's resolution (ResolveExportScope calls it for params.dhis2 >= 43, on a database
+// with period.iso): identifiers decoded as 2.43 decodes them (a well-formed unknown one matches
+// nothing; codes and names match every object that has them; the code fallback), its filters
+// (data element groups add to data sets, start and end dates each on its own, level, category
+// option combos, attributeCombo and attributeOptions that match nothing filter nothing), E2001
+// and E2006 after decoding, 2.43's read rules (no rule for superusers or Test_skipSharingCheck;
+// E2010, E2011 and E2012 listing every failing uid, E2012 against the capture units, org unit
+// group members cut to the capture units) and its group header. Errors as ResolveExportScope's.
+absl::StatusOr<ExportScope> ResolveExportScope243(pqxx::transaction_base& tx,
+                                                  const Dhis2Schema& schema,
+                                                  const dhis2::ExportParams& params,
+                                                  const dhis2::Principal* reader);
+
 absl::StatusOr<ExportScope> ResolveExportScope(pqxx::transaction_base& tx,
                                                const Dhis2Schema& schema,
                                                const dhis2::ExportParams& params,
@@ -137,6 +173,14 @@ struct BlockRange {
 // output function writes, as COPY would; NULL stays NULL).
 std::string BuildDataValueSelectSql(const ExportScope& scope,
                                     const std::optional<BlockRange>& blocks = std::nullopt);
+
+// The joins (after "datavalue dv") that OrderBySql's columns need: pe, de, ou, aoc.
+std::string OrderJoinsSql(const std::vector<dhis2::OrderKey>& order);
+
+// " ORDER BY ..." of DHIS2 2.43's order keys (PE: pe.startdate, pe.enddate; DE: de.uid; OU:
+// ou.path; AOC: aoc.uid; CREATED: dv.created; all ascending, in the database's collation), then
+// the value's key, so that the order is total; empty for no keys.
+std::string OrderBySql(const std::vector<dhis2::OrderKey>& order);
 
 // The transaction setting that holds a change token's xmin, modulo 2^32, in decimal, for the
 // condition of ExportScope::changes_only: set with set_config($1) since COPY takes no bind

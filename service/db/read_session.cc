@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "service/db/change_tracking.h"
+#include "service/dhis2/dhis2_version.h"
 #include "service/db/data_value_stream.h"
 
 namespace dvexport::db {
@@ -140,9 +141,36 @@ absl::Status ReadSession::EndTransaction(std::unique_ptr<Transaction>* tx, Poole
   return status;
 }
 
+namespace {
+
+// Whether "params", validated before the connection was lent, follow the rules of the DHIS2
+// it reads ("served", its minor version): a version pinned by the request may be that one or
+// an older one; otherwise the request was validated with the rules of the version the pool
+// knew, and a connection that finds another one (the first connection after the server
+// started, or a database upgraded meanwhile) means the call must be made again.
+absl::Status CheckDhis2Rules(const dhis2::ExportParams& params, int served) {
+  const int export_of_database = served >= 43 ? 43 : 42;
+  if (params.dhis2 > export_of_database) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "dhis2_version: DHIS2 2.", params.dhis2, "'s export was asked, and the database is DHIS2 ",
+        dhis2::VersionName(served)));
+  }
+  if (!params.dhis2_pinned && params.dhis2 != export_of_database) {
+    return absl::UnavailableError(absl::StrCat(
+        "the database's DHIS2 version (", dhis2::VersionName(served),
+        ") was learned only now, after this request was read by another version's rules; "
+        "try again"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status ReadSession::Begin(const dhis2::ExportParams& params,
                                 const dhis2::Principal* principal) {
   absl::Status status = AcquireConnection();
+  if (!status.ok()) return status;
+  status = CheckDhis2Rules(params, (*conn_)->dhis2_schema().version.served);
   if (!status.ok()) return status;
   const bool stream_delta =
       params.changes_since && params.changes_since->kind == dhis2::ChangeTokenKind::kStream;
@@ -417,7 +445,8 @@ absl::StatusOr<int> ReadSession::PlanReads(int keep_available) {
   if (tx_ == nullptr) return absl::FailedPreconditionError("PlanReads before Begin");
   readers_ = 1;
   slices_.Reset({std::nullopt});
-  if (options_.read_plan.max_streams < 2) return readers_;
+  // An ordered export (DHIS2 2.43's) is one ordered read.
+  if (options_.read_plan.max_streams < 2 || !scope_.order.empty()) return readers_;
   std::vector<std::optional<BlockRange>> slices;
   std::string snapshot;
   absl::Status status = RunStatements(**conn_, "planning the export's reads", [&] {

@@ -101,6 +101,10 @@ struct ExportParams {
   // The DHIS2 minor version whose rules made these parameters, and whose order and bytes the
   // export follows (42 for 2.40 to 2.42, whose exports are the same; 43).
   int dhis2 = 42;
+  // The request pinned the version (ExportRequest.dhis2_version) rather than taking the
+  // database's: the session then does not check it against the database's (only that it is
+  // not newer).
+  bool dhis2_pinned = false;
   // 2.43 only (empty or unset before it). The export's order, complete: 2.43's default (PE,
   // CREATED, DE) when the request gave none; orderByPeriod applied.
   std::vector<OrderKey> order;

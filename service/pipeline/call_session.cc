@@ -3,6 +3,8 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "service/dhis2/dhis2_version.h"
 #include "service/auth/verify.h"
 #include "service/db/connection_pool.h"
 
@@ -15,11 +17,27 @@ void CallSession::Bind(ExportPipeline* pipeline, std::chrono::system_clock::time
 
 absl::StatusOr<dhis2::ExportParams> CallSession::Open(const dvexport::v1::ExportRequest& query,
                                                       dhis2::RuleOrder order) {
-  // The period types of the DHIS2 the newest database connection found (2.42's until one did).
+  // The rules of the DHIS2 the newest database connection found (2.42's until one did: the
+  // session then checks the version its connection finds), or of the version the request pins.
   const std::optional<dhis2::Dhis2Version> version = pipeline_->pool()->dhis2_version();
-  absl::StatusOr<dhis2::ExportParams> params = dhis2::ValidateExportRequest(
-      query, order, version.has_value() && version->served != 0 ? version->served : 42);
+  const int found = version.has_value() && version->served != 0 ? version->served : 0;
+  int rules = found != 0 ? found : 42;
+  if (!query.dhis2_version().empty()) {
+    absl::StatusOr<int> pinned = dhis2::ParseServedVersion(query.dhis2_version());
+    if (!pinned.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("dhis2_version: ", pinned.status().message()));
+    }
+    if (found != 0 && *pinned > found) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "dhis2_version: \"", query.dhis2_version(), "\" is newer than the database's DHIS2 ",
+          dhis2::VersionName(found), "; a request may pin its version or an older one"));
+    }
+    rules = *pinned;
+  }
+  absl::StatusOr<dhis2::ExportParams> params = dhis2::ValidateExportRequest(query, order, rules);
   if (!params.ok()) return params.status();
+  params->dhis2_pinned = !query.dhis2_version().empty();
   std::lock_guard<std::mutex> lock(mu_);
   session_ = std::make_unique<db::ReadSession>(pipeline_->pool(), pipeline_->options().session(),
                                                deadline_);
