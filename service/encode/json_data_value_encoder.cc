@@ -1,6 +1,5 @@
 #include "service/encode/json_data_value_encoder.h"
 
-#include <algorithm>
 #include <cassert>
 #include <cstddef>
 #include <cstring>
@@ -8,6 +7,7 @@
 
 #include "common/json_string.h"
 #include "common/plain_copy.h"
+#include "service/encode/json_layout.h"
 #include "service/encode/long_gmt_date.h"
 #include "service/encode/pretty_json_data_value_encoder.h"
 
@@ -15,59 +15,12 @@ namespace dvexport::encode {
 
 namespace {
 
-// A string of N characters that can be a template argument, for building literals at compile
-// time.
-template <size_t N>
-struct FixedString {
-  char chars[N + 1] = {};
-
-  constexpr FixedString() = default;
-  constexpr FixedString(const char (&text)[N + 1]) { std::copy_n(text, N + 1, chars); }
-
-  static constexpr size_t size() { return N; }
-  constexpr operator std::string_view() const { return std::string_view(chars, N); }
-};
-
-template <size_t M>
-FixedString(const char (&)[M]) -> FixedString<M - 1>;
-
-// "parts" one after the other.
-template <FixedString... parts>
-constexpr FixedString<(parts.size() + ...)> Concat() {
-  FixedString<(parts.size() + ...)> out;
-  size_t n = 0;
-  ((std::copy_n(parts.chars, parts.size(), out.chars + n), n += parts.size()), ...);
-  return out;
-}
-
 constexpr std::string_view kNull = "null";
 
 // A string is written as `null` or between two quotes.
 constexpr size_t kMaxStringOverhead = 4;
 
 constexpr size_t kTextFieldsPerRow = 8;
-
-}  // namespace
-
-// A layout is the white space around the members; the encoder builds every literal it writes
-// from it at compile time (JsonLiterals below).
-struct CompactJsonLayout {
-  static constexpr FixedString kColon = ":";
-  static constexpr FixedString kLineEnd = "";
-  static constexpr FixedString kDocumentMemberIndent = "";  // before a member of the document
-  static constexpr FixedString kValueIndent = "";           // before a value's braces
-  static constexpr FixedString kValueMemberIndent = "";     // before a member of a value
-};
-
-struct PrettyJsonLayout {
-  static constexpr FixedString kColon = ": ";
-  static constexpr FixedString kLineEnd = "\n";
-  static constexpr FixedString kDocumentMemberIndent = "\n  ";
-  static constexpr FixedString kValueIndent = "\n    ";
-  static constexpr FixedString kValueMemberIndent = "\n      ";
-};
-
-namespace {
 
 using common::kMaxJsonEscapedBytesPerInputByte;
 using common::WriteJsonEscaped;
