@@ -14,12 +14,16 @@
 #include "common/json_string.h"
 #include "dvexport/v1/export.pb.h"
 #include "service/encode/chunk_buffer.h"
+#include "service/encode/csv_243_data_value_encoder.h"
 #include "service/encode/csv_data_value_encoder.h"
+#include "service/encode/json_243_data_value_encoder.h"
+#include "service/encode/json_243_string.h"
 #include "service/encode/json_data_value_encoder.h"
 #include "service/encode/long_gmt_date.h"
 #include "service/encode/parallel_gzip_compressor.h"
 #include "service/encode/pretty_json_data_value_encoder.h"
 #include "service/encode/protobuf_data_value_encoder.h"
+#include "service/encode/xml_243_data_value_encoder.h"
 #include "service/encode/xml_attribute.h"
 #include "service/encode/xml_data_value_encoder.h"
 #include "service/encode/zip_compressor.h"
@@ -95,6 +99,17 @@ const RealisticRows& Rows() {
   return *rows;
 }
 
+// Starts a document without header: 2.42's encoders take a header pointer, 2.43's a
+// DataValueGroupHeader.
+template <typename Encoder>
+void BeginWithoutHeader(Encoder& encoder) {
+  if constexpr (requires { encoder.Begin(DataValueGroupHeader{}); }) {
+    encoder.Begin(DataValueGroupHeader{});
+  } else {
+    encoder.Begin(nullptr);
+  }
+}
+
 template <typename Encoder>
 void BM_Encode(benchmark::State& state) {
   const std::vector<DataValueRow>& rows = Rows().rows();
@@ -102,7 +117,7 @@ void BM_Encode(benchmark::State& state) {
   Encoder encoder(&buffer);
   size_t bytes = 0;
   size_t values = 0;
-  encoder.Begin(nullptr);
+  BeginWithoutHeader(encoder);
   for (auto _ : state) {
     for (const DataValueRow& row : rows) {
       encoder.Add(row);
@@ -189,11 +204,15 @@ void BM_Escape(benchmark::State& state) {
 }
 BENCHMARK(BM_Escape<common::WriteJsonEscaped>)->Name("BM_EscapeJsonText");
 BENCHMARK(BM_Escape<WriteXmlAttributeEscaped>)->Name("BM_EscapeXmlAttributeText");
+BENCHMARK(BM_Escape<WriteJson243Escaped>)->Name("BM_EscapeJson243Text");
 
 BENCHMARK(BM_Encode<JsonDataValueEncoder>)->Name("BM_EncodeJson");
 BENCHMARK(BM_Encode<CsvDataValueEncoder>)->Name("BM_EncodeCsv");
 BENCHMARK(BM_Encode<PrettyJsonDataValueEncoder>)->Name("BM_EncodeJsonPretty");
 BENCHMARK(BM_Encode<XmlDataValueEncoder>)->Name("BM_EncodeXml");
+BENCHMARK(BM_Encode<Json243DataValueEncoder>)->Name("BM_EncodeJson243");
+BENCHMARK(BM_Encode<Csv243DataValueEncoder>)->Name("BM_EncodeCsv243");
+BENCHMARK(BM_Encode<Xml243DataValueEncoder>)->Name("BM_EncodeXml243");
 
 // The typed stream's work per value as StreamDataValueBatches does it: ProtobufDataValueEncoder
 // writes each value in wire format into the batch's buffer, handed out at kChunkSize with the
