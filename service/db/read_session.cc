@@ -437,6 +437,7 @@ absl::StatusOr<int64_t> ReadSession::Count() {
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
+  if (scope_.offset.has_value()) count = std::max<int64_t>(0, count - *scope_.offset);
   if (scope_.limit.has_value()) count = std::min<int64_t>(count, *scope_.limit);
   return count;
 }

@@ -14,15 +14,19 @@
 #include "absl/time/time.h"
 #include "common/crc32.h"
 #include "service/dhis2/adx.h"
+#include "service/dhis2/dhis2_version.h"
 #include "service/dhis2/export_file_name.h"
 #include "service/dhis2/id_scheme.h"
 #include "service/encode/adx_data_value_encoder.h"
 #include "service/encode/chunk_buffer.h"
+#include "service/encode/csv_243_data_value_encoder.h"
 #include "service/encode/csv_data_value_encoder.h"
 #include "service/encode/file_compressor.h"
+#include "service/encode/json_243_data_value_encoder.h"
 #include "service/encode/json_data_value_encoder.h"
 #include "service/encode/parallel_gzip_compressor.h"
 #include "service/encode/pretty_json_data_value_encoder.h"
+#include "service/encode/xml_243_data_value_encoder.h"
 #include "service/encode/xml_data_value_encoder.h"
 #include "service/encode/zip_compressor.h"
 #include "service/encode/zstd_compressor.h"
@@ -126,20 +130,52 @@ absl::StatusOr<std::unique_ptr<encode::FileCompressor>> CreateCompressor(
   }
 }
 
+// Whether "Encoder" writes DHIS2 2.43's document (a DataValueGroupHeader, members left out)
+// rather than 2.42's.
+template <typename Encoder>
+constexpr bool kWrites243 = false;
+template <>
+constexpr bool kWrites243<encode::Json243DataValueEncoder> = true;
+template <>
+constexpr bool kWrites243<encode::PrettyJson243DataValueEncoder> = true;
+template <>
+constexpr bool kWrites243<encode::Csv243DataValueEncoder> = true;
+template <>
+constexpr bool kWrites243<encode::Xml243DataValueEncoder> = true;
+
+encode::Text TextOf(const std::string& bytes) {
+  return encode::Text{bytes, false, encode::IsPlainText(bytes)};
+}
+
+std::optional<encode::Text> TextOf(const std::optional<std::string>& bytes) {
+  if (!bytes) return std::nullopt;
+  return TextOf(*bytes);
+}
+
+// 2.43's group header of "scope", referring to the scope's strings.
+encode::DataValueGroupHeader GroupHeaderOf(const db::ExportScope& scope) {
+  encode::DataValueGroupHeader header;
+  if (!scope.group_header) return header;
+  const db::GroupHeader& group = *scope.group_header;
+  header.data_set = TextOf(group.data_set);
+  header.period = TextOf(group.period);
+  header.period_adx = TextOf(group.period_adx);
+  header.org_unit = TextOf(group.org_unit);
+  header.attribute_option_combo = TextOf(group.attribute_option_combo);
+  for (const auto& [name, scheme] : group.id_schemes) header.id_schemes.emplace_back(name, scheme);
+  return header;
+}
+
 // The rendered start and end of the document, written around the readers' values.
 template <typename Encoder>
 class DocumentFrame {
  public:
   explicit DocumentFrame(const db::ExportScope& scope) : buffer_(4096), encoder_(&buffer_) {
-    if (scope.header) {
-      header_.data_set = scope.header->data_set ? encode::Text{*scope.header->data_set, false}
-                                                : encode::Text{{}, true};
-      header_.complete_date_micros = scope.header->complete_date_micros;
-      header_.period = {scope.header->period, false};
-      header_.org_unit = scope.header->org_unit ? encode::Text{*scope.header->org_unit, false}
-                                                : encode::Text{{}, true};
+    if constexpr (kWrites243<Encoder>) {
+      encoder_.Begin(GroupHeaderOf(scope));
+    } else {
+      Begin242(scope);
     }
-    encoder_.Begin(scope.header ? &header_ : nullptr);
   }
 
   std::string_view start() const { return buffer_.view(); }
@@ -152,6 +188,18 @@ class DocumentFrame {
   }
 
  private:
+  void Begin242(const db::ExportScope& scope) {
+    if (scope.header) {
+      header_.data_set = scope.header->data_set ? encode::Text{*scope.header->data_set, false}
+                                                : encode::Text{{}, true};
+      header_.complete_date_micros = scope.header->complete_date_micros;
+      header_.period = {scope.header->period, false};
+      header_.org_unit = scope.header->org_unit ? encode::Text{*scope.header->org_unit, false}
+                                                : encode::Text{{}, true};
+    }
+    encoder_.Begin(scope.header ? &header_ : nullptr);
+  }
+
   encode::DataValueSetHeader header_;
   encode::ChunkBuffer buffer_;
   Encoder encoder_;
@@ -246,8 +294,15 @@ class FileExport final : public ReaderExport {
   // preceded by Encoder::kValueSeparator; the first value of the document loses it.
   absl::Status ReadValues(int index) override {
     const size_t chunk_size = options().chunk_size;
+    // The encoder was chosen by the version known when the call started: the scope's is the
+    // version of the connection that read it (ReadSession checks that the rules agree).
+    if (session().scope().dhis2 != (kWrites243<Encoder> ? 43 : 42)) {
+      return absl::UnavailableError(
+          "the database's DHIS2 version changed while this export started; try again");
+    }
     encode::ChunkBuffer buffer(chunk_size + chunk_size / 4);
     Encoder encoder(&buffer);
+    if constexpr (kWrites243<Encoder>) encoder.UseHeader(GroupHeaderOf(session().scope()));
     encoder.SetValuesWritten(true);
     int64_t values = 0;  // in "buffer"
     bool stopped = false;
@@ -424,6 +479,41 @@ class RefusedFileExport final : public ReaderExport {
   absl::Status WriteEnd() override { return absl::OkStatus(); }
 };
 
+// The DHIS2 whose rules and bytes the export follows, as CallSession::Open decides it: the one
+// the request pins, else the database's as far as the pool knows it (2.42's rules until then).
+int RulesVersion(ExportPipeline* pipeline, const dvexport::v1::ExportRequest& query) {
+  if (!query.dhis2_version().empty()) {
+    absl::StatusOr<int> pinned = dhis2::ParseServedVersion(query.dhis2_version());
+    return pinned.ok() ? *pinned : 42;
+  }
+  const int served = ServedDhis2Version(pipeline);
+  return served != 0 ? served : 42;
+}
+
+// An export of DHIS2 2.43's document.
+std::unique_ptr<Export> Start243FileExport(
+    ExportPipeline* pipeline, CallOrigin origin,
+    const absl::StatusOr<dvexport::v1::ExportFileRequest>& request, ExportConsumer* consumer,
+    std::unique_ptr<encode::FileCompressor> compressor) {
+  switch (request->format()) {
+    case dvexport::v1::FORMAT_CSV:
+      return std::make_unique<FileExport<encode::Csv243DataValueEncoder>>(
+          pipeline, std::move(origin), consumer, *request, std::move(compressor));
+    case dvexport::v1::FORMAT_JSON_PRETTY:
+      return std::make_unique<FileExport<encode::PrettyJson243DataValueEncoder>>(
+          pipeline, std::move(origin), consumer, *request, std::move(compressor));
+    case dvexport::v1::FORMAT_XML:
+      return std::make_unique<FileExport<encode::Xml243DataValueEncoder>>(
+          pipeline, std::move(origin), consumer, *request, std::move(compressor));
+    case dvexport::v1::FORMAT_ADX:
+      return std::make_unique<AdxFileExport>(pipeline, std::move(origin), consumer, *request,
+                                             std::move(compressor));
+    default:
+      return std::make_unique<FileExport<encode::Json243DataValueEncoder>>(
+          pipeline, std::move(origin), consumer, *request, std::move(compressor));
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<Export> StartFileExport(
@@ -439,6 +529,10 @@ std::unique_ptr<Export> StartFileExport(
   }
   if (!status.ok()) {
     return std::make_unique<RefusedFileExport>(pipeline, std::move(origin), consumer, status);
+  }
+  if (RulesVersion(pipeline, request->query()) >= 43) {
+    return Start243FileExport(pipeline, std::move(origin), request, consumer,
+                              std::move(compressor));
   }
   switch (request->format()) {
     case dvexport::v1::FORMAT_CSV:
