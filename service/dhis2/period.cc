@@ -462,6 +462,41 @@ void AppendWeekId(PeriodType type, sys_days start, IsoIdBuilder* id) {
   id->Int(week.week);
 }
 
+// The id of the financial year of "type" that starts in "start_year": "2024April", and
+// "2024Nov" for the year starting on 2023-11-01.
+void AppendFinancialYearId(PeriodType type, int start_year, IsoIdBuilder* id) {
+  switch (type) {
+    case PeriodType::kFinancialFeb:
+      id->Int(start_year);
+      id->Text("Feb");
+      return;
+    case PeriodType::kFinancialApril:
+      id->Int(start_year);
+      id->Text("April");
+      return;
+    case PeriodType::kFinancialJuly:
+      id->Int(start_year);
+      id->Text("July");
+      return;
+    case PeriodType::kFinancialAug:
+      id->Int(start_year);
+      id->Text("Aug");
+      return;
+    case PeriodType::kFinancialSep:
+      id->Int(start_year);
+      id->Text("Sep");
+      return;
+    case PeriodType::kFinancialOct:
+      id->Int(start_year);
+      id->Text("Oct");
+      return;
+    default:  // FinancialNov
+      id->Int(start_year + 1);
+      id->Text("Nov");
+      return;
+  }
+}
+
 }  // namespace
 
 std::string FormatIsoPeriod(PeriodType type, std::chrono::sys_days start) {
@@ -521,32 +556,13 @@ std::string FormatIsoPeriod(PeriodType type, std::chrono::sys_days start) {
       id.Int(y);
       break;
     case PeriodType::kFinancialFeb:
-      id.Int(y);
-      id.Text("Feb");
-      break;
     case PeriodType::kFinancialApril:
-      id.Int(y);
-      id.Text("April");
-      break;
     case PeriodType::kFinancialJuly:
-      id.Int(y);
-      id.Text("July");
-      break;
     case PeriodType::kFinancialAug:
-      id.Int(y);
-      id.Text("Aug");
-      break;
     case PeriodType::kFinancialSep:
-      id.Int(y);
-      id.Text("Sep");
-      break;
     case PeriodType::kFinancialOct:
-      id.Int(y);
-      id.Text("Oct");
-      break;
     case PeriodType::kFinancialNov:
-      id.Int(y + 1);
-      id.Text("Nov");
+      AppendFinancialYearId(type, y, &id);
       break;
   }
   return id.Build();
