@@ -1,6 +1,7 @@
 #include "service/encode/csv_field.h"
 
 #include <array>
+#include <cstdint>
 #include <cstring>
 
 #include "common/utf8_sequence.h"

@@ -11,7 +11,6 @@
 //   common::ScanUtf8Sequence.
 
 #include <cstddef>
-#include <cstdint>
 
 #include "common/plain_copy.h"
 #include "service/encode/data_value_row.h"
