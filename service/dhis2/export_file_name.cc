@@ -1,10 +1,13 @@
 #include "service/dhis2/export_file_name.h"
 
+#include <algorithm>
 #include <chrono>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/strip.h"
 #include "service/dhis2/dates.h"
 
 namespace dvexport::dhis2 {
@@ -24,6 +27,17 @@ std::string DateSuffix(const dvexport::v1::ExportRequest& query) {
   absl::StatusOr<std::chrono::sys_days> end = ParseDate(query.end_date());
   if (!start.ok() || !end.ok()) return "";
   return absl::StrCat("_", SqlDate(*start), "_", SqlDate(*end));
+}
+
+// "_<date>" as DateUtils.getSqlDateString writes it (the year without padding), or empty when
+// "text" is empty or does not parse.
+std::string UnderscoreDate243(const std::string& text) {
+  if (text.empty()) return "";
+  absl::StatusOr<std::chrono::sys_days> day = ParseDate(text);
+  if (!day.ok()) return "";
+  const std::chrono::year_month_day date(*day);
+  return absl::StrFormat("_%d-%02u-%02u", static_cast<int>(date.year()),
+                         static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()));
 }
 
 // Java's String.replace(target, ""): every occurrence, left to right, without rescanning.
@@ -95,6 +109,43 @@ std::string DownloadFileName(const dvexport::v1::ExportRequest& query, std::stri
                              std::string_view extension, dvexport::v1::Compression compression) {
   return AttachmentFileName(query, attachment, extension, compression) +
          std::string(CompressionFileSuffix(compression));
+}
+
+std::string FileName243(const dvexport::v1::ExportRequest& query,
+                        std::optional<std::string_view> attachment, std::string_view format,
+                        dvexport::v1::Compression compression) {
+  const std::string_view suffix = CompressionFileSuffix(compression);
+  const absl::string_view comp(suffix.data(), suffix.size());
+  std::string fmt = absl::StrCat(".", absl::string_view(format.data(), format.size()));
+  std::replace(fmt.begin(), fmt.end(), '+', '.');
+  absl::string_view name = attachment.has_value()
+                               ? absl::string_view(attachment->data(), attachment->size())
+                               : absl::string_view("dataValues");
+  absl::ConsumeSuffix(&name, comp);
+  absl::ConsumeSuffix(&name, fmt);
+  return absl::StrCat(name, UnderscoreDate243(query.start_date()),
+                      UnderscoreDate243(query.end_date()), fmt, comp);
+}
+
+std::string ZipEntryFileName243(const dvexport::v1::ExportRequest& query,
+                                std::optional<std::string_view> attachment,
+                                std::string_view format) {
+  std::string name = FileName243(query, attachment, format, dvexport::v1::COMPRESSION_ZIP);
+  name.resize(name.size() - CompressionFileSuffix(dvexport::v1::COMPRESSION_ZIP).size());
+  return name;
+}
+
+std::string_view FormatName(dvexport::v1::Format format) {
+  switch (format) {
+    case dvexport::v1::FORMAT_XML:
+      return "xml";
+    case dvexport::v1::FORMAT_ADX:
+      return "adx+xml";
+    case dvexport::v1::FORMAT_CSV:
+      return "csv";
+    default:
+      return "json";
+  }
 }
 
 }  // namespace dvexport::dhis2

@@ -1,6 +1,7 @@
 #ifndef DVEXPORT_SERVICE_DHIS2_EXPORT_FILE_NAME_H_
 #define DVEXPORT_SERVICE_DHIS2_EXPORT_FILE_NAME_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -45,6 +46,36 @@ std::string_view CompressionFileSuffix(dvexport::v1::Compression compression);
 // CompressionFileSuffix, e.g. "dataValues_2024-01-01_2024-12-31.csv.zip".
 std::string DownloadFileName(const dvexport::v1::ExportRequest& query, std::string_view attachment,
                              std::string_view extension, dvexport::v1::Compression compression);
+
+// DHIS2 2.43's name of an export's file (DataExportParams.Input.getFilename): the file name of
+// its Content-Disposition header, and with ".zip" removed, its zip's one entry
+// (ZipEntryFileName243). In DHIS2's order:
+// 1. "attachment", or "dataValues" when there is none (nullopt; an empty attachment is the empty
+//    name, as in DHIS2);
+// 2. the compression's suffix removed from its end (CompressionFileSuffix: ".gz", ".zip", and
+//    dvexport's ".zst"), then ".<format>" ("format" with every '+' as '.': ADX is ".adx.xml");
+// 3. "_<start>" when the query has a start date, then "_<end>" when it has an end date, each on its
+//    own and also with periods (yyyy-MM-dd as DateUtils.getSqlDateString writes it; a date that
+//    does not parse is left out);
+// 4. ".<format>" and the compression's suffix appended.
+// E.g. attachment "a.b.xml", format "xml", gzip, 2024-01-01 to 2024-12-31:
+// "a.b_2024-01-01_2024-12-31.xml.gz". "format" is DHIS2's `format` parameter as given (any text:
+// "JSON" gives ".JSON"), or when none was, the name of the format the export has (FormatName).
+// "attachment" and "format" are used as given: a caller that puts them in a header checks them
+// first.
+std::string FileName243(const dvexport::v1::ExportRequest& query,
+                        std::optional<std::string_view> attachment, std::string_view format,
+                        dvexport::v1::Compression compression);
+
+// The name of the one entry of a 2.43 zip (DataExportPipeline.wrapWithCompression): FileName243
+// for zip, without its ".zip".
+std::string ZipEntryFileName243(const dvexport::v1::ExportRequest& query,
+                                std::optional<std::string_view> attachment,
+                                std::string_view format);
+
+// The name DHIS2 2.43's controller gives a format it detected: "json" (pretty JSON too), "csv",
+// "xml", "adx+xml".
+std::string_view FormatName(dvexport::v1::Format format);
 
 }  // namespace dvexport::dhis2
 

@@ -30,6 +30,8 @@
 #include "service/dhis2/dates.h"
 #include "service/dhis2/export_file_name.h"
 #include "service/http/content_negotiation.h"
+#include "service/http/data_value_sets_request_243.h"
+#include "service/http/data_value_sets_request_parameters.h"
 
 namespace dvexport::http {
 
@@ -46,19 +48,17 @@ std::string_view Std(absl::string_view text) { return {text.data(), text.size()}
 // The longest `attachment` accepted: a file name (most file systems' limit).
 constexpr size_t kMaxAttachmentBytes = 255;
 
-// Bytes of a parameter's value quoted in a message; the rest is summarised.
-constexpr size_t kMaxQuotedValueBytes = 64;
-
 // --- Routes ---------------------------------------------------------------------------------
 
-// The suffix of a route (what follows "dataValueSets."; empty for none), or nullopt when "path"
-// is no route.
-std::optional<absl::string_view> RouteSuffix(absl::string_view path) {
+// The suffix of a route of DHIS2 2.<dhis2> (what follows "dataValueSets."; empty for none), or
+// nullopt when "path" is no route.
+std::optional<absl::string_view> RouteSuffix(absl::string_view path, int dhis2) {
   if (!absl::ConsumePrefix(&path, "/api/")) return std::nullopt;
   if (path.size() > 3 && absl::ascii_isdigit(path[0]) && absl::ascii_isdigit(path[1]) &&
       path[2] == '/') {
     const int version = (path[0] - '0') * 10 + (path[1] - '0');
-    if (version < 28 || version > 42) return std::nullopt;  // DhisApiVersion V28..V42
+    // 2.42's DhisApiVersion V28..V42; 2.43's ApiVersionFilter 28..43.
+    if (version < 28 || version > (dhis2 >= 43 ? 43 : 42)) return std::nullopt;
     path.remove_prefix(3);
   }
   if (!absl::ConsumePrefix(&path, "dataValueSets")) return std::nullopt;
@@ -68,216 +68,6 @@ std::optional<absl::string_view> RouteSuffix(absl::string_view path) {
 }
 
 // --- Query parameters -----------------------------------------------------------------------
-
-// The parameters ParseDataValueSetsRequest reads; every other one is ignored.
-constexpr absl::string_view kKnownParameters[] = {
-    "attachment",
-    "attributeCombo",
-    "attributeOptionCombo",
-    "attributeOptionComboIdScheme",
-    "attributeOptions",
-    "categoryOptionComboIdScheme",
-    "changesSince",
-    "children",
-    "compression",
-    "compressionLevel",
-    "dataElement",
-    "dataElementGroup",
-    "dataElementIdScheme",
-    "dataSet",
-    "dataSetIdScheme",
-    "endDate",
-    "format",
-    "idScheme",
-    "includeDeleted",
-    "inputDataElementGroupIdScheme",
-    "inputDataElementIdScheme",
-    "inputDataSetIdScheme",
-    "inputIdScheme",
-    "inputOrgUnitIdScheme",
-    "lastUpdated",
-    "lastUpdatedDuration",
-    "limit",
-    "orgUnit",
-    "orgUnitGroup",
-    "orgUnitIdScheme",
-    "period",
-    "startDate",
-};
-
-static_assert(std::is_sorted(std::begin(kKnownParameters), std::end(kKnownParameters)));
-
-bool IsKnownParameter(absl::string_view name) {
-  return std::binary_search(std::begin(kKnownParameters), std::end(kKnownParameters), name);
-}
-
-// "value" for a message: as it is when short, else its first bytes (cut at a character) and its
-// length, so that a huge value makes a short message.
-std::string QuoteValue(absl::string_view value) {
-  if (value.size() <= kMaxQuotedValueBytes) return absl::StrCat("'", value, "'");
-  size_t cut = kMaxQuotedValueBytes;
-  while (cut > 0 && (static_cast<unsigned char>(value[cut]) & 0xC0) == 0x80) --cut;
-  return absl::StrCat("'", value.substr(0, cut), "...' (", value.size(), " bytes)");
-}
-
-absl::Status NotValid(absl::string_view name, absl::string_view value, absl::string_view why) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("Value ", QuoteValue(value), " is not valid for parameter ", name, ". ", why));
-}
-
-// java.lang.String.trim: every character up to U+0020 off both ends.
-absl::string_view JavaTrim(absl::string_view text) {
-  while (!text.empty() && static_cast<unsigned char>(text.front()) <= ' ') text.remove_prefix(1);
-  while (!text.empty() && static_cast<unsigned char>(text.back()) <= ' ') text.remove_suffix(1);
-  return text;
-}
-
-// The known parameters of a query, each with its values in query order (decoded, '+' as space).
-// Spring binds them by their type:
-// - a list (Set<String>): one value is split on ',' and each element trimmed (Spring's
-//   StringToCollectionConverter); repeated values are taken as they are, not split (Spring's
-//   ArrayToCollectionConverter): orgUnit=a,b&orgUnit=c is the two identifiers "a,b" and "c"
-//   (INFERRED in the reference). DHIS2 drops an identifier it does not know, so "a,b" matches
-//   nothing there; dvexport refuses it as the malformed or unknown identifier it is. Empty
-//   elements (orgUnit=, orgUnit=a,,b) match nothing in DHIS2 and are dropped here;
-// - a String: repeated values joined with ',' (ArrayToStringConverter), so format=xml&format=xml
-//   is "xml,xml", which DHIS2's switch takes for JSON;
-// - a boolean or integer: the first value (ArrayToObjectConverter);
-// - a Date (DHIS2's property editor): repeated values joined with ',', which does not parse.
-class QueryParameters {
- public:
-  void Add(std::string name, std::string value) {
-    values_[std::move(name)].push_back(std::move(value));
-  }
-
-  bool Has(absl::string_view name) const { return values_.find(name) != values_.end(); }
-
-  const std::vector<std::string>& Values(absl::string_view name) const {
-    static const std::vector<std::string> kNone;
-    auto it = values_.find(name);
-    return it == values_.end() ? kNone : it->second;
-  }
-
-  // The first known parameter, in name order, with a value that is not UTF-8.
-  absl::Status CheckUtf8() const {
-    for (const auto& [name, values] : values_) {
-      for (const std::string& value : values) {
-        const auto* bytes = reinterpret_cast<const unsigned char*>(value.data());
-        if (common::WellFormedUtf8Prefix(bytes, value.size()) != value.size()) {
-          return NotValid(name, value, "It is not UTF-8 (percent-encode text as UTF-8 bytes)");
-        }
-      }
-    }
-    return absl::OkStatus();
-  }
-
-  void BindList(absl::string_view name,
-                google::protobuf::RepeatedPtrField<std::string>* out) const {
-    const std::vector<std::string>& values = Values(name);
-    if (values.size() == 1) {
-      for (absl::string_view element : absl::StrSplit(values[0], ',')) {
-        element = JavaTrim(element);
-        if (!element.empty()) out->Add(std::string(element));
-      }
-      return;
-    }
-    for (const std::string& value : values) {
-      if (!value.empty()) out->Add(std::string(value));
-    }
-  }
-
-  // The String binding: empty when absent.
-  std::string Text(absl::string_view name) const { return absl::StrJoin(Values(name), ","); }
-
-  // Spring's StringToBooleanConverter: true, on, yes, 1 and false, off, no, 0, in any case, after
-  // trimming. An empty value converts to null, which leaves the default (false): the reference
-  // leaves `children=` open (question 6); treating it as absent refuses nothing DHIS2 may accept.
-  absl::Status BindBoolean(absl::string_view name, bool* out) const {
-    const std::vector<std::string>& values = Values(name);
-    if (values.empty()) return absl::OkStatus();
-    const std::string value = absl::AsciiStrToLower(JavaTrim(values[0]));
-    if (value.empty()) return absl::OkStatus();
-    if (value == "true" || value == "on" || value == "yes" || value == "1") {
-      *out = true;
-    } else if (value == "false" || value == "off" || value == "no" || value == "0") {
-      *out = false;
-    } else {
-      return NotValid(name, values[0],
-                      "It must be a boolean: true or false (also on/off, yes/no, 1/0)");
-    }
-    return absl::OkStatus();
-  }
-
-  // Spring's StringToNumberConverterFactory for Integer: an empty value is null (unset);
-  // otherwise NumberUtils.parseNumber: all whitespace removed, then decimal with an optional
-  // sign, or hexadecimal after "0x", "0X" or "#" (with an optional '-'), within 32 bits.
-  absl::Status BindInteger(absl::string_view name, std::optional<int32_t>* out) const {
-    const std::vector<std::string>& values = Values(name);
-    if (values.empty() || values[0].empty()) return absl::OkStatus();
-    std::string text;
-    for (char c : values[0]) {
-      const bool java_whitespace = (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20);
-      if (!java_whitespace) text.push_back(c);
-    }
-    absl::string_view digits = text;
-    const bool negative = absl::ConsumePrefix(&digits, "-");
-    int base = 10;
-    if (absl::ConsumePrefix(&digits, "0x") || absl::ConsumePrefix(&digits, "0X") ||
-        absl::ConsumePrefix(&digits, "#")) {
-      base = 16;
-    } else if (!negative) {
-      absl::ConsumePrefix(&digits, "+");
-    }
-    int64_t value = 0;
-    bool valid = !digits.empty();
-    for (char c : digits) {
-      int digit;
-      if (absl::ascii_isdigit(c)) {
-        digit = c - '0';
-      } else if (base == 16 && absl::ascii_isxdigit(c)) {
-        digit = absl::ascii_tolower(c) - 'a' + 10;
-      } else {
-        valid = false;
-        break;
-      }
-      value = value * base + digit;
-      if (value > int64_t{1} << 31) {  // beyond every int32 magnitude; stops before int64's
-        valid = false;
-        break;
-      }
-    }
-    if (negative) value = -value;
-    if (!valid || value < std::numeric_limits<int32_t>::min() ||
-        value > std::numeric_limits<int32_t>::max()) {
-      return NotValid(name, values[0], "It must be an integer from -2147483648 to 2147483647");
-    }
-    *out = static_cast<int32_t>(value);
-    return absl::OkStatus();
-  }
-
-  // A Date, checked as DHIS2's DateUtils.parseDate would parse it and passed on as written
-  // (ParseDate accepts every form DHIS2's does: nothing to convert). Empty when absent or empty.
-  absl::StatusOr<std::string> BindDate(absl::string_view name) const {
-    const std::string text = Text(name);
-    if (text.empty()) return text;
-    absl::StatusOr<std::chrono::sys_days> date = dhis2::ParseDate(text);
-    if (!date.ok()) return NotValid(name, text, date.status().message());
-    return text;
-  }
-
- private:
-  std::map<std::string, std::vector<std::string>, std::less<>> values_;
-};
-
-// Decodes the query of "url" into its known parameters. Keys and values are decoded as Tomcat
-// decodes a query ('+' as space); a parameter without '=' has the empty value, as in Tomcat.
-QueryParameters CollectParameters(const boost::urls::url_view& url) {
-  QueryParameters parameters;
-  for (const boost::urls::param& param : url.params(boost::urls::encoding_opts(true))) {
-    if (IsKnownParameter(param.key)) parameters.Add(param.key, param.value);
-  }
-  return parameters;
-}
 
 // The 400 for a target that parse_origin_form refused: names the first parameter of "query"
 // that is not valid percent-encoded text (RFC 3986: '%' then two hex digits; characters such
@@ -365,18 +155,18 @@ void BindLists(const QueryParameters& parameters, ExportRequest* query) {
 }
 
 // Binds startDate, endDate and lastUpdated into "query".
-absl::Status BindDates(const QueryParameters& parameters, ExportRequest* query) {
-  // DHIS2 binds both dates (a bad one is a 400 even when unused), then uses them only when no
-  // period is given and both are (DefaultDataValueSetService.getFromUrl). A `period` whose
-  // elements are all empty still counts as given there.
+absl::Status BindDates(const QueryParameters& parameters, int dhis2, ExportRequest* query) {
+  // DHIS2 binds both dates (a bad one is a 400 even when unused). 2.42 uses them only when no
+  // period is given and both are (DefaultDataValueSetService.getFromUrl; a `period` whose
+  // elements are all empty still counts as given there); 2.43 uses each one given.
   absl::StatusOr<std::string> start = parameters.BindDate("startDate");
   if (!start.ok()) return start.status();
   absl::StatusOr<std::string> end = parameters.BindDate("endDate");
   if (!end.ok()) return end.status();
   const bool period_given = !parameters.Text("period").empty();
-  if (!period_given && !start->empty() && !end->empty()) {
-    query->set_start_date(*start);
-    query->set_end_date(*end);
+  if (dhis2 >= 43 || (!period_given && !start->empty() && !end->empty())) {
+    if (!start->empty()) query->set_start_date(*start);
+    if (!end->empty()) query->set_end_date(*end);
   }
   const std::string last_updated = parameters.Text("lastUpdated");
   if (!last_updated.empty()) {
@@ -438,15 +228,17 @@ void BindTexts(const QueryParameters& parameters, ExportRequest* query) {
   }
 }
 
-// Binds the parameters into "request" (its format already set); the first that does not bind
-// is the refusal.
-absl::Status Bind(const QueryParameters& parameters, dvexport::v1::ExportFileRequest* request) {
+// Binds the parameters DHIS2 2.<dhis2> reads into "request" (its format already set); the first
+// that does not bind is the refusal.
+absl::Status Bind(const QueryParameters& parameters, int dhis2,
+                  dvexport::v1::ExportFileRequest* request) {
   BindLists(parameters, request->mutable_query());
-  absl::Status status = BindDates(parameters, request->mutable_query());
+  absl::Status status = BindDates(parameters, dhis2, request->mutable_query());
   if (!status.ok()) return status;
   status = BindFlagsAndNumbers(parameters, request);
   if (!status.ok()) return status;
   BindTexts(parameters, request->mutable_query());
+  if (dhis2 >= 43) return Bind243(parameters, request);
 
   request->set_compression(CompressionOf(parameters.Text("compression")));
   const std::string attachment = parameters.Text("attachment");
@@ -482,26 +274,50 @@ std::vector<std::pair<std::string, std::string>> SuccessHeaders(
   return headers;
 }
 
+// The format of the export: 2.43's (SelectFormat243), or 2.42's from `format`, else from the
+// acceptable types; nullopt when none can be produced (406).
+std::optional<Format> SelectFormat(const QueryParameters& parameters, absl::string_view path,
+                                   const std::vector<MediaType>& acceptable, int dhis2) {
+  if (dhis2 >= 43) return SelectFormat243(parameters, path);
+  if (parameters.Has("format")) return FormatParameterOf(parameters.Text("format"));
+  return NegotiateFormat(acceptable);
+}
+
+// Binds the parameters and makes the headers of the 200; a status when they do not bind.
+absl::Status BindRequest(const QueryParameters& parameters, int dhis2,
+                         DataValueSetsRequest* request) {
+  absl::Status status = parameters.CheckUtf8();
+  if (status.ok()) status = Bind(parameters, dhis2, &request->export_request);
+  if (!status.ok()) return status;
+  if (dhis2 >= 43) return SuccessHeaders243(parameters, request->export_request, &request->headers);
+  request->headers = SuccessHeaders(request->export_request);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
-bool IsDataValueSetsPath(std::string_view path) { return RouteSuffix(Absl(path)).has_value(); }
+bool IsDataValueSetsPath(std::string_view path, int dhis2) {
+  return RouteSuffix(Absl(path), dhis2).has_value();
+}
 
-ParsedRequest ParseDataValueSetsRequest(std::string_view target_text, std::string_view accept) {
+ParsedRequest ParseDataValueSetsRequest(std::string_view target_text, std::string_view accept,
+                                        int dhis2) {
   const absl::string_view target = Absl(target_text);
   ParsedRequest parsed;
   const size_t question = target.find('?');
   const absl::string_view path = target.substr(0, question);
   const absl::string_view query =
       question == absl::string_view::npos ? absl::string_view() : target.substr(question + 1);
-  const std::optional<absl::string_view> suffix = RouteSuffix(path);
+  const std::optional<absl::string_view> suffix = RouteSuffix(path, dhis2);
   const std::vector<MediaType> acceptable = AcceptableTypes(Std(suffix.value_or("")), accept);
   const MessageFormat message_format = NegotiateMessageFormat(acceptable);
   parsed.message_format = message_format;
   if (!suffix) {
     parsed.refusal = WebMessageResponse(
         404,
-        "No such resource: the export is GET /api/dataValueSets or /api/{28..42}/dataValueSets", "",
-        message_format);
+        absl::StrCat("No such resource: the export is GET /api/dataValueSets or /api/{28..",
+                     dhis2 >= 43 ? 43 : 42, "}/dataValueSets"),
+        "", message_format);
     return parsed;
   }
 
@@ -512,14 +328,12 @@ ParsedRequest ParseDataValueSetsRequest(std::string_view target_text, std::strin
     parsed.refusal = InvalidTargetRefusal(query, message_format);
     return parsed;
   }
-  const QueryParameters parameters = CollectParameters(*url);
+  const QueryParameters parameters = CollectParameters(*url, dhis2);
 
-  // Handler mapping (406) comes before binding (400), as in Spring.
+  // Handler mapping (406, 2.42 only) comes before binding (400), as in Spring.
   DataValueSetsRequest request;
   request.message_format = message_format;
-  if (parameters.Has("format")) {
-    request.export_request.set_format(FormatParameterOf(parameters.Text("format")));
-  } else if (std::optional<Format> format = NegotiateFormat(acceptable)) {
+  if (std::optional<Format> format = SelectFormat(parameters, path, acceptable, dhis2)) {
     request.export_request.set_format(*format);
   } else {
     const std::string message = NotAcceptableMessage(Std(*suffix));
@@ -527,13 +341,11 @@ ParsedRequest ParseDataValueSetsRequest(std::string_view target_text, std::strin
     return parsed;
   }
 
-  absl::Status status = parameters.CheckUtf8();
-  if (status.ok()) status = Bind(parameters, &request.export_request);
+  const absl::Status status = BindRequest(parameters, dhis2, &request);
   if (!status.ok()) {
     parsed.refusal = WebMessageResponse(400, status.message(), "", message_format);
     return parsed;
   }
-  request.headers = SuccessHeaders(request.export_request);
   parsed.request = std::move(request);
   return parsed;
 }

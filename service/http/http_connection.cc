@@ -306,7 +306,8 @@ class Connection final : public HttpConnection {
       options_.on_request_for_testing(
           std::string_view(request.target().data(), request.target().size()));
     }
-    RoutedRequest routed = RouteRequest(*parser_);
+    // The database's DHIS2 decides the routes and parameters (0, not known yet: as 2.42).
+    RoutedRequest routed = RouteRequest(*parser_, pipeline::ServedDhis2Version(shared_.pipeline));
     if (routed.wire_refusal.has_value()) {
       RespondAndClose(routed.wire_refusal->status, routed.wire_refusal->message);
       return;

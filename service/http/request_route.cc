@@ -10,7 +10,7 @@
 namespace dvexport::http {
 namespace bhttp = boost::beast::http;
 
-RoutedRequest RouteRequest(const RequestParser& parser) {
+RoutedRequest RouteRequest(const RequestParser& parser, int dhis2) {
   RoutedRequest routed;
   const bhttp::request<bhttp::empty_body>& head = parser.head();
   OriginTarget origin =
@@ -21,7 +21,7 @@ RoutedRequest RouteRequest(const RequestParser& parser) {
   }
   const std::string_view target = origin.target;
   const std::string_view path = target.substr(0, target.find('?'));
-  if (!IsDataValueSetsPath(path)) {
+  if (!IsDataValueSetsPath(path, dhis2)) {
     routed.refusal = WebMessageResponse(
         404, "Not found: dvexport serves only GET /api/dataValueSets", "", MessageFormat::kJson);
     return routed;
@@ -43,7 +43,7 @@ RoutedRequest RouteRequest(const RequestParser& parser) {
     if (!accept.empty()) accept.append(", ");
     accept.append(field->value().data(), field->value().size());
   }
-  ParsedRequest parsed = ParseDataValueSetsRequest(target, accept);
+  ParsedRequest parsed = ParseDataValueSetsRequest(target, accept, dhis2);
   routed.message_format = parsed.message_format;
   if (parsed.request.has_value()) {
     routed.request = std::move(parsed.request);

@@ -24,8 +24,9 @@ struct RoutedRequest {
   MessageFormat message_format = MessageFormat::kJson;
 };
 
-// Routes the complete head of "parser" as dvexport's HTTP door does.
-RoutedRequest RouteRequest(const RequestParser& parser);
+// Routes the complete head of "parser" as dvexport's HTTP door does for a database of DHIS2
+// 2.<dhis2> (ParseDataValueSetsRequest: 42 for 2.40 to 2.42 and for a version not known yet, 43).
+RoutedRequest RouteRequest(const RequestParser& parser, int dhis2);
 
 }  // namespace dvexport::http
 

@@ -1,5 +1,8 @@
 #include "service/dhis2/export_file_name.h"
 
+#include <optional>
+#include <string>
+
 #include "gtest/gtest.h"
 
 namespace dvexport::dhis2 {
@@ -114,6 +117,74 @@ TEST(AttachmentFileNameTest, AdxFilesAreXml) {
   EXPECT_EQ(FileExtensionOf(dvexport::v1::FORMAT_CSV), "csv");
   EXPECT_EQ(FileExtensionOf(dvexport::v1::FORMAT_JSON_PRETTY), "json");
   EXPECT_EQ(FileExtensionOf(dvexport::v1::FORMAT_UNSPECIFIED), "json");
+}
+
+// --- DHIS2 2.43 (DataExportParams.Input.getFilename) ------------------------------------------
+
+constexpr dvexport::v1::Compression kNone = dvexport::v1::COMPRESSION_UNSPECIFIED;
+constexpr dvexport::v1::Compression kGzip = dvexport::v1::COMPRESSION_GZIP;
+constexpr dvexport::v1::Compression kZip = dvexport::v1::COMPRESSION_ZIP;
+
+TEST(FileName243Test, TheReferencesExample) {
+  EXPECT_EQ(FileName243(Dates("2024-01-01", "2024-12-31"), "a.b.xml", "xml", kGzip),
+            "a.b_2024-01-01_2024-12-31.xml.gz");
+  // 2.42 cut the name at its first '.'.
+  EXPECT_EQ(DownloadFileName(Dates("2024-01-01", "2024-12-31"), "a.b.xml", "xml", kGzip),
+            "a_2024-01-01_2024-12-31.xml.gz");
+}
+
+TEST(FileName243Test, DataValuesWhenNoAttachmentAndTheEmptyNameWhenEmpty) {
+  const dvexport::v1::ExportRequest query = Period("202401");
+  EXPECT_EQ(FileName243(query, std::nullopt, "json", kNone), "dataValues.json");
+  EXPECT_EQ(FileName243(query, std::nullopt, "csv", kZip), "dataValues.csv.zip");
+  EXPECT_EQ(FileName243(query, "", "json", kGzip), ".json.gz");
+}
+
+TEST(FileName243Test, EachDateOnItsOwnAlsoWithPeriods) {
+  dvexport::v1::ExportRequest query = Dates("20240105", "");
+  query.add_period("202401");
+  EXPECT_EQ(FileName243(query, std::nullopt, "json", kNone), "dataValues_2024-01-05.json");
+  EXPECT_EQ(FileName243(Dates("", "2024-03"), std::nullopt, "csv", kNone),
+            "dataValues_2024-03-01.csv");
+  EXPECT_EQ(FileName243(Dates("2024-13-01", "2024-12-31"), std::nullopt, "csv", kNone),
+            "dataValues_2024-12-31.csv");
+}
+
+TEST(FileName243Test, StripsTheCompressionThenTheFormatOnceFromTheEnd) {
+  const dvexport::v1::ExportRequest query;
+  EXPECT_EQ(FileName243(query, "data.json.zip", "json", kZip), "data.json.zip");
+  EXPECT_EQ(FileName243(query, "data.json.gz", "json", kZip), "data.json.gz.json.zip");
+  EXPECT_EQ(FileName243(query, "data.json.json", "json", kNone), "data.json.json");
+  EXPECT_EQ(FileName243(query, "data.gz", "json", kGzip), "data.json.gz");
+  EXPECT_EQ(FileName243(query, "data.csv.zst", "csv", dvexport::v1::COMPRESSION_ZSTD),
+            "data.csv.zst");
+  EXPECT_EQ(FileName243(query, "data.json", "xml", kNone), "data.json.xml");
+}
+
+TEST(FileName243Test, FormatIsTheParametersTextWithPlusAsDot) {
+  const dvexport::v1::ExportRequest query;
+  EXPECT_EQ(FileName243(query, std::nullopt, "adx+xml", kNone), "dataValues.adx.xml");
+  EXPECT_EQ(FileName243(query, "x.adx.xml", "adx+xml", kGzip), "x.adx.xml.gz");
+  EXPECT_EQ(FileName243(query, std::nullopt, "JSON", kNone), "dataValues.JSON");
+  EXPECT_EQ(FileName243(query, std::nullopt, "", kNone), "dataValues.");
+}
+
+TEST(FileName243Test, ZipEntryIsTheNameWithoutZip) {
+  EXPECT_EQ(ZipEntryFileName243(Dates("2024-01-01", ""), std::nullopt, "csv"),
+            "dataValues_2024-01-01.csv");
+  EXPECT_EQ(ZipEntryFileName243(dvexport::v1::ExportRequest(), "a.b.json.zip", "json"), "a.b.json");
+  EXPECT_EQ(ZipEntryFileName243(dvexport::v1::ExportRequest(), std::nullopt,
+                                FormatName(dvexport::v1::FORMAT_ADX)),
+            "dataValues.adx.xml");
+}
+
+TEST(FileName243Test, FormatNames) {
+  EXPECT_EQ(FormatName(dvexport::v1::FORMAT_JSON), "json");
+  EXPECT_EQ(FormatName(dvexport::v1::FORMAT_JSON_PRETTY), "json");
+  EXPECT_EQ(FormatName(dvexport::v1::FORMAT_UNSPECIFIED), "json");
+  EXPECT_EQ(FormatName(dvexport::v1::FORMAT_CSV), "csv");
+  EXPECT_EQ(FormatName(dvexport::v1::FORMAT_XML), "xml");
+  EXPECT_EQ(FormatName(dvexport::v1::FORMAT_ADX), "adx+xml");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // libFuzzer target: the HTTP door's request parsing (service/http/data_value_sets_request.h, with
 // content_negotiation.h and web_message.h) on arbitrary request targets and Accept headers, the
-// hostile input of GET /api/dataValueSets.
+// hostile input of GET /api/dataValueSets, as a DHIS2 2.42 or 2.43 database's door parses them
+// (the first byte's high bit says which).
 // Parsing must never crash or read past the target (it is handed a heap buffer of exactly its
 // size, without a NUL, as the connection's parser hands it), must either accept or refuse, and
 // whatever it writes must be safe to send: no CR, LF or NUL in a header (no header injection from
@@ -36,20 +37,32 @@ void Check(bool condition) {
 // Mostly plausible targets, so that parsing gets past the route and into the parameters.
 std::string Target(FuzzedDataProvider& in) {
   static const char* const kPaths[] = {
-      "/api/dataValueSets",     "/api/dataValueSets.json",    "/api/41/dataValueSets",
-      "/api/dataValueSets.csv", "/api/dataValueSets.xml",     "/api/dataValueSets.adx.xml",
-      "/api/dataValueSets/",    "/api/dataValueSets.adx+xml", "/api/dataValueSets.json.gz"};
+      "/api/dataValueSets",     "/api/dataValueSets.json",     "/api/41/dataValueSets",
+      "/api/dataValueSets.csv", "/api/dataValueSets.xml",      "/api/dataValueSets.adx.xml",
+      "/api/dataValueSets/",    "/api/dataValueSets.adx+xml",  "/api/dataValueSets.json.gz",
+      "/api/43/dataValueSets",  "/api/dataValueSets.adx%2Bxml"};
   static const char* const kKeys[] = {
       "dataSet",    "orgUnit", "period",      "startDate",          "endDate",
       "children",   "format",  "compression", "attachment",         "includeDeleted",
       "idScheme",   "limit",   "lastUpdated", "compressionLevel",   "changesSince",
       "orgUnit%20", "%zz",     "dataElement", "lastUpdatedDuration"};
+  // DHIS2 2.43's parameters.
+  static const char* const kKeys243[] = {"order",
+                                         "offset",
+                                         "level",
+                                         "orderByPeriod",
+                                         "unfoldOptionCombos",
+                                         "inputUseCodeFallback",
+                                         "excludeDefaultCoc",
+                                         "categoryOptionCombo"};
   if (!in.ConsumeBool()) return in.ConsumeRandomLengthString(512);
   std::string target = kPaths[in.ConsumeIntegralInRange<size_t>(0, std::size(kPaths) - 1)];
   const int parameters = in.ConsumeIntegralInRange(0, 6);
   for (int i = 0; i < parameters; ++i) {
     target += i == 0 ? '?' : '&';
-    target += kKeys[in.ConsumeIntegralInRange<size_t>(0, std::size(kKeys) - 1)];
+    const size_t key =
+        in.ConsumeIntegralInRange<size_t>(0, std::size(kKeys) + std::size(kKeys243) - 1);
+    target += key < std::size(kKeys) ? kKeys[key] : kKeys243[key - std::size(kKeys)];
     target += '=';
     target += in.ConsumeRandomLengthString(40);
   }
@@ -78,6 +91,7 @@ void CheckResponse(const HttpResponse& response, MessageFormat format) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const int dhis2 = size > 0 && (data[0] & 0x80) != 0 ? 43 : 42;
   FuzzedDataProvider in(data, size);
   const std::string accept = in.ConsumeBool() ? in.ConsumeRandomLengthString(80) : "";
   const std::string target = Target(in);
@@ -85,7 +99,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::unique_ptr<char[]> buffer(new char[target.size() + 1]);
   std::memcpy(buffer.get(), target.data(), target.size());
   const dvexport::http::ParsedRequest parsed = dvexport::http::ParseDataValueSetsRequest(
-      std::string_view(buffer.get(), target.size()), accept);
+      std::string_view(buffer.get(), target.size()), accept, dhis2);
   Check(parsed.request.has_value() != parsed.refusal.has_value());
   if (parsed.refusal.has_value()) {
     Check(parsed.refusal->status >= 400 && parsed.refusal->status < 500);

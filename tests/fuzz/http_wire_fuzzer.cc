@@ -4,7 +4,7 @@
 // read buffer bounded as the connection's is (ReadBufferLimit), into the door's RequestParser
 // under the door's limits (the defaults, or small ones so that every limit is reached within
 // the fuzzer's input size), as Beast's read loop feeds it; each complete head is routed as the
-// door routes it. Whatever the bytes:
+// door routes it on a DHIS2 2.42 or 2.43 database (the first byte says which). Whatever the bytes:
 // - nothing throws (Beast throws for a field of 64 KiB; the parser must refuse before) or
 //   crashes, and the buffer never holds more than its bound;
 // - a failed read is either the client's end (nothing to answer) or a refusal of status 400 to
@@ -89,6 +89,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     limits.max_chunk_extension_bytes = 64;
     limits.max_body_bytes = 256;
   }
+  // The database's DHIS2 whose routes and parameters the door follows: 2.42 or 2.43.
+  const int dhis2 = (data[0] & 2) != 0 ? 43 : 42;
   // Pieces of 1 to 128 bytes (0: everything at once, as a fast client's bytes arrive).
   const size_t piece = data[1] % 129 == 0 ? size : data[1] % 129;
   data += 2;
@@ -153,7 +155,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Check(FramedByChunkedOrNothing(parser));
     if (parser.head().version() >= 11) Check(parser.head().count(bhttp::field::host) == 1);
 
-    const RoutedRequest routed = RouteRequest(parser);
+    const RoutedRequest routed = RouteRequest(parser, dhis2);
     Check(routed.wire_refusal.has_value() + routed.request.has_value() +
               routed.refusal.has_value() ==
           1);

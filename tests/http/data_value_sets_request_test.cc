@@ -54,7 +54,7 @@ TEST(DataValueSetsPathTest, RoutesDhis2Paths) {
         "/api/42/dataValueSets", "/api/38/dataValueSets/", "/api/41/dataValueSets.json",
         "/api/dataValueSets.adx.xml", "/api/dataValueSets.adx+xml", "/api/dataValueSets.json.gz",
         "/api/dataValueSets.foo", "/api/dataValueSets."}) {
-    EXPECT_TRUE(IsDataValueSetsPath(path)) << path;
+    EXPECT_TRUE(IsDataValueSetsPath(path, 42)) << path;
   }
 }
 
@@ -64,7 +64,7 @@ TEST(DataValueSetsPathTest, RefusesOtherPaths) {
         "/api/4/dataValueSets", "/api/dataValueSets.json/", "/api/dataValueSets//",
         "/api/datavaluesets", "/api/dataValueSetsX", "/dataValueSets", "/41/api/dataValueSets",
         "/api/dataValueSets/x", "/api/dataValues", "/api/", ""}) {
-    EXPECT_FALSE(IsDataValueSetsPath(path)) << path;
+    EXPECT_FALSE(IsDataValueSetsPath(path, 42)) << path;
   }
 }
 
@@ -360,8 +360,8 @@ TEST(DataValueSetsRequestTest, TargetWithoutATerminatingNulIsReadToItsEndOnly) {
     const std::unique_ptr<char[]> buffer(new char[text.size()]);
     std::memcpy(buffer.get(), text.data(), text.size());
     const ParsedRequest parsed =
-        ParseDataValueSetsRequest(std::string_view(buffer.get(), text.size()), "");
-    const ParsedRequest expected = ParseDataValueSetsRequest(text, "");
+        ParseDataValueSetsRequest(std::string_view(buffer.get(), text.size()), "", 42);
+    const ParsedRequest expected = ParseDataValueSetsRequest(text, "", 42);
     ASSERT_EQ(parsed.request.has_value(), expected.request.has_value()) << text;
     if (parsed.refusal.has_value()) {
       EXPECT_EQ(parsed.refusal->body, expected.refusal->body) << text;

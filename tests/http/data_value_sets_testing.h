@@ -21,18 +21,19 @@ inline constexpr char kBrowserAccept[] =
 inline constexpr char kJsonType[] = "application/json;charset=UTF-8";
 inline constexpr char kXmlType[] = "application/xml;charset=UTF-8";
 
-// The request "target" parses into; fails the test when refused.
-inline DataValueSetsRequest Accepted(std::string_view target, std::string_view accept = "") {
-  ParsedRequest parsed = ParseDataValueSetsRequest(target, accept);
+// The request "target" parses into on a DHIS2 2.<dhis2> database; fails the test when refused.
+inline DataValueSetsRequest Accepted(std::string_view target, std::string_view accept = "",
+                                     int dhis2 = 42) {
+  ParsedRequest parsed = ParseDataValueSetsRequest(target, accept, dhis2);
   EXPECT_TRUE(parsed.request.has_value())
       << target << " refused: " << (parsed.refusal ? parsed.refusal->body : "");
   EXPECT_FALSE(parsed.refusal.has_value());
   return parsed.request.value_or(DataValueSetsRequest());
 }
 
-// The refusal of "target"; fails the test when accepted.
-inline HttpResponse Refused(std::string_view target, std::string_view accept = "") {
-  ParsedRequest parsed = ParseDataValueSetsRequest(target, accept);
+// The refusal of "target" on a DHIS2 2.<dhis2> database; fails the test when accepted.
+inline HttpResponse Refused(std::string_view target, std::string_view accept = "", int dhis2 = 42) {
+  ParsedRequest parsed = ParseDataValueSetsRequest(target, accept, dhis2);
   EXPECT_TRUE(parsed.refusal.has_value()) << target << " accepted";
   EXPECT_FALSE(parsed.request.has_value());
   HttpResponse none;
@@ -48,8 +49,9 @@ inline std::string Header(const Headers& headers, std::string_view name) {
   return "<absent>";
 }
 
-inline dvexport::v1::Format FormatOf(std::string_view target, std::string_view accept = "") {
-  return Accepted(target, accept).export_request.format();
+inline dvexport::v1::Format FormatOf(std::string_view target, std::string_view accept = "",
+                                     int dhis2 = 42) {
+  return Accepted(target, accept, dhis2).export_request.format();
 }
 
 }  // namespace dvexport::http::testing

@@ -309,7 +309,7 @@ class HttpServerTest : public ::testing::Test {
 
   // The bytes of the gRPC door's ExportFile of the request "target" stands for.
   static std::string GrpcExportFile(const std::string& target) {
-    ParsedRequest parsed = ParseDataValueSetsRequest(target, "");
+    ParsedRequest parsed = ParseDataValueSetsRequest(target, "", 42);
     EXPECT_TRUE(parsed.request.has_value());
     if (!parsed.request.has_value()) return "";
     grpc::ClientContext context;

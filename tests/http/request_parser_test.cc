@@ -94,7 +94,7 @@ TEST(RequestParserTest, AMethodBeastDoesNotKnowIsKeptAsText) {
   ASSERT_FALSE(Parse(parser, "helloGET / HTTP/1.1\r\nHost: a\r\n\r\n"));
   EXPECT_EQ(parser.head().method(), bhttp::verb::unknown);
   EXPECT_EQ(parser.head().method_string(), "helloGET");
-  const RoutedRequest routed = RouteRequest(parser);
+  const RoutedRequest routed = RouteRequest(parser, 42);
   ASSERT_TRUE(routed.refusal.has_value());
   EXPECT_EQ(routed.refusal->status, 404);
 }
@@ -153,7 +153,7 @@ TEST(RequestRouteTest, AbsoluteFormIsItsPathAndQuery) {
   ASSERT_FALSE(Parse(parser,
                      "GET http://h/api/dataValueSets.csv?dataSet=JurnHCkmDCn HTTP/1.1\r\n"
                      "Host: h\r\n\r\n"));
-  const RoutedRequest routed = RouteRequest(parser);
+  const RoutedRequest routed = RouteRequest(parser, 42);
   ASSERT_TRUE(routed.request.has_value());
   EXPECT_EQ(routed.request->export_request.format(), v1::FORMAT_CSV);
 }
