@@ -25,7 +25,8 @@ absl::Status StreamDataValues(pqxx::transaction_base& tx, const ExportScope& sco
                               const IdentifierTables& tables,
                               const std::optional<BlockRange>& blocks,
                               absl::FunctionRef<bool(const encode::DataValueRow&)> row,
-                              absl::FunctionRef<void()> stop_copy);
+                              absl::FunctionRef<void()> stop_copy,
+                              const KeySlice* key_slice = nullptr);
 
 }  // namespace dvexport::db
 

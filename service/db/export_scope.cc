@@ -498,7 +498,8 @@ std::string BuildDataValueWhereSql(const ExportScope& scope) {
 }
 
 std::string BuildDataValueSelectSql(const ExportScope& scope,
-                                    const std::optional<BlockRange>& blocks) {
+                                    const std::optional<BlockRange>& blocks,
+                                    const KeySlice* key_slice) {
   std::string sql = absl::StrCat(
       "SELECT dv.dataelementid, dv.periodid, dv.sourceid, dv.categoryoptioncomboid, "
       "dv.attributeoptioncomboid, dv.value, dv.storedby, dv.created, "
@@ -515,9 +516,20 @@ std::string BuildDataValueSelectSql(const ExportScope& scope,
       absl::StrAppend(&sql, " AND dv.ctid < '(", *blocks->end_block, ",0)'::tid");
     }
   }
+  // -1: no limit.
+  int64_t limit = scope.limit.has_value() ? int64_t{*scope.limit} : -1;
+  int64_t offset = scope.offset.value_or(0);
+  if (key_slice != nullptr) {
+    if (key_slice->column != nullptr) {
+      absl::StrAppend(&sql, " AND ", key_slice->column, " = ANY('",
+                      ToArrayLiteral(key_slice->ids), "'::bigint[])");
+    }
+    limit = key_slice->limit.value_or(-1);
+    offset = key_slice->offset;
+  }
   absl::StrAppend(&sql, OrderBySql(scope.order));
-  if (scope.limit) absl::StrAppend(&sql, " LIMIT ", *scope.limit);
-  if (scope.offset && *scope.offset > 0) absl::StrAppend(&sql, " OFFSET ", *scope.offset);
+  if (limit >= 0) absl::StrAppend(&sql, " LIMIT ", limit);
+  if (offset > 0) absl::StrAppend(&sql, " OFFSET ", offset);
   return sql;
 }
 

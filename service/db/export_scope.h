@@ -164,15 +164,27 @@ struct BlockRange {
   std::optional<int64_t> end_block;
 };
 
+// A slice of an ordered export (DHIS2 2.43's): the scope's rows whose "column" is one of "ids"
+// (every row when "column" is null), in the scope's order, with the slice's own limit and
+// offset instead of the scope's. Slices on the order's leading key, in that key's order, read
+// one after the other, give the rows in the export's order.
+struct KeySlice {
+  const char* column = nullptr;  // "dv.periodid", "dv.dataelementid", ...: a constant of ours
+  std::vector<int64_t> ids;
+  std::optional<int64_t> limit;
+  int64_t offset = 0;
+};
+
 // The query of the scope's data values (with its limit), columns as
-// kDataValueColumns, restricted to "blocks" if given. Holds only integers
+// kDataValueColumns, restricted to "blocks" if given (or to "key_slice": see KeySlice). Holds only integers
 // taken from "scope" and "blocks", never text a caller sent. No ORDER BY: rows
 // come as PostgreSQL reads them. lastupdated comes as text, empty when it
 // equals created: most values are never updated, and PostgreSQL then formats
 // one timestamp per row instead of two (its text is what the timestamp's own
 // output function writes, as COPY would; NULL stays NULL).
 std::string BuildDataValueSelectSql(const ExportScope& scope,
-                                    const std::optional<BlockRange>& blocks = std::nullopt);
+                                    const std::optional<BlockRange>& blocks = std::nullopt,
+                                    const KeySlice* key_slice = nullptr);
 
 // The joins (after "datavalue dv") that OrderBySql's columns need: pe, de, ou, aoc.
 std::string OrderJoinsSql(const std::vector<dhis2::OrderKey>& order);

@@ -13,6 +13,7 @@
 #include "service/db/change_tracking.h"
 #include "service/dhis2/dhis2_version.h"
 #include "service/db/data_value_stream.h"
+#include "service/db/ordered_plan.h"
 
 namespace dvexport::db {
 
@@ -446,8 +447,16 @@ absl::StatusOr<int> ReadSession::PlanReads(int keep_available) {
   if (tx_ == nullptr) return absl::FailedPreconditionError("PlanReads before Begin");
   readers_ = 1;
   slices_.Reset({std::nullopt});
-  // An ordered export (DHIS2 2.43's) is one ordered read.
-  if (options_.read_plan.max_streams < 2 || !scope_.order.empty()) return readers_;
+  if (!scope_.order.empty()) {
+    // An ordered export (DHIS2 2.43's): one reader, its slices in turn.
+    absl::Status status = RunStatements(**conn_, "planning the export's ordered reads", [&] {
+      ordered_slices_ = PlanOrderedSlices(*tx_, scope_);
+      return absl::OkStatus();
+    });
+    if (!status.ok()) return status;
+    return readers_;
+  }
+  if (options_.read_plan.max_streams < 2) return readers_;
   std::vector<std::optional<BlockRange>> slices;
   std::string snapshot;
   absl::Status status = RunStatements(**conn_, "planning the export's reads", [&] {
@@ -466,8 +475,32 @@ absl::StatusOr<int> ReadSession::PlanReads(int keep_available) {
   return readers_;
 }
 
+absl::Status ReadSession::ReadOrderedSlices(
+    absl::FunctionRef<bool(const encode::DataValueRow&)> row) {
+  int64_t sent = 0;
+  auto counted = [&](const encode::DataValueRow& value) {
+    ++sent;
+    return row(value);
+  };
+  for (KeySlice& slice : *ordered_slices_) {
+    if (scope_.limit) {
+      if (sent >= *scope_.limit) break;
+      slice.limit = *scope_.limit - sent;
+    }
+    absl::Status status =
+        RunStatements(**conn_, "reading data values", [&](QueryCanceller::Statement& statement) {
+          return StreamDataValues(
+              *tx_, scope_, *identifier_tables_, std::nullopt, counted,
+              [&statement] { statement.Abandon(); }, &slice);
+        });
+    if (!status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ReadSession::ReadSlices(DatabaseConnection& conn, Transaction& tx,
                                      absl::FunctionRef<bool(const encode::DataValueRow&)> row) {
+  if (ordered_slices_) return ReadOrderedSlices(row);
   std::optional<BlockRange> slice;
   while (slices_.Next(&slice)) {
     absl::Status status =

@@ -208,6 +208,9 @@ class ReadSession {
   // changed keys; the returned token's position is StreamPositionAfter.
   absl::Status ReadStreamDelta(const dhis2::ChangeToken& token, const SnapshotFacts& facts);
 
+  // Reads an ordered export's slices in turn, on the session's connection, each with what
+  // remains of the limit.
+  absl::Status ReadOrderedSlices(absl::FunctionRef<bool(const encode::DataValueRow&)> row);
   // Reads slices until none is left in "tx" on "conn".
   absl::Status ReadSlices(DatabaseConnection& conn, Transaction& tx,
                           absl::FunctionRef<bool(const encode::DataValueRow&)> row);
@@ -226,6 +229,9 @@ class ReadSession {
   std::optional<IdentifierTables> identifier_tables_;
   std::optional<AdxScope> adx_;
   SliceDispenser slices_;
+  // An ordered export's slices (PlanOrderedSlices), read in turn by the one reader; set by
+  // PlanReads when the scope has an order.
+  std::optional<std::vector<KeySlice>> ordered_slices_;
   int readers_ = 1;
   int keep_available_ = 0;
   std::string set_snapshot_sql_;  // for the extra readers
