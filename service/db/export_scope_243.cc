@@ -27,6 +27,9 @@ namespace {
 using dhis2::IdScheme;
 using namespace scope_internal;  // NOLINT: the scope's shared helpers
 
+std::string SchemeName(const IdScheme& scheme);
+std::string UidList(const pqxx::result& result);
+
 // UID.isDefaultOptionCombo: 2.43 compares with this constant, not with the name "default".
 constexpr char kDefaultOptionComboUid[] = "HllvX50cXC0";
 // 0001-01-01T00:00:00 in microseconds since 1970.
@@ -271,13 +274,70 @@ absl::Status ResolveOptionCombos(pqxx::transaction_base& tx, const DecodedReques
                              nullptr, &scope->attribute_option_combos);
     if (!status.ok()) return status;
   }
-  if (params.exclude_default_coc || params.exclude_default_aoc) {
-    for (const int64_t id : IdsOfUids(tx, kCategoryOptionCombos, {kDefaultOptionComboUid})) {
-      if (params.exclude_default_coc) scope->category_option_combos[id] = std::nullopt;
-      if (params.exclude_default_aoc) scope->attribute_option_combos[id] = std::nullopt;
-    }
-  }
   return absl::OkStatus();
+}
+
+// excludeDefaultCoc / excludeDefaultAoc: the default combo's id left out of the values.
+void ExcludeDefaultCombos(pqxx::transaction_base& tx, const dhis2::ExportParams& params,
+                          ExportScope* scope) {
+  if (!params.exclude_default_coc && !params.exclude_default_aoc) return;
+  for (const int64_t id : IdsOfUids(tx, kCategoryOptionCombos, {kDefaultOptionComboUid})) {
+    if (params.exclude_default_coc) scope->category_option_combos[id] = std::nullopt;
+    if (params.exclude_default_aoc) scope->attribute_option_combos[id] = std::nullopt;
+  }
+}
+
+// DefaultDataExportService.encodeGroup's check of a non-UID output scheme: the objects of
+// "column" in the export that have no id in it (nullopt in "ids") make the export a 409
+// before its first byte, listing their UIDs ("code" E8201 data elements, E8202 org units, E8203
+// option combos). Reads only when such an object exists, then one scan of the export's rows
+// for them.
+absl::Status CheckEncodable(pqxx::transaction_base& tx, const ExportScope& scope,
+                            const IdentifierMap& ids, const IdScheme& scheme,
+                            const char* column, const char* code, const char* noun) {
+  if (scheme.property == IdScheme::Property::kUid || scope.MatchesNothing()) {
+    return absl::OkStatus();
+  }
+  std::vector<int64_t> missing;
+  for (const auto& [id, text] : ids) {
+    if (!text.has_value()) missing.push_back(id);
+  }
+  if (missing.empty()) return absl::OkStatus();
+  SortUnique(&missing);
+  const ObjectTable& table =
+      std::string_view(column) == "dataelementid" ? kDataElements
+      : std::string_view(column) == "sourceid"    ? kOrgUnits
+                                                  : kCategoryOptionCombos;
+  const pqxx::result result = Query(
+      tx, absl::StrCat("SELECT o.uid FROM ", table.table, " o WHERE o.", table.id_column,
+                       " IN (SELECT DISTINCT dv.", column, " FROM ", DataValueSourceSql(scope),
+                       " WHERE ", BuildDataValueWhereSql(scope), " AND dv.", column,
+                       " = ANY('", ToArrayLiteral(missing), "'::bigint[])) ORDER BY o.uid"));
+  if (Rows(result) == 0) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat(code, ": Export as ", SchemeName(scheme),
+                   " not possible as the property is undefined for ", noun, ": `",
+                   UidList(result), "`"));
+}
+
+// E8201, E8202 and E8203 in 2.43's order, before excludeDefaultCoc/Aoc leave ids out.
+absl::Status CheckEncodableIds(pqxx::transaction_base& tx, const ExportScope& scope,
+                               const dhis2::OutputIdSchemes& out) {
+  absl::Status status = CheckEncodable(tx, scope, scope.data_elements, out.data_element,
+                                       "dataelementid", "E8201", "data element(s)");
+  if (status.ok()) {
+    status = CheckEncodable(tx, scope, scope.org_units, out.org_unit, "sourceid", "E8202",
+                            "org unit(s)");
+  }
+  if (status.ok()) {
+    status = CheckEncodable(tx, scope, scope.category_option_combos, out.category_option_combo,
+                            "categoryoptioncomboid", "E8203", "category option combo(s)");
+  }
+  if (status.ok()) {
+    status = CheckEncodable(tx, scope, scope.attribute_option_combos, out.attribute_option_combo,
+                            "attributeoptioncomboid", "E8203", "category option combo(s)");
+  }
+  return status;
 }
 
 // The output id of the object "uid" names in "scheme": the UID itself under UID (whether or not
@@ -491,6 +551,9 @@ absl::StatusOr<ExportScope> ResolveExportScope243(pqxx::transaction_base& tx,
     scope.excluded_attribute_option_combo_ids =
         UnreadableAttributeOptionCombos(tx, scope.category_option_table, *reader);
   }
+  status = CheckEncodableIds(tx, scope, params.output);
+  if (!status.ok()) return status;
+  ExcludeDefaultCombos(tx, params, &scope);
   return scope;
 }
 
