@@ -1,13 +1,7 @@
 #include "service/http/data_value_sets_request.h"
 
-#include <algorithm>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
-#include <iterator>
-#include <limits>
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,9 +10,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "boost/url/encoding_opts.hpp"
@@ -26,7 +18,6 @@
 #include "boost/url/parse_query.hpp"
 #include "boost/url/pct_string_view.hpp"
 #include "boost/url/url_view.hpp"
-#include "common/utf8_sequence.h"
 #include "service/dhis2/dates.h"
 #include "service/dhis2/export_file_name.h"
 #include "service/http/content_negotiation.h"

@@ -3,7 +3,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <string_view>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -73,9 +72,9 @@ std::string Shortened(absl::string_view text) {
 
 // `order` (List<Order>) as Spring binds it. Its conversion service first: one value split on ','
 // and each element trimmed (repeated values each whole, trimmed), an empty one null (left out
-// here: DHIS2 fails on it later), the others by exact name. When one is not a name, Spring falls
-// back to DHIS2's ConvertEnum on each element of the same split, untrimmed and ignoring case; an
-// element that is no name then is the 400.
+// here; DHIS2's ORDER BY lookup fails on it with a 500, INFERRED), the others by exact name. When
+// one is not a name, Spring falls back to DHIS2's ConvertEnum on each element of the same split,
+// untrimmed and ignoring case; an element that is no name then is the 400.
 absl::Status BindOrder(const QueryParameters& parameters,
                        google::protobuf::RepeatedField<int>* out) {
   const std::vector<std::string>& values = parameters.Values("order");
