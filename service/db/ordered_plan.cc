@@ -18,10 +18,6 @@ namespace {
 struct KeyGroups {
   const char* column = nullptr;
   std::vector<std::vector<int64_t>> groups;
-  // Slices grow from 1 group to at most this many (index-friendly keys), or there are at most
-  // max_slices slices (keys that each slice scans the table for).
-  size_t max_groups_per_slice = 16;
-  size_t max_slices = 0;  // 0: no bound
 };
 
 // Rows of (id, key) in key order into groups of equal keys.
@@ -59,7 +55,6 @@ KeyGroups LeadingKeyGroups(pqxx::transaction_base& tx, const ExportScope& scope)
       break;
     case dhis2::OrderKey::kOu:
       groups.column = "dv.sourceid";
-      groups.max_slices = 4;
       GroupRows(tx.exec(absl::StrCat("SELECT organisationunitid, path FROM organisationunit "
                                      "WHERE organisationunitid = ANY('",
                                      ToArrayLiteral(scope.org_unit_ids),
@@ -68,7 +63,6 @@ KeyGroups LeadingKeyGroups(pqxx::transaction_base& tx, const ExportScope& scope)
       break;
     case dhis2::OrderKey::kAoc:
       groups.column = "dv.attributeoptioncomboid";
-      groups.max_slices = 4;
       GroupRows(tx.exec(absl::StrCat(
                     "SELECT categoryoptioncomboid, uid FROM categoryoptioncombo",
                     scope.attribute_option_combo_ids
@@ -85,57 +79,53 @@ KeyGroups LeadingKeyGroups(pqxx::transaction_base& tx, const ExportScope& scope)
   return groups;
 }
 
+KeySlice SliceOf(const KeyGroups& groups, size_t first, size_t end) {
+  KeySlice slice;
+  slice.column = groups.column;
+  for (size_t i = first; i < end; ++i) {
+    slice.ids.insert(slice.ids.end(), groups.groups[i].begin(), groups.groups[i].end());
+  }
+  std::sort(slice.ids.begin(), slice.ids.end());
+  return slice;
+}
+
+// The first group alone (its rows come after one small sort), then the rest in one slice: every
+// slice of a key that no index leads with costs a scan of the table, so more slices cost more
+// than the sort they spare.
 std::vector<KeySlice> Batch(const KeyGroups& groups) {
   std::vector<KeySlice> slices;
   const size_t n = groups.groups.size();
-  size_t next = 0;
-  size_t size = 1;
-  while (next < n) {
-    size_t take;
-    if (groups.max_slices > 0) {
-      take = (n + groups.max_slices - 1) / groups.max_slices;
-    } else {
-      take = size;
-      size = std::min(size * 2, groups.max_groups_per_slice);
-    }
-    KeySlice slice;
-    slice.column = groups.column;
-    for (size_t i = next; i < std::min(n, next + take); ++i) {
-      slice.ids.insert(slice.ids.end(), groups.groups[i].begin(), groups.groups[i].end());
-    }
-    std::sort(slice.ids.begin(), slice.ids.end());
-    slices.push_back(std::move(slice));
-    next += take;
-  }
+  if (n == 0) return slices;
+  slices.push_back(SliceOf(groups, 0, 1));
+  if (n > 1) slices.push_back(SliceOf(groups, 1, n));
   return slices;
 }
 
-// Drops the slices wholly before the scope's offset (counted per leading key), and gives the
-// first slice kept the rest of it.
-void SkipOffset(pqxx::transaction_base& tx, const ExportScope& scope,
-                std::vector<KeySlice>* slices) {
-  const int64_t offset = scope.offset.value_or(0);
-  if (offset <= 0 || slices->empty() || slices->front().column == nullptr) return;
+// With an offset: the groups wholly before it dropped (counted per leading key), and what
+// remains as one slice that skips the rest of the offset itself.
+std::vector<KeySlice> AfterOffset(pqxx::transaction_base& tx, const ExportScope& scope,
+                                  const KeyGroups& groups, int64_t offset) {
   absl::flat_hash_map<int64_t, int64_t> counts;
-  const std::string column = slices->front().column;
   for (const pqxx::row& row :
-       tx.exec(absl::StrCat("SELECT ", column, ", count(*) FROM ", DataValueSourceSql(scope),
+       tx.exec(absl::StrCat("SELECT ", groups.column, ", count(*) FROM ", DataValueSourceSql(scope),
                             " WHERE ", BuildDataValueWhereSql(scope), " GROUP BY 1"))) {
     counts[std::strtoll(row[0].c_str(), nullptr, 10)] = std::strtoll(row[1].c_str(), nullptr, 10);
   }
   int64_t skipped = 0;
   size_t first = 0;
-  for (; first < slices->size(); ++first) {
+  for (; first < groups.groups.size(); ++first) {
     int64_t rows = 0;
-    for (const int64_t id : (*slices)[first].ids) {
+    for (const int64_t id : groups.groups[first]) {
       auto it = counts.find(id);
       if (it != counts.end()) rows += it->second;
     }
     if (skipped + rows > offset) break;
     skipped += rows;
   }
-  slices->erase(slices->begin(), slices->begin() + static_cast<std::ptrdiff_t>(first));
-  if (!slices->empty()) slices->front().offset = offset - skipped;
+  if (first == groups.groups.size()) return {};
+  KeySlice slice = SliceOf(groups, first, groups.groups.size());
+  slice.offset = offset - skipped;
+  return {slice};
 }
 
 }  // namespace
@@ -150,9 +140,9 @@ std::vector<KeySlice> PlanOrderedSlices(pqxx::transaction_base& tx, const Export
     whole.offset = scope.offset.value_or(0);
     return {whole};
   }
-  std::vector<KeySlice> slices = Batch(groups);
-  SkipOffset(tx, scope, &slices);
-  return slices;
+  const int64_t offset = scope.offset.value_or(0);
+  if (offset > 0) return AfterOffset(tx, scope, groups, offset);
+  return Batch(groups);
 }
 
 }  // namespace dvexport::db
