@@ -388,7 +388,7 @@ absl::Status ResolveGroupHeader(pqxx::transaction_base& tx, const DecodedRequest
                        d.data_sets.uids.front(), "`"));
     }
   }
-  if (params.periods.size() == 1) {
+  if (params.period_texts == 1 && params.periods.size() == 1) {
     const dhis2::Period& period = params.periods.front();
     header.period = dhis2::FormatIsoPeriod(period.type, period.start);
     const std::optional<std::string_view> duration =
