@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -13,6 +14,7 @@
 #include "common/plain_copy.h"
 #include "common/utf8_sequence.h"
 #include "service/auth/refusal_reason.h"
+#include "service/dhis2/export_error.h"
 
 namespace dvexport::http {
 
@@ -200,6 +202,11 @@ HttpResponse RefusalResponse(const absl::Status& status, MessageFormat format,
   const absl::StatusCode code = status.code();
   if (code == absl::StatusCode::kUnauthenticated) {
     return UnauthenticatedResponse(status, format, token_credential);
+  }
+  // DHIS2 2.43's binding and decoding refusals: its status and its text, without the field the
+  // gRPC door's message names.
+  if (const std::optional<dhis2::Dhis2HttpRefusal> refusal = dhis2::Dhis2HttpRefusalOf(status)) {
+    return WebMessageResponse(refusal->http_status, refusal->message, "", format);
   }
   const absl::string_view error_code = ErrorCodeOf(message);
   if (!error_code.empty() &&

@@ -16,6 +16,7 @@
 #include "common/utf8_sequence.h"
 #include "gtest/gtest.h"
 #include "service/auth/verify.h"
+#include "service/dhis2/export_error.h"
 #include "tests/http/data_value_sets_testing.h"
 
 namespace dvexport::http {
@@ -65,6 +66,30 @@ TEST(RefusalResponseTest, Dhis2RulesAreConflictsWithTheirCode) {
             R"({"httpStatus":"Conflict","httpStatusCode":409,"status":"ERROR","message":"Both )"
             R"(category combination and category options must be specified",)"
             R"("errorCode":"E2040"})");
+}
+
+// DHIS2 2.43's binding and decoding refusals carry DHIS2's status and text as a payload: the
+// door writes those, not the gRPC message that names the field.
+TEST(RefusalResponseTest, Dhis2243RefusalsAreWrittenWithDhis2sStatusAndText) {
+  const std::string text =
+      "UID must be an alphanumeric string of 11 characters starting with a letter, but was: abc";
+  HttpResponse response = RefusalResponse(
+      dhis2::Dhis2HttpRefusalStatus(absl::StatusCode::kInvalidArgument, "data_set", 400, text),
+      MessageFormat::kJson, false);
+  EXPECT_EQ(response.status, 400);
+  EXPECT_EQ(response.body, absl::StrCat(R"({"httpStatus":"Bad Request","httpStatusCode":400,)",
+                                        R"("status":"ERROR","message":")", text, R"("})"));
+  response = RefusalResponse(
+      dhis2::Dhis2HttpRefusalStatus(absl::StatusCode::kInvalidArgument, "input_id_scheme", 500,
+                                    "UUID is not supported for this operation"),
+      MessageFormat::kJson, false);
+  EXPECT_EQ(response.status, 500);
+  EXPECT_NE(response.body.find("UUID is not supported for this operation"), std::string::npos);
+  // The same message without the payload is dvexport's own 400, as it stands.
+  response = RefusalResponse(absl::InvalidArgumentError(absl::StrCat("data_set: ", text)),
+                             MessageFormat::kJson, false);
+  EXPECT_EQ(response.status, 400);
+  EXPECT_NE(response.body.find("data_set: UID must"), std::string::npos);
 }
 
 TEST(RefusalResponseTest, MapsEveryStatusCode) {
