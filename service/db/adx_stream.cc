@@ -9,13 +9,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "service/db/adx_stream_internal.h"
 #include "service/db/data_value_line_parser.h"
 #include "service/dhis2/adx.h"
 
 namespace dvexport::db {
-namespace {
-
-using Params = std::vector<std::string>;
+namespace adx_internal {
 
 pqxx::result Query(pqxx::transaction_base& tx, const std::string& sql, const Params& params) {
   return tx.exec_params(sql, pqxx::prepare::make_dynamic_params(params));
@@ -36,6 +35,52 @@ std::optional<std::string> ToOptionalString(const pqxx::field& field) {
   return std::string(field.c_str(), field.size());
 }
 
+// ADX's own attribute names, which no category may take.
+bool IsAdxAttributeName(std::string_view name) {
+  return name == "dataSet" || name == "period" || name == "orgUnit" || name == "dataElement" ||
+         name == "value";
+}
+
+absl::Status LoadPeriods(pqxx::transaction_base& tx, const ExportScope& scope, AdxScope* adx) {
+  std::vector<int64_t> ids;
+  ids.reserve(scope.periods.size());
+  for (const auto& [id, iso] : scope.periods) ids.push_back(id);
+  const pqxx::result periods =
+      Query(tx,
+            "SELECT p.periodid, pt.name, to_char(p.startdate, 'YYYY-MM-DD') FROM period p "
+            "JOIN periodtype pt ON pt.periodtypeid = p.periodtypeid "
+            "WHERE p.periodid = ANY($1::bigint[])",
+            {IdArray(ids)});
+  for (const pqxx::row& r : periods) {
+    const std::string_view type(r[1].c_str(), r[1].size());
+    const std::optional<std::string_view> duration = dhis2::AdxPeriodDuration(type);
+    if (!duration) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("period type \"", std::string(type), "\" has no ADX duration"));
+    }
+    adx->periods.emplace(ToInt64(r[0]), absl::StrCat(r[2].c_str(), "/", std::string(*duration)));
+  }
+  return absl::OkStatus();
+}
+
+encode::Text TextOf(const std::optional<std::string>& identifier) {
+  if (!identifier) return encode::Text{{}, true};
+  return encode::Text{*identifier, false};
+}
+
+bool ParseId(const CopyTextField& field, int64_t* id) {
+  if (field.is_null) return false;
+  const auto [end, error] =
+      std::from_chars(field.text.data(), field.text.data() + field.text.size(), *id);
+  return error == std::errc() && end == field.text.data() + field.text.size();
+}
+
+}  // namespace adx_internal
+
+namespace {
+
+using namespace adx_internal;  // NOLINT: the ADX files' shared helpers
+
 // DHIS2's IdScheme.name(), which its ADX messages use: UID, CODE, NAME or ATTRIBUTE:<uid>.
 std::string SchemeNameForMessage(const dhis2::IdScheme& scheme) {
   switch (scheme.property) {
@@ -49,12 +94,6 @@ std::string SchemeNameForMessage(const dhis2::IdScheme& scheme) {
       break;
   }
   return "UID";
-}
-
-// ADX's own attribute names, which no category may take.
-bool IsAdxAttributeName(std::string_view name) {
-  return name == "dataSet" || name == "period" || name == "orgUnit" || name == "dataElement" ||
-         name == "value";
 }
 
 // "SELECT ... FROM <combos>": the category combos DHIS2's AdxDataSetMetadata covers.
@@ -143,32 +182,15 @@ absl::Status LoadOptionCombos(pqxx::transaction_base& tx, const ExportScope& sco
   return absl::OkStatus();
 }
 
-absl::Status LoadPeriods(pqxx::transaction_base& tx, const ExportScope& scope, AdxScope* adx) {
-  std::vector<int64_t> ids;
-  ids.reserve(scope.periods.size());
-  for (const auto& [id, iso] : scope.periods) ids.push_back(id);
-  const pqxx::result periods =
-      Query(tx,
-            "SELECT p.periodid, pt.name, to_char(p.startdate, 'YYYY-MM-DD') FROM period p "
-            "JOIN periodtype pt ON pt.periodtypeid = p.periodtypeid "
-            "WHERE p.periodid = ANY($1::bigint[])",
-            {IdArray(ids)});
-  for (const pqxx::row& r : periods) {
-    const std::string_view type(r[1].c_str(), r[1].size());
-    const std::optional<std::string_view> duration = dhis2::AdxPeriodDuration(type);
-    if (!duration) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("period type \"", std::string(type), "\" has no ADX duration"));
-    }
-    adx->periods.emplace(ToInt64(r[0]), absl::StrCat(r[2].c_str(), "/", std::string(*duration)));
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::StatusOr<AdxScope> ResolveAdxScope(pqxx::transaction_base& tx, const ExportScope& scope,
                                          const AdxIdSchemes& schemes) {
+  if (scope.dhis2 >= 43) {
+    if (!schemes.dhis2_43)
+      return absl::InternalError("a DHIS2 2.43 ADX export without its request");
+    return ResolveAdxScope243(tx, scope, *schemes.dhis2_43);
+  }
   AdxScope adx;
   Params params = {IdArray(scope.data_set_ids)};
   if (schemes.data_set.property == dhis2::IdScheme::Property::kAttribute) {
@@ -229,18 +251,6 @@ std::string BuildAdxSelectSql(const ExportScope& scope) {
 
 namespace {
 
-encode::Text TextOf(const std::optional<std::string>& identifier) {
-  if (!identifier) return encode::Text{{}, true};
-  return encode::Text{*identifier, false};
-}
-
-bool ParseId(const CopyTextField& field, int64_t* id) {
-  if (field.is_null) return false;
-  const auto [end, error] =
-      std::from_chars(field.text.data(), field.text.data() + field.text.size(), *id);
-  return error == std::errc() && end == field.text.data() + field.text.size();
-}
-
 // Turns one COPY line into "*row"; "*key" is the previous row's group key.
 absl::Status ParseAdxLine(std::string_view line, const ExportScope& scope, const AdxScope& adx,
                           std::string* scratch, int64_t (*key)[4], bool* first, AdxRow* row) {
@@ -292,6 +302,7 @@ absl::Status ParseAdxLine(std::string_view line, const ExportScope& scope, const
 absl::Status StreamAdxValues(pqxx::transaction_base& tx, const ExportScope& scope,
                              const AdxScope& adx, absl::FunctionRef<bool(const AdxRow&)> row,
                              absl::FunctionRef<void()> stop_copy) {
+  if (scope.dhis2 >= 43) return StreamAdxValues243(tx, scope, adx, row, stop_copy);
   if (scope.MatchesNothing() || scope.data_set_ids.empty()) return absl::OkStatus();
   pqxx::stream_from copy(tx, absl::StrCat("(", BuildAdxSelectSql(scope), ")"));
   std::string line, scratch;

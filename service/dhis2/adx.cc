@@ -36,21 +36,21 @@ bool IsNameChar(char32_t c) {
 
 }  // namespace
 
-absl::Status CheckAdxRequest(const dvexport::v1::ExportRequest& request) {
-  if (request.data_set_size() == 0) {
+absl::Status CheckAdxRequest(const dvexport::v1::ExportRequest& request, int dhis2) {
+  if (dhis2 < 43 && request.data_set_size() == 0) {
     return absl::InvalidArgumentError(
         "data_set: an ADX export groups its values by data set; at least one is required");
   }
-  if (request.data_element_size() > 0) {
+  if (dhis2 < 43 && request.data_element_size() > 0) {
     return absl::InvalidArgumentError(
         "data_element: an ADX export holds its data sets' elements only; give data_set instead");
   }
-  if (request.data_element_group_size() > 0) {
+  if (dhis2 < 43 && request.data_element_group_size() > 0) {
     return absl::InvalidArgumentError(
         "data_element_group: an ADX export holds its data sets' elements only; give data_set "
         "instead");
   }
-  if (!request.attribute_combo().empty() || request.attribute_options_size() > 0) {
+  if (dhis2 < 43 && (!request.attribute_combo().empty() || request.attribute_options_size() > 0)) {
     return absl::InvalidArgumentError(
         absl::StrCat(request.attribute_combo().empty() ? "attribute_options" : "attribute_combo",
                      ": DHIS2's ADX export ignores attribute_combo and attribute_options; give "
@@ -64,10 +64,22 @@ absl::Status CheckAdxRequest(const dvexport::v1::ExportRequest& request) {
   return absl::OkStatus();
 }
 
-dvexport::v1::ExportRequest WithAdxDefaults(const dvexport::v1::ExportRequest& request) {
+dvexport::v1::ExportRequest WithAdxDefaults(const dvexport::v1::ExportRequest& request, int dhis2) {
   dvexport::v1::ExportRequest adx = request;
   if (adx.id_scheme().empty()) adx.set_id_scheme("CODE");
+  if (dhis2 >= 43 && !adx.has_input_use_code_fallback()) adx.set_input_use_code_fallback(true);
   return adx;
+}
+
+dvexport::v1::ExportRequest WithUidOutputSchemes(const dvexport::v1::ExportRequest& request) {
+  dvexport::v1::ExportRequest uids = request;
+  uids.set_id_scheme("UID");
+  uids.set_data_element_id_scheme("UID");
+  uids.set_org_unit_id_scheme("UID");
+  uids.set_category_option_combo_id_scheme("UID");
+  uids.set_attribute_option_combo_id_scheme("UID");
+  uids.set_data_set_id_scheme("UID");
+  return uids;
 }
 
 std::optional<std::string_view> AdxPeriodDuration(std::string_view period_type_name) {

@@ -1,5 +1,6 @@
-// DHIS2 2.42's ADX export rules without I/O (DefaultAdxDataService, AdxDataSetMetadata,
-// AdxPeriod): request checks, period durations, value types, category attribute names.
+// DHIS2's ADX export rules without I/O: 2.42's (DefaultAdxDataService, AdxDataSetMetadata,
+// AdxPeriod) and 2.43's (DataExportPipeline.exportAsXmlGroups): request checks, defaults, period
+// durations, value types, category attribute names.
 
 #ifndef DVEXPORT_SERVICE_DHIS2_ADX_H_
 #define DVEXPORT_SERVICE_DHIS2_ADX_H_
@@ -18,11 +19,23 @@ namespace dvexport::dhis2 {
 // data sets' elements), or attribute_combo / attribute_options (DHIS2 2.42's ADX export ignores
 // them and writes every attribute option combo); also changes_since, since ADX has no way to
 // mark the deleted values a delta carries.
-absl::Status CheckAdxRequest(const dvexport::v1::ExportRequest& request);
+// "dhis2" is the minor version whose rules the export follows: from 43 on only changes_since is
+// refused (dvexport's rule), since DHIS2 2.43 takes every other request (without a data set its
+// document has no group; data_element and data_element_group select nothing, as 2.43 clears
+// them; attribute_combo and attribute_options filter as in its other formats).
+absl::Status CheckAdxRequest(const dvexport::v1::ExportRequest& request, int dhis2 = 42);
 
-// "request" with DHIS2's ADX default output id scheme: CODE when id_scheme is unset
-// (getFromUrl's setDefaultIdScheme). The specific output schemes still override it.
-dvexport::v1::ExportRequest WithAdxDefaults(const dvexport::v1::ExportRequest& request);
+// "request" with DHIS2's ADX defaults: id_scheme CODE when unset (2.42's getFromUrl
+// setDefaultIdScheme; 2.43's exportAsXmlGroups), the specific output schemes still overriding
+// it; from "dhis2" 43 on also input_use_code_fallback true when unset (2.43 unfolds option
+// combos into categories as well, which its ADX always does).
+dvexport::v1::ExportRequest WithAdxDefaults(const dvexport::v1::ExportRequest& request,
+                                            int dhis2 = 42);
+
+// "request" with every output id scheme UID: what a DHIS2 2.43 ADX export's session reads, as
+// 2.43's ADX writes its own identifiers and makes its own checks (db::ResolveAdxScope243), not
+// those of its other formats' scope (which would refuse an option combo without a code).
+dvexport::v1::ExportRequest WithUidOutputSchemes(const dvexport::v1::ExportRequest& request);
 
 // The ISO 8601 duration of a DHIS2 period type (PeriodType.getIso8601Duration), by its name in
 // the periodtype table: P1D, P7D (every weekly type), P14D, P1M, P2M, P3M (also QuarterlyNov),

@@ -16,6 +16,7 @@
 #include "service/dhis2/adx.h"
 #include "service/dhis2/dhis2_version.h"
 #include "service/dhis2/export_file_name.h"
+#include "service/dhis2/export_request_validator.h"
 #include "service/dhis2/id_scheme.h"
 #include "service/encode/adx_data_value_encoder.h"
 #include "service/encode/chunk_buffer.h"
@@ -61,8 +62,9 @@ LevelRange LevelRangeOf(dvexport::v1::Compression compression, int max_zstd_leve
 // zstd's highest level (20-22 are refused whatever --max_zstd_level says, encode::ZstdOptions).
 constexpr int kMaxZstdLevel = 19;
 
-absl::Status ValidateFileOptions(const dvexport::v1::ExportFileRequest& request,
-                                 int max_zstd_level) {
+// "rules_version": the minor version whose rules the export follows (RulesVersion).
+absl::Status ValidateFileOptions(const dvexport::v1::ExportFileRequest& request, int max_zstd_level,
+                                 int rules_version) {
   if (!dvexport::v1::Format_IsValid(request.format())) {
     return absl::InvalidArgumentError(absl::StrCat("format: unknown value ", request.format()));
   }
@@ -71,7 +73,7 @@ absl::Status ValidateFileOptions(const dvexport::v1::ExportFileRequest& request,
         absl::StrCat("compression: unknown value ", request.compression()));
   }
   if (request.format() == dvexport::v1::FORMAT_ADX) {
-    absl::Status adx = dhis2::CheckAdxRequest(request.query());
+    absl::Status adx = dhis2::CheckAdxRequest(request.query(), rules_version);
     if (!adx.ok()) return adx;
   }
   const LevelRange range = LevelRangeOf(request.compression(), max_zstd_level);
@@ -373,20 +375,32 @@ class FileExport final : public ReaderExport {
 // An ADX export: one reader reads the values in group order (ReadSession::ReadAdx) and renders
 // them with one AdxDataValueEncoder, handing its buffer over every chunk_size (kFirstChunkSize
 // first). The document starts only once the ADX metadata is read, so that a missing code ends
-// the call before its first byte.
+// the call before its first byte. "rules_version" is the minor version whose ADX it writes (42
+// for 2.40 to 2.42; 43: DHIS2 2.43's defaults, groups and checks, db::ResolveAdxScope243).
 class AdxFileExport final : public ReaderExport {
  public:
   AdxFileExport(ExportPipeline* pipeline, CallOrigin origin, ExportConsumer* consumer,
                 const dvexport::v1::ExportFileRequest& request,
-                std::unique_ptr<encode::FileCompressor> compressor)
+                std::unique_ptr<encode::FileCompressor> compressor, int rules_version)
       : ReaderExport(pipeline, std::move(origin), consumer, "ExportFile"),
-        query_(dhis2::WithAdxDefaults(request.query())),
+        dhis2_(rules_version >= 43 ? 43 : 42),
+        query_(dhis2::WithAdxDefaults(request.query(), dhis2_)),
+        session_query_(dhis2_ >= 43 ? dhis2::WithUidOutputSchemes(query_) : query_),
         buffer_(options().chunk_size + options().chunk_size / 4),
         encoder_(&buffer_),
         sequencer_(std::move(compressor)) {
     record().format = dvexport::v1::Format_Name(request.format());
     record().compression = dvexport::v1::Compression_Name(request.compression());
-    Start(absl::OkStatus(), &query_);
+    absl::Status status;
+    if (dhis2_ >= 43) {
+      absl::StatusOr<dhis2::ExportParams> params = dhis2::ValidateExportRequest243(query_);
+      status = params.status();
+      if (params.ok()) {
+        request_243_ =
+            db::AdxRequest243{params->data_sets, params->output, params->exclude_default_aoc};
+      }
+    }
+    Start(status, status.ok() ? &session_query_ : &query_);
   }
 
  private:
@@ -403,10 +417,15 @@ class AdxFileExport final : public ReaderExport {
     if (parsed.ok() && parsed->has_value()) schemes.data_set = **parsed;
     parsed = dhis2::ParseIdScheme("id_scheme", query_.id_scheme());
     if (parsed.ok() && parsed->has_value()) schemes.category = **parsed;
+    schemes.dhis2_43 = request_243_;
     return schemes;
   }
 
   absl::Status ReadValues(int /*index*/) override {
+    if (session().scope().dhis2 != dhis2_) {
+      return absl::UnavailableError(
+          "the database's DHIS2 version changed while this export started; try again");
+    }
     absl::Status status = session().PrepareAdx(Schemes());
     if (!status.ok()) return status;
     const size_t chunk_size = options().chunk_size;
@@ -457,7 +476,11 @@ class AdxFileExport final : public ReaderExport {
     return absl::OkStatus();
   }
 
+  const int dhis2_;
   const dvexport::v1::ExportRequest query_;
+  const dvexport::v1::ExportRequest session_query_;
+  // DHIS2 2.43: the request as its rules validated it, with the output schemes ADX writes.
+  std::optional<db::AdxRequest243> request_243_;
   // The one reader's, then (after it returned) WriteEnd's: never two threads at once.
   encode::ChunkBuffer buffer_;
   encode::AdxDataValueEncoder encoder_;
@@ -507,7 +530,7 @@ std::unique_ptr<Export> Start243FileExport(
           pipeline, std::move(origin), consumer, *request, std::move(compressor));
     case dvexport::v1::FORMAT_ADX:
       return std::make_unique<AdxFileExport>(pipeline, std::move(origin), consumer, *request,
-                                             std::move(compressor));
+                                             std::move(compressor), 43);
     default:
       return std::make_unique<FileExport<encode::Json243DataValueEncoder>>(
           pipeline, std::move(origin), consumer, *request, std::move(compressor));
@@ -520,7 +543,10 @@ std::unique_ptr<Export> StartFileExport(
     ExportPipeline* pipeline, CallOrigin origin,
     const absl::StatusOr<dvexport::v1::ExportFileRequest>& request, ExportConsumer* consumer) {
   absl::Status status = request.status();
-  if (status.ok()) status = ValidateFileOptions(*request, pipeline->options().max_zstd_level);
+  if (status.ok()) {
+    status = ValidateFileOptions(*request, pipeline->options().max_zstd_level,
+                                 RulesVersion(pipeline, request->query()));
+  }
   std::unique_ptr<encode::FileCompressor> compressor;
   if (status.ok()) {
     absl::StatusOr<std::unique_ptr<encode::FileCompressor>> created = CreateCompressor(*request);
@@ -546,7 +572,7 @@ std::unique_ptr<Export> StartFileExport(
           pipeline, std::move(origin), consumer, *request, std::move(compressor));
     case dvexport::v1::FORMAT_ADX:
       return std::make_unique<AdxFileExport>(pipeline, std::move(origin), consumer, *request,
-                                             std::move(compressor));
+                                             std::move(compressor), 42);
     default:
       return std::make_unique<FileExport<encode::JsonDataValueEncoder>>(
           pipeline, std::move(origin), consumer, *request, std::move(compressor));

@@ -95,6 +95,36 @@ TEST(AdxTest, DefaultOutputSchemeIsCode) {
   EXPECT_EQ(WithAdxDefaults(request).id_scheme(), "CODE");
   request.set_id_scheme("uid");
   EXPECT_EQ(WithAdxDefaults(request).id_scheme(), "uid");
+  EXPECT_FALSE(WithAdxDefaults(request).has_input_use_code_fallback());
+}
+
+// DHIS2 2.43's exportAsXmlGroups: idScheme CODE and inputUseCodeFallback true unless given.
+TEST(AdxTest, Dhis243DefaultsAlsoFallBackToCodes) {
+  dvexport::v1::ExportRequest request;
+  dvexport::v1::ExportRequest adx = WithAdxDefaults(request, 43);
+  EXPECT_EQ(adx.id_scheme(), "CODE");
+  EXPECT_TRUE(adx.has_input_use_code_fallback());
+  EXPECT_TRUE(adx.input_use_code_fallback());
+  request.set_input_use_code_fallback(false);
+  request.set_id_scheme("NAME");
+  adx = WithAdxDefaults(request, 43);
+  EXPECT_EQ(adx.id_scheme(), "NAME");
+  EXPECT_FALSE(adx.input_use_code_fallback());
+}
+
+// 2.43 takes what 2.42's ADX refuses (it clears data elements and groups, filters by the
+// attribute combo, writes an empty document without a data set); a delta stays refused.
+TEST(AdxTest, Dhis243RefusesOnlyChanges) {
+  dvexport::v1::ExportRequest request;
+  EXPECT_TRUE(CheckAdxRequest(request, 43).ok());
+  request.add_data_element("DE");
+  request.add_data_element_group("DEG");
+  request.set_attribute_combo("CC");
+  request.add_attribute_options("CO");
+  EXPECT_TRUE(CheckAdxRequest(request, 43).ok());
+  EXPECT_FALSE(CheckAdxRequest(request, 42).ok());
+  request.set_changes_since("token");
+  EXPECT_THAT(std::string(CheckAdxRequest(request, 43).message()), HasSubstr("changes_since:"));
 }
 
 }  // namespace
