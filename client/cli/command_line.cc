@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <optional>
 #include <set>
 
@@ -98,6 +99,31 @@ const RefusedFlag* FindSecretFlag(absl::string_view name) {
 
 dvexport::v1::ExportRequest& Query(ExportFlags& flags) {
   return *flags.command.request.mutable_query();
+}
+
+// DHIS2 2.43's order keys (DataExportParams.Order), as --order takes them.
+struct OrderKey {
+  absl::string_view name;
+  dvexport::v1::ExportOrder order;
+};
+constexpr OrderKey kOrderKeys[] = {
+    {"DE", dvexport::v1::EXPORT_ORDER_DE},   {"OU", dvexport::v1::EXPORT_ORDER_OU},
+    {"PE", dvexport::v1::EXPORT_ORDER_PE},   {"CREATED", dvexport::v1::EXPORT_ORDER_CREATED},
+    {"AOC", dvexport::v1::EXPORT_ORDER_AOC},
+};
+
+// The DHIS2 versions an export may answer as (ExportRequest.dhis2_version).
+constexpr absl::string_view kDhis2Versions[] = {"2.40", "2.41", "2.42", "2.43"};
+
+// Parses a whole number from "min" to INT32_MAX for "flag" (--offset, --level).
+absl::StatusOr<int32_t> ParseInt32From(absl::string_view flag, absl::string_view value,
+                                       int32_t min) {
+  int32_t number;
+  if (!absl::SimpleAtoi(value, &number) || number < min) {
+    return UsageError(
+        absl::StrCat(flag, ": '", value, "' is not a whole number from ", min, " to 2147483647"));
+  }
+  return number;
 }
 
 const FlagSpec kFlags[] = {
@@ -278,6 +304,64 @@ const FlagSpec kFlags[] = {
        Query(flags).set_last_updated_duration(std::string(value));
        return absl::OkStatus();
      }},
+    {kQueryCommands, "Filters", "--level", "", "N",
+     "Only org units at this hierarchy level, 1 being the root (DHIS2 2.43).", Arity::kValue,
+     [](absl::string_view value, ExportFlags& flags) {
+       absl::StatusOr<int32_t> level = ParseInt32From("--level", value, 1);
+       if (!level.ok()) return level.status();
+       Query(flags).set_level(*level);
+       return absl::OkStatus();
+     }},
+    {kQueryCommands, "Filters", "--category-option-combo", "", "UID",
+     "Only values with these category option combos (DHIS2 2.43).", Arity::kList,
+     [](absl::string_view value, ExportFlags& flags) {
+       Query(flags).add_category_option_combo(std::string(value));
+       return absl::OkStatus();
+     }},
+    {kQueryCommands, "Filters", "--exclude-default-coc", "", "",
+     "Write no category option combo where a value has the default one (the value stays; "
+     "DHIS2 2.43).",
+     Arity::kSwitch,
+     [](absl::string_view, ExportFlags& flags) {
+       Query(flags).set_exclude_default_coc(true);
+       return absl::OkStatus();
+     }},
+    {kQueryCommands, "Filters", "--exclude-default-aoc", "", "",
+     "Write no attribute option combo where a value has the default one (the value stays; "
+     "DHIS2 2.43).",
+     Arity::kSwitch,
+     [](absl::string_view, ExportFlags& flags) {
+       Query(flags).set_exclude_default_aoc(true);
+       return absl::OkStatus();
+     }},
+    {kQueryCommands, "Order and paging", "--order", "", "KEY",
+     "Order the values by these keys, the first leading: DE, OU, PE, CREATED, AOC (DHIS2 "
+     "2.43; default: PE,CREATED,DE).",
+     Arity::kList,
+     [](absl::string_view value, ExportFlags& flags) {
+       for (const OrderKey& key : kOrderKeys) {
+         if (absl::EqualsIgnoreCase(value, key.name)) {
+           Query(flags).add_order(key.order);
+           return absl::OkStatus();
+         }
+       }
+       return UsageError(
+           absl::StrCat("--order: '", value, "' is not DE, OU, PE, CREATED or AOC"));
+     }},
+    {kQueryCommands, "Order and paging", "--order-by-period", "", "",
+     "PE first unless --order has it (DHIS2 2.43's orderByPeriod).", Arity::kSwitch,
+     [](absl::string_view, ExportFlags& flags) {
+       Query(flags).set_order_by_period(true);
+       return absl::OkStatus();
+     }},
+    {kQueryCommands, "Order and paging", "--offset", "", "N",
+     "Skip the first N values of the order; with --limit, one page (DHIS2 2.43).", Arity::kValue,
+     [](absl::string_view value, ExportFlags& flags) {
+       absl::StatusOr<int32_t> offset = ParseInt32From("--offset", value, 0);
+       if (!offset.ok()) return offset.status();
+       Query(flags).set_offset(*offset);
+       return absl::OkStatus();
+     }},
     {kQueryCommands, "Id schemes", "--input-id-scheme", "", "SCHEME",
      "How identifiers in the filters are given: UID (default), CODE, NAME or ATTRIBUTE:<uid>.",
      Arity::kValue,
@@ -307,6 +391,18 @@ const FlagSpec kFlags[] = {
      "For --data-element-group; default: --input-id-scheme.", Arity::kValue,
      [](absl::string_view value, ExportFlags& flags) {
        Query(flags).set_input_data_element_group_id_scheme(std::string(value));
+       return absl::OkStatus();
+     }},
+    {kQueryCommands, "Id schemes", "--input-use-code-fallback", "", "true|false",
+     "Without an input id scheme, also look up identifiers that are not UIDs by code (DHIS2 "
+     "2.43; default: true for adx, else false).",
+     Arity::kValue,
+     [](absl::string_view value, ExportFlags& flags) {
+       if (value != "true" && value != "false") {
+         return UsageError(
+             absl::StrCat("--input-use-code-fallback: '", value, "' is not true or false"));
+       }
+       Query(flags).set_input_use_code_fallback(value == "true");
        return absl::OkStatus();
      }},
     {kQueryCommands, "Id schemes", "--id-scheme", "", "SCHEME",
@@ -345,6 +441,19 @@ const FlagSpec kFlags[] = {
      "For the data set of the single data value set header; default: --id-scheme.", Arity::kValue,
      [](absl::string_view value, ExportFlags& flags) {
        Query(flags).set_data_set_id_scheme(std::string(value));
+       return absl::OkStatus();
+     }},
+    {kQueryCommands, "DHIS2", "--dhis2-version", "", "2.4x",
+     "Answer as this DHIS2 answers: 2.40, 2.41, 2.42 or 2.43, no newer than the database's. "
+     "Default: the database's DHIS2.",
+     Arity::kValue,
+     [](absl::string_view value, ExportFlags& flags) {
+       if (std::find(std::begin(kDhis2Versions), std::end(kDhis2Versions), value) ==
+           std::end(kDhis2Versions)) {
+         return UsageError(
+             absl::StrCat("--dhis2-version: '", value, "' is not 2.40, 2.41, 2.42 or 2.43"));
+       }
+       Query(flags).set_dhis2_version(std::string(value));
        return absl::OkStatus();
      }},
     {kFileCommands | kStreamCommand, "Output", "--output", "-o", "FILE",
@@ -692,6 +801,9 @@ absl::StatusOr<CommandLine> CompleteSync(ExportFlags flags) {
   }
   if (flags.command.request.query().has_limit()) {
     return UsageError("--limit cannot be used with sync: a limited export is incomplete");
+  }
+  if (flags.command.request.query().offset() != 0) {
+    return UsageError("--offset cannot be used with sync: an export from an offset is incomplete");
   }
   return Complete(std::move(flags));
 }
