@@ -28,6 +28,10 @@ using dhis2::IdScheme;
 using namespace scope_internal;  // NOLINT: the scope's shared helpers
 
 std::string SchemeName(const IdScheme& scheme);
+// IdProperty.name() as 2.43's E8200-E8203 messages print it: UID, CODE, NAME, ATTR.
+std::string MessageSchemeName(const IdScheme& scheme) {
+  return scheme.property == IdScheme::Property::kAttribute ? "ATTR" : SchemeName(scheme);
+}
 std::string UidList(const pqxx::result& result);
 
 // UID.isDefaultOptionCombo: 2.43 compares with this constant, not with the name "default".
@@ -315,7 +319,7 @@ absl::Status CheckEncodable(pqxx::transaction_base& tx, const ExportScope& scope
                        " = ANY('", ToArrayLiteral(missing), "'::bigint[])) ORDER BY o.uid"));
   if (Rows(result) == 0) return absl::OkStatus();
   return absl::FailedPreconditionError(
-      absl::StrCat(code, ": Export as ", SchemeName(scheme),
+      absl::StrCat(code, ": Export as ", MessageSchemeName(scheme),
                    " not possible as the property is undefined for ", noun, ": `",
                    UidList(result), "`"));
 }
@@ -383,7 +387,7 @@ absl::Status ResolveGroupHeader(pqxx::transaction_base& tx, const DecodedRequest
     header.data_set = OutputId(tx, kDataSets, out.data_set, d.data_sets.uids.front());
     if (!header.data_set) {
       return absl::FailedPreconditionError(
-          absl::StrCat("E8200: Export as ", SchemeName(out.data_set),
+          absl::StrCat("E8200: Export as ", MessageSchemeName(out.data_set),
                        " not possible as the property is undefined for data set: `",
                        d.data_sets.uids.front(), "`"));
     }

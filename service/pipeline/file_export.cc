@@ -104,9 +104,10 @@ std::string_view FileExtension(dvexport::v1::Format format) {
   }
 }
 
-// The compressor the request asks for; null for none.
+// The compressor the request asks for; null for none. "rules": the DHIS2 whose file names the
+// zip entry follows.
 absl::StatusOr<std::unique_ptr<encode::FileCompressor>> CreateCompressor(
-    const dvexport::v1::ExportFileRequest& request) {
+    const dvexport::v1::ExportFileRequest& request, int rules) {
   const int level = request.compression_level() == 0 ? 1 : request.compression_level();
   switch (request.compression()) {
     case dvexport::v1::COMPRESSION_GZIP: {
@@ -116,8 +117,15 @@ absl::StatusOr<std::unique_ptr<encode::FileCompressor>> CreateCompressor(
     }
     case dvexport::v1::COMPRESSION_ZIP: {
       encode::ZipOptions options;
-      options.entry_name = dhis2::AttachmentFileName(request.query(), request.attachment(),
-                                                     FileExtension(request.format()));
+      options.entry_name =
+          rules >= 43 ? dhis2::ZipEntryFileName243(
+                            request.query(),
+                            request.attachment().empty()
+                                ? std::nullopt
+                                : std::optional<std::string_view>(request.attachment()),
+                            dhis2::FormatName(request.format()))
+                      : dhis2::AttachmentFileName(request.query(), request.attachment(),
+                                                  FileExtension(request.format()));
       options.modified_unix_seconds = absl::ToUnixSeconds(absl::Now());
       options.deflate.level = level;
       return encode::ZipCompressor::Create(options);
@@ -543,20 +551,21 @@ std::unique_ptr<Export> StartFileExport(
     ExportPipeline* pipeline, CallOrigin origin,
     const absl::StatusOr<dvexport::v1::ExportFileRequest>& request, ExportConsumer* consumer) {
   absl::Status status = request.status();
+  const int rules = status.ok() ? RulesVersion(pipeline, request->query()) : 42;
   if (status.ok()) {
-    status = ValidateFileOptions(*request, pipeline->options().max_zstd_level,
-                                 RulesVersion(pipeline, request->query()));
+    status = ValidateFileOptions(*request, pipeline->options().max_zstd_level, rules);
   }
   std::unique_ptr<encode::FileCompressor> compressor;
   if (status.ok()) {
-    absl::StatusOr<std::unique_ptr<encode::FileCompressor>> created = CreateCompressor(*request);
+    absl::StatusOr<std::unique_ptr<encode::FileCompressor>> created =
+        CreateCompressor(*request, rules);
     status = created.status();
     if (status.ok()) compressor = *std::move(created);
   }
   if (!status.ok()) {
     return std::make_unique<RefusedFileExport>(pipeline, std::move(origin), consumer, status);
   }
-  if (RulesVersion(pipeline, request->query()) >= 43) {
+  if (rules >= 43) {
     return Start243FileExport(pipeline, std::move(origin), request, consumer,
                               std::move(compressor));
   }
