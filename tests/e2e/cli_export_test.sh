@@ -176,4 +176,28 @@ set +e
 "$cli_bin" health --server 127.0.0.1:1 --timeout 5 >/dev/null 2>&1
 [[ $? == 1 ]] || fail "health of an unreachable server should exit 1"
 set -e
+
+# DHIS2 2.43's order and paging on the 2.43 demo database: --order OU,DE --limit 5 --offset 5
+# exports rows 6 to 10 of the same ordered export without --limit and --offset.
+if [[ -z "${DVEXPORT_TEST_PG_243:-}" ]]; then
+  echo "cli_export_test: SKIP the 2.43 --order/--offset case: DVEXPORT_TEST_PG_243 is not set"
+else
+  kill "$server_pid" && wait "$server_pid" || fail "the server did not exit 0 on SIGTERM"
+  server_pid=
+  rm -f "$work/port"
+  start_server "$server_bin" --pg "$DVEXPORT_TEST_PG_243"
+  ordered=(export --server "$server" --data-set QfF9ZANatcj --org-unit ImspTQPwCqd --children
+    --start-date 2023-01-01 --end-date 2024-12-31 --order OU,DE)
+  "$cli_bin" "${ordered[@]}" -o "$work/ordered.csv" 2>"$work/cli.log" ||
+    { cat "$work/cli.log" >&2; fail "2.43 export ordered by OU,DE"; }
+  "$cli_bin" "${ordered[@]}" --limit 5 --offset 5 -o "$work/page.csv" 2>"$work/cli.log" ||
+    { cat "$work/cli.log" >&2; fail "2.43 export with --limit 5 --offset 5"; }
+  python3 - "$work/ordered.csv" "$work/page.csv" <<'PY' || fail "2.43 page is not rows 6-10"
+import csv, sys
+full, page = (list(csv.reader(open(p, encoding="utf-8", newline=""))) for p in sys.argv[1:])
+assert len(full) > 11, f"only {len(full) - 1} values ordered: too few for a second page"
+assert page[0] == full[0], (page[0], full[0])
+assert page[1:] == full[6:11], (page[1:], full[6:11])
+PY
+fi
 echo "cli_export_test: $expected values in every format"
