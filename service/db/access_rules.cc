@@ -207,9 +207,8 @@ std::string MetadataReadableSql(const char* alias, int user_param, int groups_pa
 }
 
 std::string DataReadableSql(const char* alias, int user_param, int groups_param) {
-  return absl::StrCat("(", alias, ".sharing->>'owner' IS NULL OR ", alias,
-                      ".sharing->>'owner' = $", user_param, " OR ", alias,
-                      ".sharing->>'public' LIKE '__r_____' OR ", alias,
+  return absl::StrCat("(", alias, ".sharing->>'owner' IS NULL OR ", alias, ".sharing->>'owner' = $",
+                      user_param, " OR ", alias, ".sharing->>'public' LIKE '__r_____' OR ", alias,
                       ".sharing->>'public' IS NULL OR ",
                       EntryTerms(alias, user_param, groups_param, "__r_____"), ")");
 }

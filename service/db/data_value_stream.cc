@@ -12,12 +12,12 @@ absl::Status StreamDataValues(pqxx::transaction_base& tx, const ExportScope& sco
                               const IdentifierTables& tables,
                               const std::optional<BlockRange>& blocks,
                               absl::FunctionRef<bool(const encode::DataValueRow&)> row,
-                              absl::FunctionRef<void()> stop_copy,
-                              const KeySlice* key_slice) {
+                              absl::FunctionRef<void()> stop_copy, const KeySlice* key_slice) {
   if (scope.MatchesNothing()) return absl::OkStatus();
   // libpqxx 6.4's stream_from reads tables only: it runs "COPY <table> TO STDOUT", so the
   // query goes in as a parenthesized "table". libpqxx 7 has stream_from::query for this.
-  pqxx::stream_from copy(tx, absl::StrCat("(", BuildDataValueSelectSql(scope, blocks, key_slice), ")"));
+  pqxx::stream_from copy(tx,
+                         absl::StrCat("(", BuildDataValueSelectSql(scope, blocks, key_slice), ")"));
   DataValueLineParser parser(&tables);
   encode::DataValueRow parsed;
   std::string line;

@@ -521,8 +521,8 @@ std::string BuildDataValueSelectSql(const ExportScope& scope,
   int64_t offset = scope.offset.value_or(0);
   if (key_slice != nullptr) {
     if (key_slice->column != nullptr) {
-      absl::StrAppend(&sql, " AND ", key_slice->column, " = ANY('",
-                      ToArrayLiteral(key_slice->ids), "'::bigint[])");
+      absl::StrAppend(&sql, " AND ", key_slice->column, " = ANY('", ToArrayLiteral(key_slice->ids),
+                      "'::bigint[])");
     }
     limit = key_slice->limit.value_or(-1);
     offset = key_slice->offset;
@@ -547,8 +547,9 @@ std::string OrderJoinsSql(const std::vector<dhis2::OrderKey>& order) {
         sql += " JOIN organisationunit ou ON ou.organisationunitid = dv.sourceid";
         break;
       case dhis2::OrderKey::kAoc:
-        sql += " JOIN categoryoptioncombo aoc ON aoc.categoryoptioncomboid = "
-               "dv.attributeoptioncomboid";
+        sql +=
+            " JOIN categoryoptioncombo aoc ON aoc.categoryoptioncomboid = "
+            "dv.attributeoptioncomboid";
         break;
       case dhis2::OrderKey::kCreated:
         break;
@@ -581,8 +582,9 @@ std::string OrderBySql(const std::vector<dhis2::OrderKey>& order) {
   }
   // DHIS2's order is not unique: the value's key makes it so, for pages that neither repeat nor
   // skip a value.
-  sql += "dv.dataelementid, dv.periodid, dv.sourceid, dv.categoryoptioncomboid, "
-         "dv.attributeoptioncomboid";
+  sql +=
+      "dv.dataelementid, dv.periodid, dv.sourceid, dv.categoryoptioncomboid, "
+      "dv.attributeoptioncomboid";
   return sql;
 }
 

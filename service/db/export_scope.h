@@ -176,12 +176,11 @@ struct KeySlice {
 };
 
 // The query of the scope's data values (with its limit), columns as
-// kDataValueColumns, restricted to "blocks" if given (or to "key_slice": see KeySlice). Holds only integers
-// taken from "scope" and "blocks", never text a caller sent. No ORDER BY: rows
-// come as PostgreSQL reads them. lastupdated comes as text, empty when it
-// equals created: most values are never updated, and PostgreSQL then formats
-// one timestamp per row instead of two (its text is what the timestamp's own
-// output function writes, as COPY would; NULL stays NULL).
+// kDataValueColumns, restricted to "blocks" if given (or to "key_slice": see KeySlice). Holds only
+// integers taken from "scope" and "blocks", never text a caller sent. No ORDER BY: rows come as
+// PostgreSQL reads them. lastupdated comes as text, empty when it equals created: most values are
+// never updated, and PostgreSQL then formats one timestamp per row instead of two (its text is what
+// the timestamp's own output function writes, as COPY would; NULL stays NULL).
 std::string BuildDataValueSelectSql(const ExportScope& scope,
                                     const std::optional<BlockRange>& blocks = std::nullopt,
                                     const KeySlice* key_slice = nullptr);

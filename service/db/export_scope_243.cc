@@ -94,8 +94,9 @@ std::vector<int64_t> IdsOfUids(pqxx::transaction_base& tx, const ObjectTable& ta
   std::vector<int64_t> ids;
   if (uids.empty()) return ids;
   const pqxx::result result =
-      Query(tx, absl::StrCat("SELECT o.", table.id_column, " FROM ", table.table, " o ",
-                             "WHERE o.uid = ANY($1::text[])"),
+      Query(tx,
+            absl::StrCat("SELECT o.", table.id_column, " FROM ", table.table, " o ",
+                         "WHERE o.uid = ANY($1::text[])"),
             {PgTextArray(uids)});
   for (int i = 0; i < Rows(result); ++i) ids.push_back(ToInt64(result, i, 0));
   SortUnique(&ids);
@@ -117,22 +118,22 @@ std::vector<std::string> AttributeComboOptionCombo(pqxx::transaction_base& tx,
       params.attribute_combo.empty() ? "cc.name = 'default'" : "cc.uid = $2";
   Params query_params = {PgTextArray(params.attribute_options)};
   if (!params.attribute_combo.empty()) query_params.push_back(params.attribute_combo);
-  const pqxx::result result = Query(
-      tx,
-      absl::StrCat("SELECT coc.uid FROM categoryoptioncombo coc "
-                   "JOIN categorycombos_optioncombos c_coc "
-                   "ON c_coc.categoryoptioncomboid = coc.categoryoptioncomboid "
-                   "JOIN categorycombo cc ON cc.categorycomboid = c_coc.categorycomboid "
-                   "JOIN categoryoptioncombos_categoryoptions coc_co "
-                   "ON coc_co.categoryoptioncomboid = coc.categoryoptioncomboid "
-                   "JOIN ",
-                   scope.category_option_table,
-                   " co ON co.categoryoptionid = coc_co.categoryoptionid "
-                   "WHERE ",
-                   combo_condition,
-                   " AND co.uid = ANY($1::text[]) GROUP BY coc.uid "
-                   "HAVING count(DISTINCT co.uid) = cardinality($1::text[]) LIMIT 1"),
-      query_params);
+  const pqxx::result result =
+      Query(tx,
+            absl::StrCat("SELECT coc.uid FROM categoryoptioncombo coc "
+                         "JOIN categorycombos_optioncombos c_coc "
+                         "ON c_coc.categoryoptioncomboid = coc.categoryoptioncomboid "
+                         "JOIN categorycombo cc ON cc.categorycomboid = c_coc.categorycomboid "
+                         "JOIN categoryoptioncombos_categoryoptions coc_co "
+                         "ON coc_co.categoryoptioncomboid = coc.categoryoptioncomboid "
+                         "JOIN ",
+                         scope.category_option_table,
+                         " co ON co.categoryoptionid = coc_co.categoryoptionid "
+                         "WHERE ",
+                         combo_condition,
+                         " AND co.uid = ANY($1::text[]) GROUP BY coc.uid "
+                         "HAVING count(DISTINCT co.uid) = cardinality($1::text[]) LIMIT 1"),
+            query_params);
   if (Rows(result) == 0) return {};
   return {ToString(result, 0, 0)};
 }
@@ -177,8 +178,7 @@ absl::Status CheckDecoded(const DecodedRequest& d, const dhis2::ExportParams& pa
 }
 
 // de_ids: the union of the data elements, the data sets' members and the groups' members.
-void ResolveDataElements(pqxx::transaction_base& tx, const DecodedRequest& d,
-                         ExportScope* scope) {
+void ResolveDataElements(pqxx::transaction_base& tx, const DecodedRequest& d, ExportScope* scope) {
   const pqxx::result result =
       Query(tx,
             "SELECT dataelementid FROM dataelement WHERE dataelementid = ANY($1::bigint[]) "
@@ -244,7 +244,9 @@ void ResolveOrgUnits(pqxx::transaction_base& tx, const DecodedRequest& d,
         "JOIN organisationunit root USING (organisationunitid) "
         "JOIN organisationunit o ON o.path LIKE root.path || '%'";
   } else {
-    sql += "SELECT o.organisationunitid FROM ou_ids JOIN organisationunit o USING (organisationunitid)";
+    sql +=
+        "SELECT o.organisationunitid FROM ou_ids JOIN organisationunit o USING "
+        "(organisationunitid)";
   }
   sql += " WHERE (NULLIF($4, '')::int IS NULL OR o.hierarchylevel = NULLIF($4, '')::int)";
   const pqxx::result result =
@@ -297,8 +299,8 @@ void ExcludeDefaultCombos(pqxx::transaction_base& tx, const dhis2::ExportParams&
 // option combos). Reads only when such an object exists, then one scan of the export's rows
 // for them.
 absl::Status CheckEncodable(pqxx::transaction_base& tx, const ExportScope& scope,
-                            const IdentifierMap& ids, const IdScheme& scheme,
-                            const char* column, const char* code, const char* noun) {
+                            const IdentifierMap& ids, const IdScheme& scheme, const char* column,
+                            const char* code, const char* noun) {
   if (scheme.property == IdScheme::Property::kUid || scope.MatchesNothing()) {
     return absl::OkStatus();
   }
@@ -308,20 +310,18 @@ absl::Status CheckEncodable(pqxx::transaction_base& tx, const ExportScope& scope
   }
   if (missing.empty()) return absl::OkStatus();
   SortUnique(&missing);
-  const ObjectTable& table =
-      std::string_view(column) == "dataelementid" ? kDataElements
-      : std::string_view(column) == "sourceid"    ? kOrgUnits
-                                                  : kCategoryOptionCombos;
+  const ObjectTable& table = std::string_view(column) == "dataelementid" ? kDataElements
+                             : std::string_view(column) == "sourceid"    ? kOrgUnits
+                                                                         : kCategoryOptionCombos;
   const pqxx::result result = Query(
       tx, absl::StrCat("SELECT o.uid FROM ", table.table, " o WHERE o.", table.id_column,
                        " IN (SELECT DISTINCT dv.", column, " FROM ", DataValueSourceSql(scope),
-                       " WHERE ", BuildDataValueWhereSql(scope), " AND dv.", column,
-                       " = ANY('", ToArrayLiteral(missing), "'::bigint[])) ORDER BY o.uid"));
+                       " WHERE ", BuildDataValueWhereSql(scope), " AND dv.", column, " = ANY('",
+                       ToArrayLiteral(missing), "'::bigint[])) ORDER BY o.uid"));
   if (Rows(result) == 0) return absl::OkStatus();
-  return absl::FailedPreconditionError(
-      absl::StrCat(code, ": Export as ", MessageSchemeName(scheme),
-                   " not possible as the property is undefined for ", noun, ": `",
-                   UidList(result), "`"));
+  return absl::FailedPreconditionError(absl::StrCat(
+      code, ": Export as ", MessageSchemeName(scheme),
+      " not possible as the property is undefined for ", noun, ": `", UidList(result), "`"));
 }
 
 // E8201, E8202 and E8203 in 2.43's order, before excludeDefaultCoc/Aoc leave ids out.
@@ -351,11 +351,10 @@ std::optional<std::string> OutputId(pqxx::transaction_base& tx, const ObjectTabl
   if (scheme.property == IdScheme::Property::kUid) return uid;
   Params params = {uid};
   if (scheme.property == IdScheme::Property::kAttribute) params.push_back(scheme.attribute);
-  const pqxx::result result =
-      Query(tx,
-            absl::StrCat("SELECT ", SchemeExpression(scheme, 2), " FROM ", table.table,
-                         " o WHERE o.uid = $1"),
-            params);
+  const pqxx::result result = Query(tx,
+                                    absl::StrCat("SELECT ", SchemeExpression(scheme, 2), " FROM ",
+                                                 table.table, " o WHERE o.uid = $1"),
+                                    params);
   if (Rows(result) == 0 || result[0][0].is_null()) return std::nullopt;
   return ToString(result, 0, 0);
 }
@@ -397,8 +396,8 @@ absl::Status ResolveGroupHeader(pqxx::transaction_base& tx, const DecodedRequest
     header.period = dhis2::FormatIsoPeriod(period.type, period.start);
     const std::optional<std::string_view> duration =
         dhis2::AdxPeriodDuration(dhis2::PeriodTypeName(period.type));
-    header.period_adx = absl::StrCat(dhis2::FormatDate(period.start), "/",
-                                     std::string(duration.value_or("")));
+    header.period_adx =
+        absl::StrCat(dhis2::FormatDate(period.start), "/", std::string(duration.value_or("")));
   }
   if (d.org_units.uids.size() == 1 && !params.children && d.org_unit_groups.uids.empty()) {
     header.org_unit = OutputId(tx, kOrgUnits, out.org_unit, d.org_units.uids.front());
@@ -406,8 +405,7 @@ absl::Status ResolveGroupHeader(pqxx::transaction_base& tx, const DecodedRequest
   if (d.attribute_option_combos.uids.size() == 1 &&
       !(params.exclude_default_aoc &&
         d.attribute_option_combos.uids.front() == kDefaultOptionComboUid)) {
-    header.attribute_option_combo = OutputId(tx, kCategoryOptionCombos,
-                                             out.attribute_option_combo,
+    header.attribute_option_combo = OutputId(tx, kCategoryOptionCombos, out.attribute_option_combo,
                                              d.attribute_option_combos.uids.front());
   }
   const std::pair<const char*, const IdScheme*> schemes[] = {
@@ -442,11 +440,11 @@ absl::Status DecideAccess243(pqxx::transaction_base& tx, const DecodedRequest& d
                              const ExportScope& scope, const dhis2::Principal& reader) {
   const std::string groups = PgTextArray(reader.group_uids);
   if (!d.data_sets.uids.empty()) {
-    const pqxx::result r = Query(
-        tx,
-        absl::StrCat("SELECT ds.uid FROM dataset ds WHERE ds.uid = ANY($3::text[]) AND NOT ",
-                     DataReadableSql("ds", 1, 2)),
-        {reader.uid, groups, PgTextArray(d.data_sets.uids)});
+    const pqxx::result r =
+        Query(tx,
+              absl::StrCat("SELECT ds.uid FROM dataset ds WHERE ds.uid = ANY($3::text[]) AND NOT ",
+                           DataReadableSql("ds", 1, 2)),
+              {reader.uid, groups, PgTextArray(d.data_sets.uids)});
     if (Rows(r) > 0) {
       return absl::PermissionDeniedError(absl::StrCat(
           "E2010: User is not allowed to read data for data set(s): `", UidList(r), "`"));
@@ -464,9 +462,9 @@ absl::Status DecideAccess243(pqxx::transaction_base& tx, const DecodedRequest& d
                      DataReadableSql("co", 1, 2), ")"),
         {reader.uid, groups, PgTextArray(d.attribute_option_combos.uids)});
     if (Rows(r) > 0) {
-      return absl::PermissionDeniedError(absl::StrCat(
-          "E2011: User is not allowed to read data for attribute option combo(s): `", UidList(r),
-          "`"));
+      return absl::PermissionDeniedError(
+          absl::StrCat("E2011: User is not allowed to read data for attribute option combo(s): `",
+                       UidList(r), "`"));
     }
   }
   if (!d.org_units.uids.empty()) {
@@ -537,13 +535,13 @@ absl::StatusOr<ExportScope> ResolveExportScope243(pqxx::transaction_base& tx,
     if (!status.ok()) return status;
   }
   ResolveDataElements(tx, d, &scope);
-  status = LoadIdentifiers(tx, kDataElements, params.output.data_element,
-                           &scope.data_element_ids, &scope.data_elements);
+  status = LoadIdentifiers(tx, kDataElements, params.output.data_element, &scope.data_element_ids,
+                           &scope.data_elements);
   if (!status.ok()) return status;
   ResolvePeriods(tx, params, &scope);
   ResolveOrgUnits(tx, d, params, checks_sharing ? reader : nullptr, &scope);
-  status = LoadIdentifiers(tx, kOrgUnits, params.output.org_unit, &scope.org_unit_ids,
-                           &scope.org_units);
+  status =
+      LoadIdentifiers(tx, kOrgUnits, params.output.org_unit, &scope.org_unit_ids, &scope.org_units);
   if (!status.ok()) return status;
   status = ResolveOptionCombos(tx, d, params, &scope);
   if (!status.ok()) return status;

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <string>
 #include <pqxx/result>
+#include <string>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -36,14 +36,14 @@ KeyGroups LeadingKeyGroups(pqxx::transaction_base& tx, const ExportScope& scope)
   switch (scope.order.front()) {
     case dhis2::OrderKey::kPe:
       groups.column = "dv.periodid";
-      GroupRows(tx.exec(absl::StrCat(
-                    "SELECT periodid, startdate::text || '/' || enddate::text FROM period",
-                    scope.filter_periods ? absl::StrCat(" WHERE periodid = ANY('",
-                                                        ToArrayLiteral(scope.period_ids),
-                                                        "'::bigint[])")
-                                         : "",
-                    " ORDER BY startdate, enddate")),
-                &groups);
+      GroupRows(
+          tx.exec(absl::StrCat(
+              "SELECT periodid, startdate::text || '/' || enddate::text FROM period",
+              scope.filter_periods ? absl::StrCat(" WHERE periodid = ANY('",
+                                                  ToArrayLiteral(scope.period_ids), "'::bigint[])")
+                                   : "",
+              " ORDER BY startdate, enddate")),
+          &groups);
       break;
     case dhis2::OrderKey::kDe:
       groups.column = "dv.dataelementid";
@@ -55,23 +55,23 @@ KeyGroups LeadingKeyGroups(pqxx::transaction_base& tx, const ExportScope& scope)
       break;
     case dhis2::OrderKey::kOu:
       groups.column = "dv.sourceid";
-      GroupRows(tx.exec(absl::StrCat("SELECT organisationunitid, path FROM organisationunit "
-                                     "WHERE organisationunitid = ANY('",
-                                     ToArrayLiteral(scope.org_unit_ids),
-                                     "'::bigint[]) ORDER BY path")),
-                &groups);
+      GroupRows(
+          tx.exec(absl::StrCat("SELECT organisationunitid, path FROM organisationunit "
+                               "WHERE organisationunitid = ANY('",
+                               ToArrayLiteral(scope.org_unit_ids), "'::bigint[]) ORDER BY path")),
+          &groups);
       break;
     case dhis2::OrderKey::kAoc:
       groups.column = "dv.attributeoptioncomboid";
-      GroupRows(tx.exec(absl::StrCat(
-                    "SELECT categoryoptioncomboid, uid FROM categoryoptioncombo",
-                    scope.attribute_option_combo_ids
-                        ? absl::StrCat(" WHERE categoryoptioncomboid = ANY('",
-                                       ToArrayLiteral(*scope.attribute_option_combo_ids),
-                                       "'::bigint[])")
-                        : "",
-                    " ORDER BY uid")),
-                &groups);
+      GroupRows(
+          tx.exec(absl::StrCat(
+              "SELECT categoryoptioncomboid, uid FROM categoryoptioncombo",
+              scope.attribute_option_combo_ids
+                  ? absl::StrCat(" WHERE categoryoptioncomboid = ANY('",
+                                 ToArrayLiteral(*scope.attribute_option_combo_ids), "'::bigint[])")
+                  : "",
+              " ORDER BY uid")),
+          &groups);
       break;
     case dhis2::OrderKey::kCreated:
       break;

@@ -11,9 +11,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "service/db/change_tracking.h"
-#include "service/dhis2/dhis2_version.h"
 #include "service/db/data_value_stream.h"
 #include "service/db/ordered_plan.h"
+#include "service/dhis2/dhis2_version.h"
 
 namespace dvexport::db {
 

@@ -4,9 +4,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "service/dhis2/dhis2_version.h"
 #include "service/auth/verify.h"
 #include "service/db/connection_pool.h"
+#include "service/dhis2/dhis2_version.h"
 
 namespace dvexport::pipeline {
 
@@ -25,8 +25,7 @@ absl::StatusOr<dhis2::ExportParams> CallSession::Open(const dvexport::v1::Export
   if (!query.dhis2_version().empty()) {
     absl::StatusOr<int> pinned = dhis2::ParseServedVersion(query.dhis2_version());
     if (!pinned.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("dhis2_version: ", pinned.status().message()));
+      return absl::InvalidArgumentError(absl::StrCat("dhis2_version: ", pinned.status().message()));
     }
     if (found != 0 && *pinned > found) {
       return absl::InvalidArgumentError(absl::StrCat(

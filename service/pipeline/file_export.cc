@@ -117,15 +117,15 @@ absl::StatusOr<std::unique_ptr<encode::FileCompressor>> CreateCompressor(
     }
     case dvexport::v1::COMPRESSION_ZIP: {
       encode::ZipOptions options;
-      options.entry_name =
-          rules >= 43 ? dhis2::ZipEntryFileName243(
-                            request.query(),
-                            request.attachment().empty()
-                                ? std::nullopt
-                                : std::optional<std::string_view>(request.attachment()),
-                            dhis2::FormatName(request.format()))
-                      : dhis2::AttachmentFileName(request.query(), request.attachment(),
-                                                  FileExtension(request.format()));
+      options.entry_name = rules >= 43
+                               ? dhis2::ZipEntryFileName243(
+                                     request.query(),
+                                     request.attachment().empty()
+                                         ? std::nullopt
+                                         : std::optional<std::string_view>(request.attachment()),
+                                     dhis2::FormatName(request.format()))
+                               : dhis2::AttachmentFileName(request.query(), request.attachment(),
+                                                           FileExtension(request.format()));
       options.modified_unix_seconds = absl::ToUnixSeconds(absl::Now());
       options.deflate.level = level;
       return encode::ZipCompressor::Create(options);

@@ -248,7 +248,7 @@ TEST_F(Adx243Test, RequestsThat242RefusesAreTaken) {
   EXPECT_EQ(*got, ExpectedDocument({{kPartner}}));
 
   request = Request({kPartner});
-  request.mutable_query()->set_attribute_combo("oMxOxAHrPBP");     // Funding Partner
+  request.mutable_query()->set_attribute_combo("oMxOxAHrPBP");    // Funding Partner
   request.mutable_query()->add_attribute_options("PJ2NhUgijpD");  // Partner B
   got = Export(request);
   ASSERT_TRUE(got.ok()) << got.status();

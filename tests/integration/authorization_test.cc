@@ -302,9 +302,9 @@ Outcome Export(db::ConnectionPool* pool, const v1::ExportRequest& request,
       break;
     }
     case Read::kAdx: {
-      outcome.status = session.PrepareAdx(
-          {dhis2::IdScheme::Uid(), dhis2::IdScheme{dhis2::IdScheme::Property::kCode, ""},
-           std::nullopt});
+      outcome.status =
+          session.PrepareAdx({dhis2::IdScheme::Uid(),
+                              dhis2::IdScheme{dhis2::IdScheme::Property::kCode, ""}, std::nullopt});
       if (outcome.status.ok()) {
         outcome.status =
             session.ReadAdx([&](const db::AdxRow& row) { return add(row.value.value.bytes); });
