@@ -104,6 +104,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } else if (!period.ok()) {
     Check(period.status().code() == absl::StatusCode::kInvalidArgument);
   }
+  // DHIS2 2.43's Period.of: any bytes give a period or InvalidArgument (its 400), never a crash.
+  auto period243 = dvexport::dhis2::ParseIsoPeriod243(bytes);
+  Check(period243.ok() || period243.status().code() == absl::StatusCode::kInvalidArgument);
   auto date = dvexport::dhis2::ParseDate(bytes);
   if (date.ok()) {
     auto again = dvexport::dhis2::ParseDate(dvexport::dhis2::FormatDate(*date));
@@ -118,5 +121,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto params = dvexport::dhis2::ValidateExportRequest(request);
   Check(params.ok() || params.status().code() == absl::StatusCode::kInvalidArgument ||
         params.status().code() == absl::StatusCode::kNotFound);
+  // The same request by DHIS2 2.43's rules (ValidateExportRequest243).
+  auto params243 = dvexport::dhis2::ValidateExportRequest(
+      request, dvexport::dhis2::RuleOrder::kFirstFailure, 43);
+  Check(params243.ok() || params243.status().code() == absl::StatusCode::kInvalidArgument ||
+        params243.status().code() == absl::StatusCode::kNotFound ||
+        params243.status().code() == absl::StatusCode::kFailedPrecondition);
   return 0;
 }
