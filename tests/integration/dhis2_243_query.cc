@@ -1,3 +1,11 @@
+// GCC 12 at -O1 with the sanitizers (the CI's ASan build, -Werror) reports libstdc++'s own
+// std::regex internals (std::function in its NFA states) as maybe-uninitialized: a known false
+// positive in the library's code, not this file's. This test's QueryBuilder reproduction needs
+// DHIS2's regular expressions.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
 #include "tests/integration/dhis2_243_query.h"
 
 #include <algorithm>
