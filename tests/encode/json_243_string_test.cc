@@ -216,7 +216,8 @@ TEST(Json243StringTest, StrictParserAcceptsEveryByteSequenceEncoded) {
   DataValueRow row;
   row.data_element = row.period = row.org_unit = T(all);
   row.category_option_combo = row.attribute_option_combo = T(all);
-  row.value = row.stored_by = row.comment = T(all + all.substr(0, 100));
+  const std::string longer = all + all.substr(0, 100);
+  row.value = row.stored_by = row.comment = T(longer);
   DataValueGroupHeader header = FullGroupHeader();
   header.data_set = T(all);
   const std::string document = EncodeDocument(header, {row, row});
