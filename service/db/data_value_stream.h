@@ -1,6 +1,7 @@
 #ifndef DVEXPORT_SERVICE_DB_DATA_VALUE_STREAM_H_
 #define DVEXPORT_SERVICE_DB_DATA_VALUE_STREAM_H_
 
+#include <cstddef>
 #include <optional>
 #include <pqxx/transaction_base>
 
@@ -8,6 +9,7 @@
 #include "absl/status/status.h"
 #include "service/db/data_value_line_parser.h"
 #include "service/db/export_scope.h"
+#include "service/db/slice_sorter.h"
 #include "service/encode/data_value_row.h"
 
 namespace dvexport::db {
@@ -27,6 +29,18 @@ absl::Status StreamDataValues(pqxx::transaction_base& tx, const ExportScope& sco
                               absl::FunctionRef<bool(const encode::DataValueRow&)> row,
                               absl::FunctionRef<void()> stop_copy,
                               const KeySlice* key_slice = nullptr);
+
+// StreamDataValues of a "key_slice" sorted here (KeySlice::sort_here): its rows are read whole
+// into a SliceSorter (at most "max_bytes"), sorted by "ranks", and then handed to "row" in turn,
+// the slice's offset skipped and its limit kept. A slice that outgrows "max_bytes" is read to its
+// end without being kept, then read again sorted by PostgreSQL (StreamDataValues), so that memory
+// stays bounded whatever the slice. Sets "*held" to the bytes the sorter held (more than
+// "max_bytes" for a slice sorted by PostgreSQL). Statuses as StreamDataValues.
+absl::Status StreamSortedSlice(pqxx::transaction_base& tx, const ExportScope& scope,
+                               const IdentifierTables& tables, const KeySlice& key_slice,
+                               const OrderRanks& ranks, size_t max_bytes,
+                               absl::FunctionRef<bool(const encode::DataValueRow&)> row,
+                               absl::FunctionRef<void()> stop_copy, size_t* held);
 
 }  // namespace dvexport::db
 

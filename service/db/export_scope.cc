@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <pqxx/prepared_statement>
 #include <pqxx/result>
+#include <string_view>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -75,6 +76,9 @@ namespace {
 
 using dhis2::IdScheme;
 using namespace scope_internal;  // NOLINT: this file's own helpers
+
+// BuildDataValueWhereSql: above this many org units, a slice sorted here filters them.
+constexpr size_t kOrgUnitsInIndexCondition = 32;
 
 // 0001-01-01T00:00:00 in microseconds since 1970: the earliest last-updated
 // bound written into SQL.
@@ -444,15 +448,30 @@ std::string DataValueSourceSql(const ExportScope& scope) {
   return scope.changed_keys ? ChangedKeysSourceSql() : "datavalue dv";
 }
 
-std::string BuildDataValueWhereSql(const ExportScope& scope) {
-  std::string sql = absl::StrCat("dv.dataelementid = ANY('", ToArrayLiteral(scope.data_element_ids),
-                                 "'::bigint[])");
-  if (scope.filter_periods) {
+std::string BuildDataValueWhereSql(const ExportScope& scope, const KeySlice* key_slice) {
+  const bool sorted_here = key_slice != nullptr && key_slice->sort_here;
+  const auto slice_on = [&](const char* column) {
+    return sorted_here && std::string_view(key_slice->column) == column;
+  };
+  std::string sql = absl::StrCat(
+      "dv.dataelementid = ANY('",
+      ToArrayLiteral(slice_on(kDataElementColumn) ? key_slice->ids : scope.data_element_ids),
+      "'::bigint[])");
+  if (slice_on(kPeriodColumn)) {
+    absl::StrAppend(&sql, " AND dv.periodid = ANY('", ToArrayLiteral(key_slice->ids),
+                    "'::bigint[])");
+  } else if (scope.filter_periods) {
     absl::StrAppend(&sql, " AND dv.periodid = ANY('", ToArrayLiteral(scope.period_ids),
                     "'::bigint[])");
   }
-  absl::StrAppend(&sql, " AND dv.sourceid = ANY('", ToArrayLiteral(scope.org_unit_ids),
-                  "'::bigint[])");
+  // A slice sorted here is read by the primary key's first two columns: with many org units,
+  // "+ 0" keeps the third out of the index condition (one index descent per data element, period
+  // and org unit would cost more than the filter, which PostgreSQL hashes).
+  absl::StrAppend(&sql,
+                  sorted_here && scope.org_unit_ids.size() > kOrgUnitsInIndexCondition
+                      ? " AND dv.sourceid + 0 = ANY('"
+                      : " AND dv.sourceid = ANY('",
+                  ToArrayLiteral(scope.org_unit_ids), "'::bigint[])");
   if (scope.attribute_option_combo_ids) {
     absl::StrAppend(&sql, " AND dv.attributeoptioncomboid = ANY('",
                     ToArrayLiteral(*scope.attribute_option_combo_ids), "'::bigint[])");
@@ -500,13 +519,15 @@ std::string BuildDataValueWhereSql(const ExportScope& scope) {
 std::string BuildDataValueSelectSql(const ExportScope& scope,
                                     const std::optional<BlockRange>& blocks,
                                     const KeySlice* key_slice) {
+  const bool sorted_here = key_slice != nullptr && key_slice->sort_here;
   std::string sql = absl::StrCat(
       "SELECT dv.dataelementid, dv.periodid, dv.sourceid, dv.categoryoptioncomboid, "
       "dv.attributeoptioncomboid, dv.value, dv.storedby, dv.created, "
       "CASE WHEN dv.lastupdated = dv.created THEN '' ELSE dv.lastupdated::text END, "
       "dv.comment, dv.followup, dv.deleted FROM ",
-      DataValueSourceSql(scope), OrderJoinsSql(scope.order), " WHERE ",
-      BuildDataValueWhereSql(scope));
+      DataValueSourceSql(scope), sorted_here ? "" : OrderJoinsSql(scope.order), " WHERE ",
+      BuildDataValueWhereSql(scope, key_slice));
+  if (sorted_here) return sql;
   if (blocks) {
     // PostgreSQL 14+ reads such a slice with a TID Range Scan, only its own blocks.
     if (blocks->first_block > 0) {

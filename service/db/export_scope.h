@@ -150,10 +150,13 @@ std::string SchemeExpression(const dhis2::IdScheme& scheme, int param);
 // the changed keys' rows (ChangedKeysSourceSql).
 std::string DataValueSourceSql(const ExportScope& scope);
 
+struct KeySlice;
+
 // The WHERE condition (without "WHERE") on "datavalue dv" that selects the
 // scope's values, ignoring the limit. Integers from "scope" only (a change
-// token's xmin is read from a setting, see kChangesSinceSetting).
-std::string BuildDataValueWhereSql(const ExportScope& scope);
+// token's xmin is read from a setting, see kChangesSinceSetting). With a "key_slice" sorted here
+// (KeySlice::sort_here), the slice's rows.
+std::string BuildDataValueWhereSql(const ExportScope& scope, const KeySlice* key_slice = nullptr);
 
 // A slice of the datavalue table by physical position: the rows whose ctid
 // lies in blocks [first_block, end_block), or from first_block to the end of
@@ -169,11 +172,22 @@ struct BlockRange {
 // offset instead of the scope's. Slices on the order's leading key, in that key's order, read
 // one after the other, give the rows in the export's order.
 struct KeySlice {
-  const char* column = nullptr;  // "dv.periodid", "dv.dataelementid", ...: a constant of ours
+  const char* column = nullptr;  // kPeriodColumn, kDataElementColumn, ...: a constant of ours
   std::vector<int64_t> ids;
   std::optional<int64_t> limit;
   int64_t offset = 0;
+  // Sorted by dvexport (SliceSorter), not by PostgreSQL: the query has no ORDER BY, LIMIT or
+  // OFFSET (the reader applies "limit" and "offset" after its sort), and its "column" (periods or
+  // data elements, the primary key's leading columns) stands for the scope's own filter on that
+  // column, so that PostgreSQL reads the slice by the primary key.
+  bool sort_here = false;
 };
+
+// KeySlice::column's values.
+inline constexpr char kDataElementColumn[] = "dv.dataelementid";
+inline constexpr char kPeriodColumn[] = "dv.periodid";
+inline constexpr char kOrgUnitColumn[] = "dv.sourceid";
+inline constexpr char kAttributeOptionComboColumn[] = "dv.attributeoptioncomboid";
 
 // The query of the scope's data values (with its limit), columns as
 // kDataValueColumns, restricted to "blocks" if given (or to "key_slice": see KeySlice). Holds only

@@ -13,29 +13,32 @@
 namespace dvexport::db {
 namespace {
 
-// The leading key's values of the scope in the key's order, grouped: the ids of one group share
-// the key's value (a period's dates, a UID, a path) and must be read in one slice.
+// A key's objects in the key's order, grouped: the ids of one group share the key's value (a
+// period's dates, a UID, a path) and compare equal in the order.
 struct KeyGroups {
   const char* column = nullptr;
   std::vector<std::vector<int64_t>> groups;
 };
 
-// Rows of (id, key) in key order into groups of equal keys.
+// Rows of (id, key) in key order into groups of equal keys (a NULL key is a value of its own).
 void GroupRows(const pqxx::result& result, KeyGroups* out) {
   std::string last;
   for (const pqxx::row& row : result) {
-    const std::string key(row[1].c_str(), row[1].size());
+    std::string key = row[1].is_null() ? std::string("N") : "T";
+    key.append(row[1].c_str(), row[1].size());
     if (out->groups.empty() || key != last) out->groups.emplace_back();
     out->groups.back().push_back(std::strtoll(row[0].c_str(), nullptr, 10));
-    last = key;
+    last = std::move(key);
   }
 }
 
-KeyGroups LeadingKeyGroups(pqxx::transaction_base& tx, const ExportScope& scope) {
+// The scope's objects of "key" (not kCreated) in the order PostgreSQL sorts them by the key's
+// columns (OrderBySql's, in the database's collation).
+KeyGroups KeyOrder(pqxx::transaction_base& tx, const ExportScope& scope, dhis2::OrderKey key) {
   KeyGroups groups;
-  switch (scope.order.front()) {
+  switch (key) {
     case dhis2::OrderKey::kPe:
-      groups.column = "dv.periodid";
+      groups.column = kPeriodColumn;
       GroupRows(
           tx.exec(absl::StrCat(
               "SELECT periodid, startdate::text || '/' || enddate::text FROM period",
@@ -46,7 +49,7 @@ KeyGroups LeadingKeyGroups(pqxx::transaction_base& tx, const ExportScope& scope)
           &groups);
       break;
     case dhis2::OrderKey::kDe:
-      groups.column = "dv.dataelementid";
+      groups.column = kDataElementColumn;
       GroupRows(tx.exec(absl::StrCat("SELECT dataelementid, uid FROM dataelement "
                                      "WHERE dataelementid = ANY('",
                                      ToArrayLiteral(scope.data_element_ids),
@@ -54,7 +57,7 @@ KeyGroups LeadingKeyGroups(pqxx::transaction_base& tx, const ExportScope& scope)
                 &groups);
       break;
     case dhis2::OrderKey::kOu:
-      groups.column = "dv.sourceid";
+      groups.column = kOrgUnitColumn;
       GroupRows(
           tx.exec(absl::StrCat("SELECT organisationunitid, path FROM organisationunit "
                                "WHERE organisationunitid = ANY('",
@@ -62,7 +65,7 @@ KeyGroups LeadingKeyGroups(pqxx::transaction_base& tx, const ExportScope& scope)
           &groups);
       break;
     case dhis2::OrderKey::kAoc:
-      groups.column = "dv.attributeoptioncomboid";
+      groups.column = kAttributeOptionComboColumn;
       GroupRows(
           tx.exec(absl::StrCat(
               "SELECT categoryoptioncomboid, uid FROM categoryoptioncombo",
@@ -79,32 +82,27 @@ KeyGroups LeadingKeyGroups(pqxx::transaction_base& tx, const ExportScope& scope)
   return groups;
 }
 
-KeySlice SliceOf(const KeyGroups& groups, size_t first, size_t end) {
-  KeySlice slice;
-  slice.column = groups.column;
-  for (size_t i = first; i < end; ++i) {
-    slice.ids.insert(slice.ids.end(), groups.groups[i].begin(), groups.groups[i].end());
+// The ranks of every key of the scope's order.
+std::shared_ptr<const OrderRanks> RanksOf(pqxx::transaction_base& tx, const ExportScope& scope,
+                                          const KeyGroups& leading) {
+  auto ranks = std::make_shared<OrderRanks>();
+  ranks->order = scope.order;
+  for (size_t k = 0; k < scope.order.size(); ++k) {
+    auto& rank = ranks->ranks.emplace_back();
+    if (scope.order[k] == dhis2::OrderKey::kCreated) continue;
+    const KeyGroups groups = k == 0 ? KeyGroups() : KeyOrder(tx, scope, scope.order[k]);
+    const KeyGroups& key_groups = k == 0 ? leading : groups;
+    for (size_t g = 0; g < key_groups.groups.size(); ++g) {
+      for (const int64_t id : key_groups.groups[g]) rank[id] = static_cast<int64_t>(g);
+    }
   }
-  std::sort(slice.ids.begin(), slice.ids.end());
-  return slice;
+  return ranks;
 }
 
-// The first group alone (its rows come after one small sort), then the rest in one slice: every
-// slice of a key that no index leads with costs a scan of the table, so more slices cost more
-// than the sort they spare.
-std::vector<KeySlice> Batch(const KeyGroups& groups) {
-  std::vector<KeySlice> slices;
-  const size_t n = groups.groups.size();
-  if (n == 0) return slices;
-  slices.push_back(SliceOf(groups, 0, 1));
-  if (n > 1) slices.push_back(SliceOf(groups, 1, n));
-  return slices;
-}
-
-// With an offset: the groups wholly before it dropped (counted per leading key), and what
-// remains as one slice that skips the rest of the offset itself.
-std::vector<KeySlice> AfterOffset(pqxx::transaction_base& tx, const ExportScope& scope,
-                                  const KeyGroups& groups, int64_t offset) {
+// With an offset: the first group not wholly before it (counted per leading key), and the rows
+// of it to skip; groups.size() when the offset is past the end.
+size_t FirstGroupAfter(pqxx::transaction_base& tx, const ExportScope& scope,
+                       const KeyGroups& groups, int64_t offset, int64_t* rest) {
   absl::flat_hash_map<int64_t, int64_t> counts;
   for (const pqxx::row& row :
        tx.exec(absl::StrCat("SELECT ", groups.column, ", count(*) FROM ", DataValueSourceSql(scope),
@@ -122,27 +120,70 @@ std::vector<KeySlice> AfterOffset(pqxx::transaction_base& tx, const ExportScope&
     if (skipped + rows > offset) break;
     skipped += rows;
   }
-  if (first == groups.groups.size()) return {};
-  KeySlice slice = SliceOf(groups, first, groups.groups.size());
-  slice.offset = offset - skipped;
-  return {slice};
+  *rest = offset - skipped;
+  return first;
 }
+
+// Slices sorted here grow at most this much from one to the next.
+constexpr size_t kMaxSliceGrowth = 4;
 
 }  // namespace
 
-std::vector<KeySlice> PlanOrderedSlices(pqxx::transaction_base& tx, const ExportScope& scope) {
+bool OrderedReads::Next(KeySlice* slice) {
+  *slice = KeySlice();
+  if (done_) return false;
+  if (column_ == nullptr) {
+    slice->offset = offset_;
+    done_ = true;
+    return true;
+  }
+  if (next_group_ >= groups_.size()) return false;
+  const size_t n = ranks_ ? std::min(groups_per_slice_, groups_.size() - next_group_)
+                   : next_group_ == first_group_ ? 1
+                                                 : groups_.size() - next_group_;
+  slice->column = column_;
+  slice->sort_here = ranks_ != nullptr;
+  for (size_t i = next_group_; i < next_group_ + n; ++i) {
+    slice->ids.insert(slice->ids.end(), groups_[i].begin(), groups_[i].end());
+  }
+  std::sort(slice->ids.begin(), slice->ids.end());
+  slice->offset = next_group_ == first_group_ ? offset_ : 0;
+  next_group_ += n;
+  last_groups_ = n;
+  return true;
+}
+
+void OrderedReads::SliceRead(size_t bytes) {
+  // Groups for about the target, from the bytes per group of the slice just read.
+  const size_t per_group = std::max<size_t>(1, bytes / std::max<size_t>(1, last_groups_));
+  groups_per_slice_ = std::clamp<size_t>(target_bytes_ / per_group, 1,
+                                         std::max<size_t>(1, last_groups_) * kMaxSliceGrowth);
+}
+
+OrderedReads PlanOrderedReads(pqxx::transaction_base& tx, const ExportScope& scope,
+                              const ReadPlanOptions& options) {
   const pqxx::row work_mem =
       tx.exec1("SELECT setting::bigint < 65536 FROM pg_settings WHERE name = 'work_mem'");
   if (work_mem[0].as<bool>()) tx.exec("SELECT set_config('work_mem', '64MB', true)");
-  const KeyGroups groups = LeadingKeyGroups(tx, scope);
-  if (groups.column == nullptr) {
-    KeySlice whole;
-    whole.offset = scope.offset.value_or(0);
-    return {whole};
-  }
+  OrderedReads reads;
   const int64_t offset = scope.offset.value_or(0);
-  if (offset > 0) return AfterOffset(tx, scope, groups, offset);
-  return Batch(groups);
+  KeyGroups groups = KeyOrder(tx, scope, scope.order.front());
+  if (groups.column == nullptr) {
+    reads.offset_ = offset;
+    return reads;
+  }
+  reads.column_ = groups.column;
+  if (offset > 0) {
+    reads.next_group_ = FirstGroupAfter(tx, scope, groups, offset, &reads.offset_);
+  }
+  reads.first_group_ = reads.next_group_;
+  const dhis2::OrderKey leading = scope.order.front();
+  if (leading == dhis2::OrderKey::kPe || leading == dhis2::OrderKey::kDe) {
+    reads.ranks_ = RanksOf(tx, scope, groups);
+    reads.target_bytes_ = options.sorted_slice_target_bytes;
+  }
+  reads.groups_ = std::move(groups.groups);
+  return reads;
 }
 
 }  // namespace dvexport::db

@@ -12,7 +12,6 @@
 #include "absl/strings/str_cat.h"
 #include "service/db/change_tracking.h"
 #include "service/db/data_value_stream.h"
-#include "service/db/ordered_plan.h"
 #include "service/dhis2/dhis2_version.h"
 
 namespace dvexport::db {
@@ -450,7 +449,7 @@ absl::StatusOr<int> ReadSession::PlanReads(int keep_available) {
   if (!scope_.order.empty()) {
     // An ordered export (DHIS2 2.43's): one reader, its slices in turn.
     absl::Status status = RunStatements(**conn_, "planning the export's ordered reads", [&] {
-      ordered_slices_ = PlanOrderedSlices(*tx_, scope_);
+      ordered_ = PlanOrderedReads(*tx_, scope_, options_.read_plan);
       return absl::OkStatus();
     });
     if (!status.ok()) return status;
@@ -482,25 +481,33 @@ absl::Status ReadSession::ReadOrderedSlices(
     ++sent;
     return row(value);
   };
-  for (KeySlice& slice : *ordered_slices_) {
+  KeySlice slice;
+  while (ordered_->Next(&slice)) {
     if (scope_.limit) {
       if (sent >= *scope_.limit) break;
       slice.limit = *scope_.limit - sent;
     }
+    size_t held = 0;
     absl::Status status =
         RunStatements(**conn_, "reading data values", [&](QueryCanceller::Statement& statement) {
-          return StreamDataValues(
-              *tx_, scope_, *identifier_tables_, std::nullopt, counted,
-              [&statement] { statement.Abandon(); }, &slice);
+          const auto stop = [&statement] { statement.Abandon(); };
+          if (slice.sort_here) {
+            return StreamSortedSlice(*tx_, scope_, *identifier_tables_, slice, *ordered_->ranks(),
+                                     options_.read_plan.max_sorted_slice_bytes, counted, stop,
+                                     &held);
+          }
+          return StreamDataValues(*tx_, scope_, *identifier_tables_, std::nullopt, counted, stop,
+                                  &slice);
         });
     if (!status.ok()) return status;
+    if (slice.sort_here) ordered_->SliceRead(held);
   }
   return absl::OkStatus();
 }
 
 absl::Status ReadSession::ReadSlices(DatabaseConnection& conn, Transaction& tx,
                                      absl::FunctionRef<bool(const encode::DataValueRow&)> row) {
-  if (ordered_slices_) return ReadOrderedSlices(row);
+  if (ordered_) return ReadOrderedSlices(row);
   std::optional<BlockRange> slice;
   while (slices_.Next(&slice)) {
     absl::Status status =

@@ -23,6 +23,7 @@
 #include "service/db/connection_pool.h"
 #include "service/db/data_value_line_parser.h"
 #include "service/db/export_scope.h"
+#include "service/db/ordered_plan.h"
 #include "service/db/query_canceller.h"
 #include "service/db/read_plan.h"
 #include "service/db/read_session_options.h"
@@ -229,9 +230,9 @@ class ReadSession {
   std::optional<IdentifierTables> identifier_tables_;
   std::optional<AdxScope> adx_;
   SliceDispenser slices_;
-  // An ordered export's slices (PlanOrderedSlices), read in turn by the one reader; set by
+  // An ordered export's slices (PlanOrderedReads), read in turn by the one reader; set by
   // PlanReads when the scope has an order.
-  std::optional<std::vector<KeySlice>> ordered_slices_;
+  std::optional<OrderedReads> ordered_;
   int readers_ = 1;
   int keep_available_ = 0;
   std::string set_snapshot_sql_;  // for the extra readers

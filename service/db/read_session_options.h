@@ -5,6 +5,7 @@
 // authenticator's carry, so that a header holding them need not include the database's.
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -25,6 +26,11 @@ struct ReadPlanOptions {
   int slices_per_stream = 8;
   // Smallest slice, in 8 KiB blocks.
   int64_t min_slice_blocks = 256;
+  // An ordered export (DHIS2 2.43's) led by periods or data elements is read in slices that
+  // dvexport sorts (ordered_plan.h): the bytes a slice should hold, and the most it may hold; a
+  // slice that outgrows it is read again, sorted by PostgreSQL.
+  size_t sorted_slice_target_bytes = size_t{8} << 20;
+  size_t max_sorted_slice_bytes = size_t{32} << 20;
 };
 
 struct ReadSessionOptions {

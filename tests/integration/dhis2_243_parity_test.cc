@@ -229,6 +229,30 @@ TEST_F(Dhis2243ParityTest, OrdersMatchDhis2Sql) {
   for (const Case& c : OrderCases()) ExpectParity(server, keys, c);
 }
 
+// Slices that dvexport sorts (periods or data elements leading), whatever their size: one
+// group each and then a few (a target of one byte grows them by at most four times a slice),
+// and slices that outgrow their bound, read again sorted by PostgreSQL.
+TEST_F(Dhis2243ParityTest, OrdersMatchDhis2SqlWhateverTheSlices) {
+  db::ReadPlanOptions small_slices;
+  small_slices.sorted_slice_target_bytes = 1;
+  db::ReadPlanOptions outgrown;
+  outgrown.max_sorted_slice_bytes = 4096;
+  for (const db::ReadPlanOptions& read_plan : {small_slices, outgrown}) {
+    SCOPED_TRACE(read_plan.max_sorted_slice_bytes);
+    Server243 server(conninfo_, read_plan);
+    const OrderKeys keys(conninfo_);
+    for (const Case& c : OrderCases()) ExpectParity(server, keys, c);
+    for (const Case& c : PageCases()) {
+      SCOPED_TRACE(c.name);
+      const std::vector<ExportRow> want =
+          FollowupNullAsFalse(QueryDhis2Rows(conninfo_, Dhis2Sql(c.request, true)));
+      absl::StatusOr<std::vector<ExportRow>> got = server.Stream(ToExportRequest(c.request));
+      ASSERT_TRUE(got.ok()) << got.status();
+      ExpectSameSequence(*got, want, c.name);
+    }
+  }
+}
+
 // A page is a sequence: DHIS2's with dvexport's tie-break, exactly.
 TEST_F(Dhis2243ParityTest, PagesAreDhis2PagesWithTheTieBreak) {
   Server243 server(conninfo_);

@@ -198,8 +198,9 @@ std::vector<std::vector<int64_t>> OrderKeys::Of(const std::vector<ExportRow>& ro
   return keys;
 }
 
-Server243::Server243(const std::string& conninfo) {
+Server243::Server243(const std::string& conninfo, const db::ReadPlanOptions& read_plan) {
   server::ServerOptions options;
+  options.service.read_plan = read_plan;
   options.service.auth = pipeline::AuthMode::kNone;  // a superuser's export
   options.listen = "127.0.0.1:0";
   options.http.listen = "127.0.0.1:0";

@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "dvexport/v1/export.grpc.pb.h"
+#include "service/db/read_session_options.h"
 #include "service/server/export_server.h"
 
 namespace dvexport::testing {
@@ -68,7 +69,9 @@ class OrderKeys {
 // A dvexport server (gRPC and HTTP doors, no authentication: a superuser's export) on "conninfo".
 class Server243 {
  public:
-  explicit Server243(const std::string& conninfo);
+  // "read_plan": how ordered exports are sliced and sorted (the defaults unless a test needs
+  // more slices, or slices that outgrow their bound).
+  explicit Server243(const std::string& conninfo, const db::ReadPlanOptions& read_plan = {});
   ~Server243();
 
   // StreamDataValues of "query": every value, in order.

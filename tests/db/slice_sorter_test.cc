@@ -1,0 +1,124 @@
+#include "service/db/slice_sorter.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace dvexport::db {
+namespace {
+
+using dhis2::OrderKey;
+
+// A COPY line of BuildDataValueSelectSql's columns with these ids and created.
+std::string Line(int de, int pe, int ou, int coc, int aoc, const std::string& created,
+                 const std::string& value = "1") {
+  return std::to_string(de) + "\t" + std::to_string(pe) + "\t" + std::to_string(ou) + "\t" +
+         std::to_string(coc) + "\t" + std::to_string(aoc) + "\t" + value + "\tadmin\t" + created +
+         "\t\t\\N\tf\tf\n";
+}
+
+std::vector<std::string> Sorted(SliceSorter& sorter) {
+  sorter.Sort();
+  std::vector<std::string> lines;
+  for (size_t i = 0; i < sorter.size(); ++i) lines.emplace_back(sorter.Line(i));
+  return lines;
+}
+
+// Periods 10 and 11 share their dates (rank 0), 12 comes after; data elements by rank, not id.
+OrderRanks DefaultOrderRanks() {
+  OrderRanks ranks;
+  ranks.order = {OrderKey::kPe, OrderKey::kCreated, OrderKey::kDe};
+  ranks.ranks.resize(3);
+  ranks.ranks[0] = {{10, 0}, {11, 0}, {12, 1}};
+  ranks.ranks[2] = {{1, 1}, {2, 0}};
+  return ranks;
+}
+
+TEST(SliceSorterTest, SortsByRanksThenCreatedThenTheValuesKey) {
+  const OrderRanks ranks = DefaultOrderRanks();
+  SliceSorter sorter(&ranks, 1 << 20);
+  const std::string late = Line(1, 12, 5, 7, 8, "2024-01-01 00:00:00");
+  const std::string second = Line(1, 11, 5, 7, 8, "2023-02-01 00:00:00");
+  const std::string tie_de_rank0 = Line(2, 10, 5, 7, 8, "2023-01-01 00:00:00.5");
+  const std::string tie_de_rank1_ou4 = Line(1, 10, 4, 7, 8, "2023-01-01 00:00:00.5");
+  const std::string tie_de_rank1_ou5 = Line(1, 10, 5, 7, 8, "2023-01-01 00:00:00.5");
+  const std::string first = Line(1, 11, 9, 7, 8, "2022-12-31 23:59:59.999999");
+  for (const std::string& line :
+       {late, second, tie_de_rank1_ou5, tie_de_rank0, first, tie_de_rank1_ou4}) {
+    ASSERT_TRUE(sorter.Add(line));
+  }
+  EXPECT_EQ(Sorted(sorter), (std::vector<std::string>{first, tie_de_rank0, tie_de_rank1_ou4,
+                                                      tie_de_rank1_ou5, second, late}));
+}
+
+TEST(SliceSorterTest, NullCreatedComesLastAsPostgreSqlSortsIt) {
+  const OrderRanks ranks = DefaultOrderRanks();
+  SliceSorter sorter(&ranks, 1 << 20);
+  const std::string null_created = Line(1, 10, 5, 7, 8, "\\N");
+  const std::string dated = Line(1, 10, 6, 7, 8, "9999-12-31 23:59:59");
+  const std::string bc = Line(1, 10, 7, 7, 8, "0044-03-15 12:00:00 BC");
+  ASSERT_TRUE(sorter.Add(null_created));
+  ASSERT_TRUE(sorter.Add(dated));
+  ASSERT_TRUE(sorter.Add(bc));
+  EXPECT_EQ(Sorted(sorter), (std::vector<std::string>{bc, dated, null_created}));
+}
+
+TEST(SliceSorterTest, EscapedTextsDoNotMoveTheFields) {
+  const OrderRanks ranks = DefaultOrderRanks();
+  SliceSorter sorter(&ranks, 1 << 20);
+  const std::string b = Line(1, 10, 5, 7, 8, "2023-01-02 00:00:00", "a\\tb\\\\\\n");
+  const std::string a = Line(1, 10, 5, 7, 9, "2023-01-01 00:00:00", "\\t");
+  ASSERT_TRUE(sorter.Add(b));
+  ASSERT_TRUE(sorter.Add(a));
+  EXPECT_EQ(Sorted(sorter), (std::vector<std::string>{a, b}));
+}
+
+TEST(SliceSorterTest, WhatItCannotKeyLeavesTheSliceToPostgreSql) {
+  const OrderRanks ranks = DefaultOrderRanks();
+  const std::string good = Line(1, 10, 5, 7, 8, "2023-01-01 00:00:00");
+  for (const std::string& bad :
+       {Line(3, 10, 5, 7, 8, "2023-01-01 00:00:00"),  // a data element without a rank
+        Line(1, 13, 5, 7, 8, "2023-01-01 00:00:00"),  // a period without a rank
+        Line(1, 10, 5, 7, 8, "infinity"), std::string("1\t10\t5\n"),
+        std::string("\\N\t10\t5\t7\t8\t1\tadmin\t2023-01-01 00:00:00\t\t\\N\tf\tf\n")}) {
+    SCOPED_TRACE(bad);
+    SliceSorter sorter(&ranks, 1 << 20);
+    ASSERT_TRUE(sorter.Add(good));
+    EXPECT_FALSE(sorter.Add(bad));
+    EXPECT_FALSE(sorter.ok());
+    EXPECT_FALSE(sorter.Add(good)) << "nothing is kept once one line could not be";
+    EXPECT_EQ(sorter.size(), 0u);
+  }
+}
+
+TEST(SliceSorterTest, StopsKeepingAtItsBound) {
+  const OrderRanks ranks = DefaultOrderRanks();
+  const std::string line = Line(1, 10, 5, 7, 8, "2023-01-01 00:00:00");
+  SliceSorter sorter(&ranks, 1000);
+  size_t kept = 0;
+  while (sorter.Add(line)) ++kept;
+  EXPECT_GT(kept, 0u);
+  EXPECT_FALSE(sorter.ok());
+  EXPECT_EQ(sorter.size(), 0u);
+  EXPECT_EQ(sorter.bytes(), 0u);
+  SliceSorter big_enough(&ranks, 1000);
+  for (size_t i = 0; i < kept; ++i) ASSERT_TRUE(big_enough.Add(line));
+  EXPECT_LE(big_enough.bytes(), 1000u);
+}
+
+TEST(SliceSorterTest, OrdersLedByDataElementsOrgUnitsAndAttributeCombos) {
+  OrderRanks ranks;
+  ranks.order = {OrderKey::kDe, OrderKey::kOu, OrderKey::kAoc};
+  ranks.ranks = {{{1, 1}, {2, 0}}, {{5, 1}, {6, 0}}, {{8, 1}, {9, 0}}};
+  SliceSorter sorter(&ranks, 1 << 20);
+  const std::string c = Line(1, 10, 6, 7, 8, "2023-01-01 00:00:00");
+  const std::string d = Line(1, 10, 5, 7, 9, "2023-01-01 00:00:00");
+  const std::string a = Line(2, 10, 6, 7, 9, "2023-01-01 00:00:00");
+  const std::string b = Line(2, 10, 6, 7, 8, "2023-01-01 00:00:00");
+  for (const std::string& line : {c, d, a, b}) ASSERT_TRUE(sorter.Add(line));
+  EXPECT_EQ(Sorted(sorter), (std::vector<std::string>{a, b, c, d}));
+}
+
+}  // namespace
+}  // namespace dvexport::db
