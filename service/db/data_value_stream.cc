@@ -1,6 +1,7 @@
 #include "service/db/data_value_stream.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <pqxx/connection_base>
 #include <pqxx/stream_from>
 #include <string>
@@ -40,36 +41,36 @@ absl::Status StreamDataValues(pqxx::transaction_base& tx, const ExportScope& sco
 
 absl::Status StreamSortedSlice(pqxx::transaction_base& tx, const ExportScope& scope,
                                const IdentifierTables& tables, const KeySlice& key_slice,
-                               const OrderRanks& ranks, size_t max_bytes,
+                               SliceSorter* sorter,
                                absl::FunctionRef<bool(const encode::DataValueRow&)> row,
                                absl::FunctionRef<void()> stop_copy, size_t* held) {
   *held = 0;
   if (scope.MatchesNothing()) return absl::OkStatus();
-  SliceSorter sorter(&ranks, max_bytes);
+  sorter->Reset();
   {
     pqxx::stream_from copy(
         tx, absl::StrCat("(", BuildDataValueSelectSql(scope, std::nullopt, &key_slice), ")"));
     std::string line;
     // Past the bound, the rest is read and dropped: stopping a COPY would end the transaction.
-    while (copy.get_raw_line(line)) sorter.Add(line);
+    while (copy.get_raw_line(line)) sorter->Add(line);
   }
-  if (!sorter.ok()) {
-    *held = max_bytes + 1;
+  if (!sorter->ok()) {
+    *held = SIZE_MAX;
     KeySlice sorted_there = key_slice;
     sorted_there.sort_here = false;
     return StreamDataValues(tx, scope, tables, std::nullopt, row, stop_copy, &sorted_there);
   }
-  *held = sorter.bytes();
-  sorter.Sort();
+  *held = sorter->bytes();
+  sorter->Sort();
   DataValueLineParser parser(&tables);
   encode::DataValueRow parsed;
-  size_t end = sorter.size();
+  size_t end = sorter->size();
   if (key_slice.limit.has_value()) {
     end = std::min<size_t>(end, static_cast<size_t>(std::max<int64_t>(0, key_slice.offset)) +
                                     static_cast<size_t>(std::max<int64_t>(0, *key_slice.limit)));
   }
   for (size_t i = static_cast<size_t>(std::max<int64_t>(0, key_slice.offset)); i < end; ++i) {
-    absl::Status status = parser.Parse(sorter.Line(i), &parsed);
+    absl::Status status = parser.Parse(sorter->Line(i), &parsed);
     if (!status.ok()) return status;
     if (!row(static_cast<const encode::DataValueRow&>(parsed))) {
       return absl::CancelledError("the export was stopped by its consumer");

@@ -31,14 +31,15 @@ absl::Status StreamDataValues(pqxx::transaction_base& tx, const ExportScope& sco
                               const KeySlice* key_slice = nullptr);
 
 // StreamDataValues of a "key_slice" sorted here (KeySlice::sort_here): its rows are read whole
-// into a SliceSorter (at most "max_bytes"), sorted by "ranks", and then handed to "row" in turn,
-// the slice's offset skipped and its limit kept. A slice that outgrows "max_bytes" is read to its
-// end without being kept, then read again sorted by PostgreSQL (StreamDataValues), so that memory
-// stays bounded whatever the slice. Sets "*held" to the bytes the sorter held (more than
-// "max_bytes" for a slice sorted by PostgreSQL). Statuses as StreamDataValues.
+// into "*sorter" (Reset first; its bound and ranks are the slice's), sorted, and then handed to
+// "row" in turn,
+// the slice's offset skipped and its limit kept. A slice that outgrows the sorter's bound is
+// read to its end without being kept, then read again sorted by PostgreSQL (StreamDataValues), so
+// that memory stays bounded whatever the slice. Sets "*held" to the bytes the sorter held
+// (SIZE_MAX for a slice sorted by PostgreSQL). Statuses as StreamDataValues.
 absl::Status StreamSortedSlice(pqxx::transaction_base& tx, const ExportScope& scope,
                                const IdentifierTables& tables, const KeySlice& key_slice,
-                               const OrderRanks& ranks, size_t max_bytes,
+                               SliceSorter* sorter,
                                absl::FunctionRef<bool(const encode::DataValueRow&)> row,
                                absl::FunctionRef<void()> stop_copy, size_t* held);
 

@@ -482,6 +482,10 @@ absl::Status ReadSession::ReadOrderedSlices(
     return row(value);
   };
   KeySlice slice;
+  std::optional<SliceSorter> sorter;
+  if (ordered_->ranks() != nullptr) {
+    sorter.emplace(ordered_->ranks(), options_.read_plan.max_sorted_slice_bytes);
+  }
   while (ordered_->Next(&slice)) {
     if (scope_.limit) {
       if (sent >= *scope_.limit) break;
@@ -492,9 +496,8 @@ absl::Status ReadSession::ReadOrderedSlices(
         RunStatements(**conn_, "reading data values", [&](QueryCanceller::Statement& statement) {
           const auto stop = [&statement] { statement.Abandon(); };
           if (slice.sort_here) {
-            return StreamSortedSlice(*tx_, scope_, *identifier_tables_, slice, *ordered_->ranks(),
-                                     options_.read_plan.max_sorted_slice_bytes, counted, stop,
-                                     &held);
+            return StreamSortedSlice(*tx_, scope_, *identifier_tables_, slice, &*sorter, counted,
+                                     stop, &held);
           }
           return StreamDataValues(*tx_, scope_, *identifier_tables_, std::nullopt, counted, stop,
                                   &slice);

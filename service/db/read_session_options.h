@@ -29,8 +29,8 @@ struct ReadPlanOptions {
   // An ordered export (DHIS2 2.43's) led by periods or data elements is read in slices that
   // dvexport sorts (ordered_plan.h): the bytes a slice should hold, and the most it may hold; a
   // slice that outgrows it is read again, sorted by PostgreSQL.
-  size_t sorted_slice_target_bytes = size_t{8} << 20;
-  size_t max_sorted_slice_bytes = size_t{32} << 20;
+  size_t sorted_slice_target_bytes = size_t{16} << 20;
+  size_t max_sorted_slice_bytes = size_t{48} << 20;
 };
 
 struct ReadSessionOptions {

@@ -85,9 +85,14 @@ bool SliceSorter::Add(std::string_view line) {
   if (line.size() > std::numeric_limits<uint32_t>::max() ||
       bytes() + line.size() + sizeof(Key) > max_bytes_ || !KeyOf(line, &key)) {
     ok_ = false;
-    std::string().swap(text_);
-    std::vector<Key>().swap(keys_);
+    text_.clear();
+    keys_.clear();
     return false;
+  }
+  if (keys_.empty() && text_.capacity() < max_bytes_) {
+    // Address space only: pages are touched as lines come, and never moved by growth.
+    text_.reserve(max_bytes_);
+    keys_.reserve(max_bytes_ / sizeof(Key));
   }
   key.offset = static_cast<uint32_t>(text_.size());
   key.length = static_cast<uint32_t>(line.size());

@@ -34,10 +34,18 @@ class SliceSorter {
   // "*ranks" must outlive the sorter.
   SliceSorter(const OrderRanks* ranks, size_t max_bytes);
 
+  // Forgets every line, keeping the memory for the next slice (no page faults, no copies as it
+  // grows again).
+  void Reset() {
+    text_.clear();
+    keys_.clear();
+    ok_ = true;
+  }
+
   // Keeps "line" (a COPY text line of kDataValueColumns fields, its '\n' optional). False, and
-  // nothing kept from then on, when the lines outgrow the bound, or a line cannot be keyed here
-  // (an id without a rank, a NULL id, a timestamp that is not finite): the slice must then be
-  // sorted by PostgreSQL.
+  // nothing kept from then on (until Reset), when the lines outgrow the bound, or a line cannot be
+  // keyed here (an id without a rank, a NULL id, a timestamp that is not finite): the slice must
+  // then be sorted by PostgreSQL.
   bool Add(std::string_view line);
 
   // Whether every line was kept.
