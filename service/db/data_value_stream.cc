@@ -9,6 +9,19 @@
 #include "absl/strings/str_cat.h"
 
 namespace dvexport::db {
+namespace {
+
+// The COPY of the scope's values (BuildDataValueSelectSql). libpqxx 6.4's stream_from reads
+// tables only: it runs "COPY <table> TO STDOUT", so the query goes in as a parenthesized "table".
+// libpqxx 7 has stream_from::query for this.
+pqxx::stream_from CopyDataValues(pqxx::transaction_base& tx, const ExportScope& scope,
+                                 const std::optional<BlockRange>& blocks,
+                                 const KeySlice* key_slice) {
+  return pqxx::stream_from(
+      tx, absl::StrCat("(", BuildDataValueSelectSql(scope, blocks, key_slice), ")"));
+}
+
+}  // namespace
 
 absl::Status StreamDataValues(pqxx::transaction_base& tx, const ExportScope& scope,
                               const IdentifierTables& tables,
@@ -16,10 +29,7 @@ absl::Status StreamDataValues(pqxx::transaction_base& tx, const ExportScope& sco
                               absl::FunctionRef<bool(const encode::DataValueRow&)> row,
                               absl::FunctionRef<void()> stop_copy, const KeySlice* key_slice) {
   if (scope.MatchesNothing()) return absl::OkStatus();
-  // libpqxx 6.4's stream_from reads tables only: it runs "COPY <table> TO STDOUT", so the
-  // query goes in as a parenthesized "table". libpqxx 7 has stream_from::query for this.
-  pqxx::stream_from copy(tx,
-                         absl::StrCat("(", BuildDataValueSelectSql(scope, blocks, key_slice), ")"));
+  pqxx::stream_from copy = CopyDataValues(tx, scope, blocks, key_slice);
   DataValueLineParser parser(&tables);
   encode::DataValueRow parsed;
   std::string line;
@@ -48,8 +58,7 @@ absl::Status StreamSortedSlice(pqxx::transaction_base& tx, const ExportScope& sc
   if (scope.MatchesNothing()) return absl::OkStatus();
   sorter->Reset();
   {
-    pqxx::stream_from copy(
-        tx, absl::StrCat("(", BuildDataValueSelectSql(scope, std::nullopt, &key_slice), ")"));
+    pqxx::stream_from copy = CopyDataValues(tx, scope, std::nullopt, &key_slice);
     std::string line;
     // Past the bound, the rest is read and dropped: stopping a COPY would end the transaction.
     while (copy.get_raw_line(line)) sorter->Add(line);
@@ -64,12 +73,12 @@ absl::Status StreamSortedSlice(pqxx::transaction_base& tx, const ExportScope& sc
   sorter->Sort();
   DataValueLineParser parser(&tables);
   encode::DataValueRow parsed;
+  const size_t begin = static_cast<size_t>(std::max<int64_t>(0, key_slice.offset));
   size_t end = sorter->size();
   if (key_slice.limit.has_value()) {
-    end = std::min<size_t>(end, static_cast<size_t>(std::max<int64_t>(0, key_slice.offset)) +
-                                    static_cast<size_t>(std::max<int64_t>(0, *key_slice.limit)));
+    end = std::min(end, begin + static_cast<size_t>(std::max<int64_t>(0, *key_slice.limit)));
   }
-  for (size_t i = static_cast<size_t>(std::max<int64_t>(0, key_slice.offset)); i < end; ++i) {
+  for (size_t i = begin; i < end; ++i) {
     absl::Status status = parser.Parse(sorter->Line(i), &parsed);
     if (!status.ok()) return status;
     if (!row(static_cast<const encode::DataValueRow&>(parsed))) {

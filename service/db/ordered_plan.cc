@@ -90,10 +90,12 @@ std::shared_ptr<const OrderRanks> RanksOf(pqxx::transaction_base& tx, const Expo
   for (size_t k = 0; k < scope.order.size(); ++k) {
     auto& rank = ranks->ranks.emplace_back();
     if (scope.order[k] == dhis2::OrderKey::kCreated) continue;
-    const KeyGroups groups = k == 0 ? KeyGroups() : KeyOrder(tx, scope, scope.order[k]);
-    const KeyGroups& key_groups = k == 0 ? leading : groups;
-    for (size_t g = 0; g < key_groups.groups.size(); ++g) {
-      for (const int64_t id : key_groups.groups[g]) rank[id] = static_cast<int64_t>(g);
+    // The leading key's groups were read already.
+    KeyGroups other;
+    if (k > 0) other = KeyOrder(tx, scope, scope.order[k]);
+    const auto& groups = k == 0 ? leading.groups : other.groups;
+    for (size_t g = 0; g < groups.size(); ++g) {
+      for (const int64_t id : groups[g]) rank[id] = static_cast<int64_t>(g);
     }
   }
   return ranks;
