@@ -1,6 +1,6 @@
 #include "service/db/data_value_stream.h"
 
-#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <pqxx/connection_base>
 #include <pqxx/stream_from>
@@ -49,41 +49,19 @@ absl::Status StreamDataValues(pqxx::transaction_base& tx, const ExportScope& sco
   return status;
 }
 
-absl::Status StreamSortedSlice(pqxx::transaction_base& tx, const ExportScope& scope,
-                               const IdentifierTables& tables, const KeySlice& key_slice,
-                               SliceSorter* sorter,
-                               absl::FunctionRef<bool(const encode::DataValueRow&)> row,
-                               absl::FunctionRef<void()> stop_copy, size_t* held) {
-  *held = 0;
+absl::Status FillSortedSlice(pqxx::transaction_base& tx, const ExportScope& scope,
+                             const KeySlice& key_slice, SliceSorter* sorter,
+                             const std::atomic<bool>& stop, absl::FunctionRef<void()> stop_copy) {
   if (scope.MatchesNothing()) return absl::OkStatus();
-  sorter->Reset();
-  {
-    pqxx::stream_from copy = CopyDataValues(tx, scope, std::nullopt, &key_slice);
-    std::string line;
-    // Past the bound, the rest is read and dropped: stopping a COPY would end the transaction.
-    while (copy.get_raw_line(line)) sorter->Add(line);
-  }
-  if (!sorter->ok()) {
-    *held = SIZE_MAX;
-    KeySlice sorted_there = key_slice;
-    sorted_there.sort_here = false;
-    return StreamDataValues(tx, scope, tables, std::nullopt, row, stop_copy, &sorted_there);
-  }
-  *held = sorter->bytes();
-  sorter->Sort();
-  DataValueLineParser parser(&tables);
-  encode::DataValueRow parsed;
-  const size_t begin = static_cast<size_t>(std::max<int64_t>(0, key_slice.offset));
-  size_t end = sorter->size();
-  if (key_slice.limit.has_value()) {
-    end = std::min(end, begin + static_cast<size_t>(std::max<int64_t>(0, *key_slice.limit)));
-  }
-  for (size_t i = begin; i < end; ++i) {
-    absl::Status status = parser.Parse(sorter->Line(i), &parsed);
-    if (!status.ok()) return status;
-    if (!row(static_cast<const encode::DataValueRow&>(parsed))) {
+  pqxx::stream_from copy = CopyDataValues(tx, scope, std::nullopt, &key_slice);
+  std::string line;
+  // Past the bound, the rest is read and dropped: stopping a COPY would end the transaction.
+  while (copy.get_raw_line(line)) {
+    if (stop.load(std::memory_order_relaxed)) {
+      stop_copy();
       return absl::CancelledError("the export was stopped by its consumer");
     }
+    sorter->Add(line);
   }
   return absl::OkStatus();
 }

@@ -1,6 +1,7 @@
 #ifndef DVEXPORT_SERVICE_DB_DATA_VALUE_STREAM_H_
 #define DVEXPORT_SERVICE_DB_DATA_VALUE_STREAM_H_
 
+#include <atomic>
 #include <cstddef>
 #include <optional>
 #include <pqxx/transaction_base>
@@ -30,18 +31,16 @@ absl::Status StreamDataValues(pqxx::transaction_base& tx, const ExportScope& sco
                               absl::FunctionRef<void()> stop_copy,
                               const KeySlice* key_slice = nullptr);
 
-// StreamDataValues of a "key_slice" sorted here (KeySlice::sort_here): its rows are read whole
-// into "*sorter" (Reset first; its bound and ranks are the slice's), sorted, and then handed to
-// "row" in turn,
-// the slice's offset skipped and its limit kept. A slice that outgrows the sorter's bound is
-// read to its end without being kept, then read again sorted by PostgreSQL (StreamDataValues), so
-// that memory stays bounded whatever the slice. Sets "*held" to the bytes the sorter held
-// (SIZE_MAX for a slice sorted by PostgreSQL). Statuses as StreamDataValues.
-absl::Status StreamSortedSlice(pqxx::transaction_base& tx, const ExportScope& scope,
-                               const IdentifierTables& tables, const KeySlice& key_slice,
-                               SliceSorter* sorter,
-                               absl::FunctionRef<bool(const encode::DataValueRow&)> row,
-                               absl::FunctionRef<void()> stop_copy, size_t* held);
+// Reads the rows of a "key_slice" sorted here (KeySlice::sort_here) into "*sorter" (Reset by the
+// caller), in "tx" with one COPY: the caller then sorts them (SliceSorter::Sort) and applies the
+// slice's offset and limit. A slice that outgrows the sorter's bound is read to its end without
+// being kept (sorter->ok() is false): it must be read again sorted by PostgreSQL
+// (StreamDataValues with sort_here false), so that memory stays bounded whatever the slice.
+// "stop" is checked between lines: once set, "stop_copy" is called (as StreamDataValues') and
+// Cancelled returned. Database errors are libpqxx's exceptions.
+absl::Status FillSortedSlice(pqxx::transaction_base& tx, const ExportScope& scope,
+                             const KeySlice& key_slice, SliceSorter* sorter,
+                             const std::atomic<bool>& stop, absl::FunctionRef<void()> stop_copy);
 
 }  // namespace dvexport::db
 

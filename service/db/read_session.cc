@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "service/db/change_tracking.h"
 #include "service/db/data_value_stream.h"
+#include "service/db/sorted_slices.h"
 #include "service/dhis2/dhis2_version.h"
 
 namespace dvexport::db {
@@ -476,34 +477,42 @@ absl::StatusOr<int> ReadSession::PlanReads(int keep_available) {
 
 absl::Status ReadSession::ReadOrderedSlices(
     absl::FunctionRef<bool(const encode::DataValueRow&)> row) {
+  constexpr absl::string_view kWhat = "reading data values";
+  const auto stream = [&](const KeySlice& slice, RowSink rows) {
+    return RunStatements(**conn_, kWhat, [&](QueryCanceller::Statement& statement) {
+      return StreamDataValues(
+          *tx_, scope_, *identifier_tables_, std::nullopt, rows,
+          [&statement] { statement.Abandon(); }, &slice);
+    });
+  };
+  const std::optional<int64_t> limit =
+      scope_.limit ? std::optional<int64_t>(*scope_.limit) : std::nullopt;
+  if (ordered_->ranks() != nullptr) {
+    const auto fill = [&](const KeySlice& slice, SliceSorter* sorter,
+                          const std::atomic<bool>& stop) {
+      return RunStatements(**conn_, kWhat, [&](QueryCanceller::Statement& statement) {
+        return FillSortedSlice(*tx_, scope_, slice, sorter, stop,
+                               [&statement] { statement.Abandon(); });
+      });
+    };
+    const auto stopped = [&]() -> absl::Status { return canceller_.StopStatus(kWhat); };
+    // Two sorters: one is read while the other is written.
+    return ReadSortedSlices(&*ordered_, options_.read_plan.max_sorted_slice_bytes / 2, limit,
+                            *identifier_tables_, SortedSliceSource{fill, stream, stopped}, row);
+  }
   int64_t sent = 0;
   auto counted = [&](const encode::DataValueRow& value) {
     ++sent;
     return row(value);
   };
   KeySlice slice;
-  std::optional<SliceSorter> sorter;
-  if (ordered_->ranks() != nullptr) {
-    sorter.emplace(ordered_->ranks(), options_.read_plan.max_sorted_slice_bytes);
-  }
   while (ordered_->Next(&slice)) {
-    if (scope_.limit) {
-      if (sent >= *scope_.limit) break;
-      slice.limit = *scope_.limit - sent;
+    if (limit) {
+      if (sent >= *limit) break;
+      slice.limit = *limit - sent;
     }
-    size_t held = 0;
-    absl::Status status =
-        RunStatements(**conn_, "reading data values", [&](QueryCanceller::Statement& statement) {
-          const auto stop = [&statement] { statement.Abandon(); };
-          if (slice.sort_here) {
-            return StreamSortedSlice(*tx_, scope_, *identifier_tables_, slice, &*sorter, counted,
-                                     stop, &held);
-          }
-          return StreamDataValues(*tx_, scope_, *identifier_tables_, std::nullopt, counted, stop,
-                                  &slice);
-        });
+    absl::Status status = stream(slice, counted);
     if (!status.ok()) return status;
-    if (slice.sort_here) ordered_->SliceRead(held);
   }
   return absl::OkStatus();
 }

@@ -210,7 +210,7 @@ class ReadSession {
   absl::Status ReadStreamDelta(const dhis2::ChangeToken& token, const SnapshotFacts& facts);
 
   // Reads an ordered export's slices in turn, on the session's connection, each with what
-  // remains of the limit.
+  // remains of the limit; slices sorted here on two threads (ReadSortedSlices).
   absl::Status ReadOrderedSlices(absl::FunctionRef<bool(const encode::DataValueRow&)> row);
   // Reads slices until none is left in "tx" on "conn".
   absl::Status ReadSlices(DatabaseConnection& conn, Transaction& tx,
