@@ -24,6 +24,9 @@ import sys
 
 import yaml
 
+from validate_front import (check_compose_front, check_dockerfile_front, check_kubernetes_front,
+                            check_renderer)
+
 ROOT = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".").resolve()
 BINARIES = [pathlib.Path(p) for p in sys.argv[2:]]
 DEPLOY = ROOT / "deploy"
@@ -163,15 +166,14 @@ def check_kubernetes(documents):
           f"{where}: selector.matchLabels must match the template's labels")
     pod = template["spec"]
     pod_security = pod.get("securityContext", {})
-    containers = pod["containers"]
-    check(len(containers) == 1, f"{where}: one container expected")
-    container = containers[0]
-    ports = {p["name"]: p["containerPort"] for p in container.get("ports", [])}
+    # The server's container (its args hold --pg); the nginx sidecars: validate_front.py.
+    servers = [c for c in pod["containers"] if any(str(a).startswith("--pg=")
+                                                   for a in c.get("args", []))]
+    if not check(len(servers) == 1, f"{where}: one server container (args with --pg=)"):
+        return
+    container = servers[0]
+    ports = {p["name"]: p["containerPort"] for c in pod["containers"] for p in c.get("ports", [])}
     check("grpc" in ports, f"{where}: a container port named grpc")
-    for probe in ("readinessProbe", "livenessProbe"):
-        grpc_probe = container.get(probe, {}).get("grpc")
-        check(grpc_probe is not None and grpc_probe.get("port") == ports.get("grpc"),
-              f"{where}: {probe} must be a native gRPC probe on the grpc port")
     resources = container.get("resources", {})
     for section in ("requests", "limits"):
         for resource in ("cpu", "memory"):
@@ -205,6 +207,7 @@ def check_kubernetes(documents):
     check(mounts <= volumes, f"{where}: volumeMounts {mounts - volumes} have no volume")
 
     where, service = by_kind["Service"][0]
+    check_kubernetes_front(pod, container, service, f"{by_kind['Deployment'][0][0]}", check)
     check(service["spec"].get("clusterIP") == "None",
           f"{where}: headless (clusterIP: None) for client-side load balancing")
     check(labels_match(service["spec"].get("selector"), labels),
@@ -286,6 +289,7 @@ def check_compose(documents):
           "compose: no password in the server's command line")
     published = {p.split(":")[-1] for p in server.get("ports", [])}
     check("50051" in published, "compose: server must publish 50051")
+    check_compose_front(services, "compose", check)
     check_compose_postgres(services["postgres"], loader)
 
 
@@ -363,6 +367,7 @@ def check_dockerfile():
           "Dockerfile: the builder installs and builds as CI does (scripts/lib)")
     runtime_text = "\n".join(runtime)
     check(not re.search(r"\b\S+-dev\b", runtime_text), "Dockerfile: no -dev package at runtime")
+    check_dockerfile_front(runtime_text, check)
     check(re.search(r"^COPY --from=", runtime_text, re.M), "Dockerfile: runtime copies from builder")
     users = [i.split()[1] for i in runtime if i.upper().startswith("USER ")]
     check(users and re.match(r"^[1-9]\d*(:\d+)?$", users[-1]),
@@ -535,6 +540,7 @@ def main():
     check_compose(documents)
     check_dockerfile()
     check_ghz()
+    check_renderer(ROOT, check)
     for failure in failures:
         print(f"FAIL: {failure}")
     files = len(documents) + len(list((DEPLOY / "ghz").glob("*.json"))) + 1
