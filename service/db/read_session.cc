@@ -496,8 +496,10 @@ absl::Status ReadSession::ReadOrderedSlices(
       });
     };
     const auto stopped = [&]() -> absl::Status { return canceller_.StopStatus(kWhat); };
-    // Two sorters: one is read while the other is written.
-    return ReadSortedSlices(&*ordered_, options_.read_plan.max_sorted_slice_bytes / 2, limit,
+    // With two streams, two sorters: one is read while the other is written.
+    const int sorters = options_.read_plan.max_streams >= 2 ? 2 : 1;
+    return ReadSortedSlices(&*ordered_, sorters,
+                            options_.read_plan.max_sorted_slice_bytes / sorters, limit,
                             *identifier_tables_, SortedSliceSource{fill, stream, stopped}, row);
   }
   int64_t sent = 0;

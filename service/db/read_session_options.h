@@ -16,7 +16,9 @@ inline constexpr char kDefaultChangePublication[] = "dvexport";
 
 // How one export is read with several COPYs at once (read_plan.h).
 struct ReadPlanOptions {
-  // Connections reading at once; 1 never splits.
+  // Connections reading at once; 1 never splits. An ordered export led by periods or data elements
+  // reads on one connection, and with 2 or more reads the next slice on a second thread while the
+  // one before is written (sorted_slices.h).
   int max_streams = 2;
   // The planner's row estimate below which one COPY is read: a split costs a few milliseconds
   // (a snapshot, a transaction per extra connection, a COPY per slice).
@@ -27,8 +29,9 @@ struct ReadPlanOptions {
   // Smallest slice, in 8 KiB blocks.
   int64_t min_slice_blocks = 256;
   // An ordered export (DHIS2 2.43's) led by periods or data elements is read in slices that
-  // dvexport sorts (ordered_plan.h): the bytes a slice should hold, and the most it may hold; a
-  // slice that outgrows it is read again, sorted by PostgreSQL.
+  // dvexport sorts (ordered_plan.h): the bytes a slice should hold, and the most the export's
+  // slices in memory may hold together (two at once when the next is read ahead: half each); a
+  // slice that outgrows its share is read again, sorted by PostgreSQL.
   size_t sorted_slice_target_bytes = size_t{16} << 20;
   size_t max_sorted_slice_bytes = size_t{48} << 20;
 };

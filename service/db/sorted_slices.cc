@@ -41,14 +41,15 @@ LineRange RangeOf(const KeySlice& slice, const SliceSorter& sorter) {
 // The fetcher and the writer of one export, and what passes between them.
 class SlicePipeline {
  public:
-  SlicePipeline(OrderedReads* reads, size_t max_bytes_each, std::optional<int64_t> limit,
-                const SortedSliceSource& source)
-      : reads_(reads),
-        limit_(limit),
-        source_(source),
-        sorters_{SliceSorter(reads->ranks(), max_bytes_each),
-                 SliceSorter(reads->ranks(), max_bytes_each)},
-        free_{&sorters_[0], &sorters_[1]} {}
+  SlicePipeline(OrderedReads* reads, int sorters, size_t max_bytes_each,
+                std::optional<int64_t> limit, const SortedSliceSource& source)
+      : reads_(reads), limit_(limit), source_(source) {
+    sorters_.reserve(sorters);
+    for (int i = 0; i < sorters; ++i) {
+      sorters_.emplace_back(reads->ranks(), max_bytes_each);
+      free_.push_back(&sorters_.back());
+    }
+  }
 
   // The fetcher's thread: reads and sorts slices while a sorter is free and the connection is
   // not lent to the writer.
@@ -160,7 +161,7 @@ class SlicePipeline {
   OrderedReads* const reads_;  // the fetcher's alone
   const std::optional<int64_t> limit_;
   const SortedSliceSource& source_;
-  SliceSorter sorters_[2];
+  std::vector<SliceSorter> sorters_;  // never resized after the constructor
   std::atomic<bool> stop_{false};
 
   std::mutex mu_;
@@ -176,10 +177,10 @@ class SlicePipeline {
 
 }  // namespace
 
-absl::Status ReadSortedSlices(OrderedReads* reads, size_t max_bytes_each,
+absl::Status ReadSortedSlices(OrderedReads* reads, int sorters, size_t max_bytes_each,
                               std::optional<int64_t> limit, const IdentifierTables& tables,
                               const SortedSliceSource& source, RowSink row) {
-  SlicePipeline pipeline(reads, max_bytes_each, limit, source);
+  SlicePipeline pipeline(reads, std::max(1, sorters), max_bytes_each, limit, source);
   std::thread fetcher([&pipeline] { pipeline.Fetch(); });
   // The fetcher is stopped and joined however the writer ends, an exception included.
   struct Joiner {

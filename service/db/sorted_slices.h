@@ -42,11 +42,11 @@ struct SortedSliceSource {
 inline constexpr size_t kStopCheckRows = 1024;
 
 // Reads every slice of "*reads" (ranks() not null) in turn and hands their rows to "row" in the
-// export's order, the plan's offset skipped and "limit" kept: the next slice is read and sorted
-// on a thread of its own while "row" is called for the one before. At most two sorters of
-// "max_bytes_each" are held. Returns the first failure (the consumer's first: Cancelled when
-// "row" returned false), after the fetcher stopped.
-absl::Status ReadSortedSlices(OrderedReads* reads, size_t max_bytes_each,
+// export's order, the plan's offset skipped and "limit" kept. With "sorters" of 2, the next slice
+// is read and sorted on a thread of its own while "row" is called for the one before; with 1,
+// the two take turns. At most "sorters" sorters of "max_bytes_each" are held. Returns the first
+// failure (the writer's first: Cancelled when "row" returned false), after the fetcher stopped.
+absl::Status ReadSortedSlices(OrderedReads* reads, int sorters, size_t max_bytes_each,
                               std::optional<int64_t> limit, const IdentifierTables& tables,
                               const SortedSliceSource& source, RowSink row);
 
