@@ -15,6 +15,7 @@
 #include "service/db/array_literal.h"
 #include "service/db/export_scope.h"
 #include "service/db/export_scope_internal.h"
+#include "service/db/shared_ids_243.h"
 #include "service/dhis2/adx.h"
 #include "service/dhis2/dates.h"
 #include "service/dhis2/export_error.h"
@@ -297,7 +298,7 @@ void ExcludeDefaultCombos(pqxx::transaction_base& tx, const dhis2::ExportParams&
 // "column" in the export that have no id in it (nullopt in "ids") make the export a 409
 // before its first byte, listing their UIDs ("code" E8201 data elements, E8202 org units, E8203
 // option combos). Reads only when such an object exists, then one scan of the export's rows
-// for them.
+// for them (the page's, as encodeGroup checks the values it read).
 absl::Status CheckEncodable(pqxx::transaction_base& tx, const ExportScope& scope,
                             const IdentifierMap& ids, const IdScheme& scheme, const char* column,
                             const char* code, const char* noun) {
@@ -313,11 +314,12 @@ absl::Status CheckEncodable(pqxx::transaction_base& tx, const ExportScope& scope
   const ObjectTable& table = std::string_view(column) == "dataelementid" ? kDataElements
                              : std::string_view(column) == "sourceid"    ? kOrgUnits
                                                                          : kCategoryOptionCombos;
-  const pqxx::result result = Query(
-      tx, absl::StrCat("SELECT o.uid FROM ", table.table, " o WHERE o.", table.id_column,
-                       " IN (SELECT DISTINCT dv.", column, " FROM ", DataValueSourceSql(scope),
-                       " WHERE ", BuildDataValueWhereSql(scope), " AND dv.", column, " = ANY('",
-                       ToArrayLiteral(missing), "'::bigint[])) ORDER BY o.uid"));
+  // The values encodeGroup encodes: the page's, when a limit or offset cuts the export.
+  const pqxx::result result =
+      Query(tx, absl::StrCat("SELECT o.uid FROM ", table.table, " o WHERE o.", table.id_column,
+                             " IN (SELECT x.", column, " FROM (", ExportedIdsSql(scope, column),
+                             ") x WHERE x.", column, " = ANY('", ToArrayLiteral(missing),
+                             "'::bigint[])) ORDER BY o.uid"));
   if (Rows(result) == 0) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat(
       code, ": Export as ", MessageSchemeName(scheme),
@@ -555,6 +557,7 @@ absl::StatusOr<ExportScope> ResolveExportScope243(pqxx::transaction_base& tx,
   }
   status = CheckEncodableIds(tx, scope, params.output);
   if (!status.ok()) return status;
+  FindSharedHeaderIds243(tx, params, &scope);
   ExcludeDefaultCombos(tx, params, &scope);
   return scope;
 }

@@ -7,9 +7,14 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <pqxx/connection>
+#include <pqxx/nontransaction>
+#include <pqxx/result>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -224,6 +229,83 @@ TEST_F(Dhis2243JsonTest, NullFollowupLeavesTheKeyOut) {
   EXPECT_EQ(without, nulls);
   EXPECT_EQ(with_true, trues);
   ExpectDocument(shape);
+}
+
+// The code of each UID of "table" (organisationunit or categoryoptioncombo) in the 2.43 demo.
+std::map<std::string, std::string> CodesOf(const std::string& conninfo, const std::string& table) {
+  pqxx::connection conn(conninfo);
+  pqxx::nontransaction tx(conn);
+  std::map<std::string, std::string> codes;
+  for (const pqxx::row& row :
+       tx.exec("SELECT uid, code FROM " + table + " WHERE code IS NOT NULL")) {
+    codes[row[0].c_str()] = row[1].c_str();
+  }
+  return codes;
+}
+
+// With an org unit scheme other than UID, encodeGroup (2.43.1) finds the header's orgUnit from
+// the values when they all share one (here: children of a leaf), and with an attribute option
+// combo scheme other than UID, the header's attributeOptionCombo when the export (the page) has
+// exactly one value; the values then leave those keys out.
+TEST_F(Dhis2243JsonTest, NonUidSchemesTakeTheSharedOrgUnitAndComboFromTheValues) {
+  const std::map<std::string, std::string> ou_codes = CodesOf(conninfo_, "organisationunit");
+  const std::map<std::string, std::string> coc_codes = CodesOf(conninfo_, "categoryoptioncombo");
+  const std::string window = "dataSet=JurnHCkmDCn&startDate=2024-01-01&endDate=2024-12-31";
+  Dhis2Request request;
+  request.data_sets = {"JurnHCkmDCn"};
+  request.start_date = "2024-01-01";
+  request.end_date = "2024-12-31";
+  request.children = true;
+  struct Case {
+    std::string org_unit;
+    std::string extra;  // more of the query string
+    std::optional<int> limit;
+    bool shares;  // what the demo's values make of it: a header member found from them
+  };
+  for (const Case& c :
+       {Case{"JhqLZoNBxt6", "&orgUnitIdScheme=CODE", std::nullopt, true},
+        Case{"O6uvpzGd5pu", "&orgUnitIdScheme=CODE", std::nullopt, false},
+        Case{"O6uvpzGd5pu", "&orgUnitIdScheme=CODE&order=OU&limit=2", 2, true},
+        Case{"O6uvpzGd5pu", "&attributeOptionComboIdScheme=CODE&limit=1", 1, true},
+        Case{"O6uvpzGd5pu", "&attributeOptionComboIdScheme=CODE&limit=2", 2, false}}) {
+    const std::string query =
+        absl::StrCat(window, "&orgUnit=", c.org_unit, "&children=true", c.extra);
+    SCOPED_TRACE(query);
+    request.org_units = {c.org_unit};
+    request.limit = c.limit;
+    request.order.clear();
+    if (c.extra.find("order=OU") != std::string::npos) request.order = {v1::EXPORT_ORDER_OU};
+    const std::vector<ExportRow> rows = QueryDhis2Rows(conninfo_, Dhis2Sql(request, true));
+    ASSERT_FALSE(rows.empty());
+    std::set<std::string> org_units;
+    for (const ExportRow& row : rows) org_units.insert(row.org_unit);
+    const bool ou_scheme = c.extra.find("orgUnitIdScheme") != std::string::npos;
+    const bool shared_ou = ou_scheme && org_units.size() == 1;
+    const bool shared_aoc = !ou_scheme && rows.size() == 1;
+    ASSERT_EQ(shared_ou || shared_aoc, c.shares) << "the demo changed: pick another case";
+    const Json got = Get("/api/43/dataValueSets.json?" + query);
+    ASSERT_TRUE(got.is_object());
+    if (shared_ou) {
+      EXPECT_EQ(got.value("orgUnit", Json()), ou_codes.at(rows.front().org_unit));
+    } else {
+      EXPECT_FALSE(got.contains("orgUnit"));
+    }
+    if (shared_aoc) {
+      EXPECT_EQ(got.value("attributeOptionCombo", Json()),
+                coc_codes.at(rows.front().attribute_option_combo));
+    } else {
+      EXPECT_FALSE(got.contains("attributeOptionCombo"));
+    }
+    ASSERT_EQ(got["dataValues"].size(), rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const Json& value = got["dataValues"][i];
+      EXPECT_EQ(value.contains("orgUnit"), !shared_ou) << value.dump();
+      if (!shared_ou && ou_scheme) {
+        EXPECT_EQ(value.value("orgUnit", Json()), ou_codes.at(rows[i].org_unit));
+      }
+      EXPECT_EQ(value.contains("attributeOptionCombo"), !shared_aoc) << value.dump();
+    }
+  }
 }
 
 }  // namespace
