@@ -8,6 +8,7 @@
 #   podman_setup        writes the configuration, exports CONTAINERS_CONF and friends; returns 77
 #                       (with the reason on stderr) where podman cannot run here
 #   podman_base_images  makes docker.io/library/debian:12 and debian:12-slim where missing
+#   podman_image_build  builds deploy/docker/Dockerfile (below)
 
 DVEXPORT_PODMAN_STATE="${DVEXPORT_PODMAN_STATE:-/var/tmp/dvexport-podman}"
 
@@ -68,14 +69,27 @@ podman_apt_sources() {
   fi
 }
 
+# As Debian's official images: PATH set in the image (podman kube play, unlike podman run, adds
+# no default PATH, and the Deployment's commands name dvexport-nginx by its name).
+PODMAN_BASE_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
 podman_base_image() {
   local name=$1
   shift
-  podman image exists "docker.io/library/$name" && return 0
+  local ref="docker.io/library/$name"
+  if podman image exists "$ref"; then
+    # Made by an earlier version of this file, without PATH: add it (no new root filesystem).
+    if ! podman image inspect -f '{{.Config.Env}}' "$ref" | grep -q 'PATH='; then
+      printf 'FROM %s\nENV PATH=%s\n' "$ref" "$PODMAN_BASE_PATH" |
+        podman build --quiet --pull=never --format docker -t "$ref" -f - >/dev/null
+    fi
+    return 0
+  fi
   local tar="$DVEXPORT_PODMAN_STATE/${name/:/-}.tar"
   echo "podman: making $name from Debian's archive (mmdebstrap --variant=minbase bookworm)" >&2
   mmdebstrap --variant=minbase --quiet "$@" bookworm "$tar" "$(podman_apt_sources)" >&2
-  podman import --quiet --change 'CMD ["bash"]' "$tar" "docker.io/library/$name" >/dev/null
+  podman import --quiet --change 'CMD ["bash"]' --change "ENV PATH=$PODMAN_BASE_PATH" "$tar" \
+    "$ref" >/dev/null
   rm -f "$tar"
 }
 
@@ -85,4 +99,25 @@ podman_base_images() {
   podman_base_image debian:12-slim --dpkgopt='path-exclude=/usr/share/doc/*' \
     --dpkgopt='path-include=/usr/share/doc/*/copyright' --dpkgopt='path-exclude=/usr/share/man/*' \
     --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-exclude=/usr/share/info/*'
+}
+
+# podman_image_build REPO IMAGE LOG: builds deploy/docker/Dockerfile as IMAGE (layers kept between
+# runs: the tests after the first find them all), its output in LOG; with
+# DVEXPORT_TEST_IMAGE_BUILT=1 takes IMAGE as it is (an image built otherwise, or broken on purpose).
+podman_image_build() {
+  local repo=$1 image=$2 log=$3
+  if [[ "${DVEXPORT_TEST_IMAGE_BUILT:-}" != 1 ]]; then
+    echo "building $image from deploy/docker/Dockerfile" >&2
+    local started
+    started=$(date +%s)
+    # Docker's format: OCI images have no HEALTHCHECK.
+    if ! podman build --format docker --pull=never --network host \
+      -f "$repo/deploy/docker/Dockerfile" -t "$image" "$repo" >"$log" 2>&1; then
+      tail -n 40 "$log" >&2
+      echo "podman build failed" >&2
+      return 1
+    fi
+    echo "built in $(($(date +%s) - started)) s" >&2
+  fi
+  podman image exists "$image" || { echo "no image $image" >&2; return 1; }
 }
