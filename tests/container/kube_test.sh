@@ -5,7 +5,8 @@
 # "dvexport-db" of secret.example.yaml's keys made as podman reads it. Then checks:
 #   - the pod's three containers run as uid 10001 on read-only root filesystems; the server
 #     listens on 127.0.0.1 only (gRPC and HTTP door), nginx on the ports clients use;
-#   - every readiness and liveness probe of the manifest passes, run as the kubelet would: a
+#   - every readiness and liveness probe of the manifest passes, run as the kubelet would, at the
+#     pod's address (the host's, not loopback: a probe on the server's loopback port fails): a
 #     grpc probe as grpc.health.v1.Health/Check on the port (dvexport health), a tcpSocket probe as
 #     a connect (podman 4.3 runs none of them: it ignores grpc probes and readinessProbe, and turns
 #     tcpSocket into a broken "nc" command; what it made of each is printed);
@@ -98,10 +99,13 @@ for c in "${containers[@]}"; do
   fi
   echo "podman's healthcheck of $c: $made$ran" >&2
 done
+# The kubelet probes the pod's address, not its loopback: here the host's (host network).
+pod_ip=$(hostname -I | awk '{print $1}')
+[[ -n "$pod_ip" ]] || fail "this machine has no address but loopback: the probes need one"
 probe() {  # KIND PORT TIMEOUT_S
   case "$1" in
-    grpc) timeout "$3" "$cli_bin" health --server "127.0.0.1:$2" >/dev/null 2>&1 ;;
-    tcpSocket) timeout "$3" bash -c "exec 3<>/dev/tcp/127.0.0.1/$2" 2>/dev/null ;;
+    grpc) timeout "$3" "$cli_bin" health --server "$pod_ip:$2" >/dev/null 2>&1 ;;
+    tcpSocket) timeout "$3" bash -c "exec 3<>/dev/tcp/$pod_ip/$2" 2>/dev/null ;;
     *) fail "kube_test.sh runs no $1 probe: add it" ;;
   esac
 }
@@ -120,7 +124,7 @@ while IFS=$'\t' read -r container kind_of probe_kind port delay timeout_s; do
     for c in "${containers[@]}"; do podman logs --tail 5 "$pod-$c" >&2 || true; done
     fail "$container's $kind_of ($probe_kind on $port) fails"
   fi
-  echo "probe: $container $kind_of ($probe_kind on port $port) passes" >&2
+  echo "probe: $container $kind_of ($probe_kind on $pod_ip:$port) passes" >&2
 done <"$work/probes.tsv"
 
 # --- users, root filesystems, who listens where ---
