@@ -126,8 +126,9 @@ size_t FirstGroupAfter(pqxx::transaction_base& tx, const ExportScope& scope,
   return first;
 }
 
-// Slices sorted here grow at most this much from one to the next.
-constexpr size_t kMaxSliceGrowth = 4;
+// Slices sorted here grow at most this much from one to the next: groups vary in size (a yearly
+// period beside monthly ones), and a slice that outgrows its sorter is read twice.
+constexpr size_t kMaxSliceGrowth = 2;
 
 }  // namespace
 
@@ -156,10 +157,24 @@ bool OrderedReads::Next(KeySlice* slice) {
 }
 
 void OrderedReads::SliceRead(size_t bytes) {
-  // Groups for about the target, from the bytes per group of the slice just read.
+  // Groups for about the target, from the bytes per group of the slice just read, never more
+  // than a slice that outgrew its sorter held.
   const size_t per_group = std::max<size_t>(1, bytes / std::max<size_t>(1, last_groups_));
   groups_per_slice_ = std::clamp<size_t>(target_bytes_ / per_group, 1,
                                          std::max<size_t>(1, last_groups_) * kMaxSliceGrowth);
+  groups_per_slice_ = std::min(groups_per_slice_, max_groups_);
+}
+
+bool OrderedReads::SliceOutgrown() {
+  if (last_groups_ <= 1) {
+    groups_per_slice_ = 1;
+    return false;
+  }
+  // Read again as two slices (or more, if they outgrow theirs too).
+  next_group_ -= last_groups_;
+  max_groups_ = std::max<size_t>(1, last_groups_ / 2);
+  groups_per_slice_ = max_groups_;
+  return true;
 }
 
 OrderedReads PlanOrderedReads(pqxx::transaction_base& tx, const ExportScope& scope,

@@ -36,9 +36,12 @@ class OrderedReads {
   // left to the reader (it gives each slice what remains).
   bool Next(KeySlice* slice);
 
-  // After a slice sorted here: the bytes it held (SliceSorter::bytes), or more than the bound
-  // when it outgrew it; they size the next slice.
+  // After a slice sorted here: the bytes it held (SliceSorter::bytes); they size the next slice.
   void SliceRead(size_t bytes);
+  // After a slice sorted here outgrew its sorter: true when it had several groups, which Next
+  // then hands out again in smaller slices (no slice after it gets as many groups); false for one
+  // group, which must be read sorted by PostgreSQL.
+  bool SliceOutgrown();
 
   // The ranks slices sorted here are sorted by; null when PostgreSQL sorts.
   const OrderRanks* ranks() const { return ranks_.get(); }
@@ -57,6 +60,7 @@ class OrderedReads {
   size_t target_bytes_ = 0;
   size_t groups_per_slice_ = 1;
   size_t last_groups_ = 0;
+  size_t max_groups_ = SIZE_MAX;  // half the groups of the last slice that outgrew its sorter
 };
 
 // The reads of "scope" (whose order is not empty). With an offset, one count per leading key (a

@@ -31,9 +31,10 @@ struct ReadPlanOptions {
   // An ordered export (DHIS2 2.43's) led by periods or data elements is read in slices that
   // dvexport sorts (ordered_plan.h): the bytes a slice should hold, and the most the export's
   // slices in memory may hold together (two at once when the next is read ahead: half each); a
-  // slice that outgrows its share is read again, sorted by PostgreSQL.
-  size_t sorted_slice_target_bytes = size_t{16} << 20;
-  size_t max_sorted_slice_bytes = size_t{48} << 20;
+  // slice that outgrows its share is read again in smaller slices, a single group sorted by
+  // PostgreSQL. The share is well above the target: groups vary in size.
+  size_t sorted_slice_target_bytes = size_t{12} << 20;
+  size_t max_sorted_slice_bytes = size_t{64} << 20;
 };
 
 struct ReadSessionOptions {

@@ -139,6 +139,11 @@ class SlicePipeline {
       absl::Status status = source_.fill(fetched.slice, sorter, stop_);
       if (!status.ok() || stop_.load()) return status;
       std::lock_guard<std::mutex> lock(mu_);
+      if (!sorter->ok() && reads_->SliceOutgrown()) {
+        // Its groups come again in smaller slices.
+        free_.push_back(sorter);
+        continue;
+      }
       if (sorter->ok()) {
         reads_->SliceRead(sorter->bytes());
         sorter->Sort();
@@ -146,9 +151,8 @@ class SlicePipeline {
         if (remaining.has_value()) *remaining -= static_cast<int64_t>(range.end - range.begin);
         fetched.sorter = sorter;
       } else {
-        // Read again by the writer, sorted by PostgreSQL: the connection is the writer's until
-        // then.
-        reads_->SliceRead(SIZE_MAX);
+        // One group: read again by the writer, sorted by PostgreSQL; the connection is the
+        // writer's until then.
         fetched.slice.sort_here = false;
         free_.push_back(sorter);
         connection_lent_ = true;
