@@ -73,7 +73,9 @@ ABSL_FLAG(int, statement_timeout_s, dvexport::server::ServerFlags().statement_ti
           "database's setting");
 ABSL_FLAG(int, read_streams, dvexport::server::ServerFlags().read_streams,
           "database connections (COPYs of slices of the table, one snapshot) a large export "
-          "reads with at once, 1 to 16, when the pool can spare them; 1: one COPY per export");
+          "reads with at once, 1 to 16, when the pool can spare them; 1: one COPY per export. "
+          "A DHIS2 2.43 export sorted by dvexport reads on one connection, and from 2 on reads "
+          "its next slice on a thread of its own while one is written");
 ABSL_FLAG(int64_t, parallel_min_rows, dvexport::server::ServerFlags().parallel_min_rows,
           "the planner's row estimate from which an export is read with --read_streams, 0 to "
           "1000000000000");
