@@ -24,8 +24,8 @@ import sys
 
 import yaml
 
-from validate_front import (check_compose_front, check_dockerfile_front, check_kubernetes_front,
-                            check_renderer)
+from validate_front import (check_compose_front, check_dockerfile_front, check_k8s_security,
+                            check_kubernetes_front, check_renderer)
 
 ROOT = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".").resolve()
 BINARIES = [pathlib.Path(p) for p in sys.argv[2:]]
@@ -165,7 +165,6 @@ def check_kubernetes(documents):
     check(labels_match(spec["selector"]["matchLabels"], labels),
           f"{where}: selector.matchLabels must match the template's labels")
     pod = template["spec"]
-    pod_security = pod.get("securityContext", {})
     # The server's container (its args hold --pg); the nginx sidecars: validate_front.py.
     servers = [c for c in pod["containers"] if any(str(a).startswith("--pg=")
                                                    for a in c.get("args", []))]
@@ -174,20 +173,9 @@ def check_kubernetes(documents):
     container = servers[0]
     ports = {p["name"]: p["containerPort"] for c in pod["containers"] for p in c.get("ports", [])}
     check("grpc" in ports, f"{where}: a container port named grpc")
-    resources = container.get("resources", {})
-    for section in ("requests", "limits"):
-        for resource in ("cpu", "memory"):
-            check(resource in resources.get(section, {}),
-                  f"{where}: resources.{section}.{resource} missing")
-    security = container.get("securityContext", {})
-    check(security.get("runAsNonRoot", pod_security.get("runAsNonRoot")) is True,
-          f"{where}: runAsNonRoot must be true")
-    check(security.get("readOnlyRootFilesystem") is True,
-          f"{where}: readOnlyRootFilesystem must be true")
-    check(security.get("allowPrivilegeEscalation") is False,
-          f"{where}: allowPrivilegeEscalation must be false")
-    run_as = security.get("runAsUser", pod_security.get("runAsUser"))
-    check(isinstance(run_as, int) and run_as > 0, f"{where}: runAsUser must be a non-root uid")
+    # The same rules as the sidecars': uid 10001, read-only root, /tmp an emptyDir, resources.
+    volumes = {v["name"]: v for v in pod.get("volumes", [])}
+    check_k8s_security(container, pod, volumes, f"{where}: {container.get('name')}", check)
     args = container.get("args", [])
     check_server_args(args, where)
     env = {e["name"]: e for e in container.get("env", [])}
@@ -232,7 +220,7 @@ def check_kubernetes(documents):
     check(1 <= hpa["spec"]["minReplicas"] <= hpa["spec"]["maxReplicas"],
           f"{where}: 1 <= minReplicas <= maxReplicas")
     check(hpa["spec"].get("metrics"), f"{where}: needs metrics")
-    check("cpu" in resources.get("requests", {}),
+    check("cpu" in container.get("resources", {}).get("requests", {}),
           f"{where}: CPU utilization needs the container's CPU request")
 
     kustomization = yaml.safe_load((k8s / "kustomization.yaml").read_text())

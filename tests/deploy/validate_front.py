@@ -75,6 +75,7 @@ def check_upstreams(found, listen, http, where, check):
 
 
 def check_k8s_security(container, pod, volumes, where, check):
+    """A container of the Deployment (the server's or a sidecar's) as the image runs."""
     security = container.get("securityContext", {})
     pod_security = pod.get("securityContext", {})
     check(security.get("runAsUser", pod_security.get("runAsUser")) == 10001,
@@ -89,7 +90,8 @@ def check_k8s_security(container, pod, volumes, where, check):
           f"{where}: capabilities.drop must be [ALL]")
     tmp = [m["name"] for m in container.get("volumeMounts", []) if m.get("mountPath") == "/tmp"]
     check(len(tmp) == 1 and "emptyDir" in volumes.get(tmp[0], {}),
-          f"{where}: /tmp must be an emptyDir (nginx's pid and temporary files)")
+          f"{where}: /tmp must be an emptyDir (the only writable path: nginx's pid and "
+          "temporary files)")
     resources = container.get("resources", {})
     check(all(r in resources.get(s, {}) for s in ("requests", "limits") for r in ("cpu", "memory")),
           f"{where}: resources requests and limits of cpu and memory (the HPA needs the requests)")
