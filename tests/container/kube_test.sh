@@ -30,16 +30,7 @@ source "$here/podman.sh"
 # shellcheck source=tests/container/exports.sh
 source "$here/exports.sh"
 
-status=0
-podman_setup || status=$?
-if ((status != 0)); then
-  echo "SKIPPED: podman cannot run here (above)" >&2
-  exit "$status"
-fi
-if ! podman_base_images; then
-  echo "SKIPPED: the base images could not be made from Debian's archive" >&2
-  exit 77
-fi
+podman_ready_or_skip
 image="${DVEXPORT_TEST_IMAGE:-localhost/dvexport:test}"
 podman_image_build "$repo" "$image" "$work/build.log" || fail "the image"
 

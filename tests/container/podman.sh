@@ -121,3 +121,18 @@ podman_image_build() {
   fi
   podman image exists "$image" || { echo "no image $image" >&2; return 1; }
 }
+
+# podman_ready_or_skip: podman_setup, then the base images; where either fails, ends the calling
+# test with ctest's skip (77, or podman_setup's own status) and the reason.
+podman_ready_or_skip() {
+  local status=0
+  podman_setup || status=$?
+  if ((status != 0)); then
+    echo "SKIPPED: podman cannot run here (above)" >&2
+    exit "$status"
+  fi
+  if ! podman_base_images; then
+    echo "SKIPPED: the base images could not be made from Debian's archive" >&2
+    exit 77
+  fi
+}
