@@ -24,6 +24,7 @@
 #include "service/http/request_route.h"
 #include "service/http/response_head.h"
 #include "service/http/tls_identity.h"
+#include "service/http/version_wait.h"
 #include "service/http/web_message.h"
 #include "service/pipeline/export_pipeline.h"
 
@@ -53,15 +54,6 @@ bool ClientGone(int fd) {
   socklen_t length = sizeof(info);
   if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return true;
   return info.tcpi_state != TCP_ESTABLISHED;
-}
-
-// The limits a connection's parser enforces.
-RequestLimits LimitsOf(const HttpServerOptions& options) {
-  RequestLimits limits;
-  limits.max_head_bytes = options.max_header_bytes;
-  limits.max_target_bytes = options.max_url_bytes;
-  limits.max_fields = options.max_header_fields;
-  return limits;
 }
 
 absl::Status ShuttingDown() {
@@ -297,6 +289,16 @@ class Connection final : public HttpConnection {
   }
 
   void Serve() {
+    if (version_wait_.Waiting(shared_.pipeline, stopping())) {
+      // Serve again later (the watch timer is idle until an export runs).
+      watch_.expires_after(VersionWait::kPoll);
+      watch_.async_wait([self = Self()](const beast::error_code&) {
+        self->Guarded([&] {
+          if (self->open_) self->Serve();
+        });
+      });
+      return;
+    }
     ++requests_;
     const bhttp::request<bhttp::empty_body>& request = parser_->head();
     version_ = request.version();
@@ -306,8 +308,7 @@ class Connection final : public HttpConnection {
       options_.on_request_for_testing(
           std::string_view(request.target().data(), request.target().size()));
     }
-    // The database's DHIS2 decides the routes and parameters (0, not known yet: as 2.42).
-    RoutedRequest routed = RouteRequest(*parser_, pipeline::ServedDhis2Version(shared_.pipeline));
+    RoutedRequest routed = RouteRequest(*parser_, RoutesVersion(shared_.pipeline));
     if (routed.wire_refusal.has_value()) {
       RespondAndClose(routed.wire_refusal->status, routed.wire_refusal->message);
       return;
@@ -560,6 +561,8 @@ class Connection final : public HttpConnection {
   std::unique_ptr<pipeline::Export> export_;
   std::shared_ptr<Connection> export_self_;
   bool draining_ = false;
+
+  VersionWait version_wait_;
 
   // What the write in flight sends.
   ResponseBytes out_;

@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "service/http/http_options.h"
 
 namespace dvexport::http {
 namespace {
@@ -40,6 +41,14 @@ bool ValidHost(beast::string_view value) {
 }
 
 }  // namespace
+
+RequestLimits LimitsOf(const HttpServerOptions& options) {
+  RequestLimits limits;
+  limits.max_head_bytes = options.max_header_bytes;
+  limits.max_target_bytes = options.max_url_bytes;
+  limits.max_fields = options.max_header_fields;
+  return limits;
+}
 
 size_t ReadBufferLimit(const RequestLimits& limits) {
   return std::max(limits.max_head_bytes, kReadSlack) + kReadSlack;

@@ -20,6 +20,8 @@
 
 namespace dvexport::http {
 
+struct HttpServerOptions;
+
 struct RequestLimits {
   // The request line and the header fields, and the trailer fields of a chunked body, together
   // (each field counted as name, value and 4 bytes of ": " and CRLF), in bytes at most; beyond:
@@ -39,6 +41,9 @@ struct RequestLimits {
 // The bytes a connection's read buffer holds at most under "limits": a head (or a trailer, or a
 // chunk's line) that does not fit is refused, whatever the parser would still wait for.
 size_t ReadBufferLimit(const RequestLimits& limits);
+
+// The limits a connection's parser enforces under the door's options.
+RequestLimits LimitsOf(const HttpServerOptions& options);
 
 // Why a request cannot be answered: an HTTP status and its message, after which the connection
 // closes (the framing of what follows cannot be trusted).

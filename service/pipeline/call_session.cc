@@ -17,11 +17,13 @@ void CallSession::Bind(ExportPipeline* pipeline, std::chrono::system_clock::time
 
 absl::StatusOr<dhis2::ExportParams> CallSession::Open(const dvexport::v1::ExportRequest& query,
                                                       dhis2::RuleOrder order) {
-  // The rules of the DHIS2 the newest database connection found (2.42's until one did: the
-  // session then checks the version its connection finds), or of the version the request pins.
+  // The rules of the DHIS2 the newest database connection found, or of the version the request
+  // pins. A call waits for the version while none is known (Dhis2VersionGate); when it could not
+  // be learned (the database cannot be reached), the newest's: the session then checks the rules
+  // against the version its connection finds, and a call read by another's is told to try again.
   const std::optional<dhis2::Dhis2Version> version = pipeline_->pool()->dhis2_version();
   const int found = version.has_value() && version->served != 0 ? version->served : 0;
-  int rules = found != 0 ? found : 42;
+  int rules = found != 0 ? found : dhis2::kNewestServed;
   if (!query.dhis2_version().empty()) {
     absl::StatusOr<int> pinned = dhis2::ParseServedVersion(query.dhis2_version());
     if (!pinned.ok()) {

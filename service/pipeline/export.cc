@@ -7,25 +7,42 @@
 #include "service/pipeline/batch_stream_export.h"
 #include "service/pipeline/export_pipeline.h"
 #include "service/pipeline/file_export.h"
+#include "service/pipeline/pending_export.h"
 
 namespace dvexport::pipeline {
 
 std::unique_ptr<Export> Export::StartFile(
     ExportPipeline* pipeline, CallOrigin origin,
     const absl::StatusOr<dvexport::v1::ExportFileRequest>& request, ExportConsumer* consumer) {
-  return StartFileExport(pipeline, std::move(origin), request, consumer);
+  return StartWhenDhis2VersionKnown(
+      pipeline, consumer, [pipeline, origin = std::move(origin), request](ExportConsumer* to) {
+        return StartFileExport(pipeline, origin, request, to);
+      });
 }
 
 std::unique_ptr<Export> Export::StartStream(
     ExportPipeline* pipeline, CallOrigin origin,
     const absl::StatusOr<dvexport::v1::ExportRequest>& request, ExportConsumer* consumer) {
-  return StartBatchStreamExport(pipeline, std::move(origin), request, consumer);
+  return StartWhenDhis2VersionKnown(
+      pipeline, consumer, [pipeline, origin = std::move(origin), request](ExportConsumer* to) {
+        return StartBatchStreamExport(pipeline, origin, request, to);
+      });
 }
 
 int ServedDhis2Version(ExportPipeline* pipeline) {
   if (pipeline == nullptr || pipeline->pool() == nullptr) return 0;
   const std::optional<dhis2::Dhis2Version> version = pipeline->pool()->dhis2_version();
   return version.has_value() ? version->served : 0;
+}
+
+std::shared_ptr<const std::atomic<bool>> AwaitDhis2Version(ExportPipeline* pipeline) {
+  if (pipeline == nullptr || pipeline->pool() == nullptr ||
+      pipeline->pool()->dhis2_version().has_value()) {
+    return nullptr;
+  }
+  auto settled = std::make_shared<std::atomic<bool>>(false);
+  pipeline->version_gate().WhenSettled([settled] { settled->store(true); });
+  return settled;
 }
 
 absl::Status ClientGoneError() {

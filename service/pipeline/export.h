@@ -1,6 +1,7 @@
 #ifndef DVEXPORT_SERVICE_PIPELINE_EXPORT_H_
 #define DVEXPORT_SERVICE_PIPELINE_EXPORT_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -99,6 +100,13 @@ class Export {
 // A door that answers as the database's DHIS2 answers (the HTTP door) decides its routes and
 // parameters with it.
 int ServedDhis2Version(ExportPipeline* pipeline);
+
+// For a door that decides by the version (the HTTP door's routes and parameters): null when the
+// database's DHIS2 is known; else the learning of it is started (Dhis2VersionGate: an export
+// waits for it on its own), and the flag returned turns true once the wait is settled (the
+// version learned, or an attempt failed: then ServedDhis2Version is still 0), within about one
+// connection timeout. The door polls it; nothing calls back into the door.
+std::shared_ptr<const std::atomic<bool>> AwaitDhis2Version(ExportPipeline* pipeline);
 
 // How a reader ends when its chunks can no longer be sent; a door cancels an export with it when
 // its client went away.

@@ -20,7 +20,8 @@ ExportPipeline::ExportPipeline(db::ConnectionPool* pool, const PipelineOptions& 
       slots_(std::make_unique<ExportSlots>(options.slots(), slot_observer)),
       log_(log),
       change_streams_(std::make_unique<ChangeStreamMonitor>(
-          pool, options.session(), options.change_streams(), change_stream_observer, log)) {
+          pool, options.session(), options.change_streams(), change_stream_observer, log)),
+      version_gate_([pool] { return pool == nullptr || pool->dhis2_version().has_value(); }) {
   if (options.auth == AuthMode::kDhis2) {
     auth::AuthenticatorOptions authentication = options.authentication;
     // Its database waits as bounded as an export's (and never past the call's deadline).

@@ -15,6 +15,7 @@
 #include "service/db/read_session_options.h"
 #include "service/pipeline/call_log.h"
 #include "service/pipeline/change_stream_observer.h"
+#include "service/pipeline/dhis2_version_gate.h"
 #include "service/pipeline/export_slots.h"
 
 namespace dvexport::db {
@@ -145,6 +146,8 @@ class ExportPipeline {
   auth::Authenticator* authenticator() const { return authenticator_.get(); }
   // Watches the database's change streams (idle times for ListChangeStreams, the metrics).
   ChangeStreamMonitor& change_streams() { return *change_streams_; }
+  // Where calls wait while the database's DHIS2 is not known (its learner: the server's prober).
+  Dhis2VersionGate& version_gate() { return version_gate_; }
 
   // Exports holding a slot now, and waiting for one.
   int active_exports() const { return slots_->running(); }
@@ -176,6 +179,7 @@ class ExportPipeline {
   CallLog* const log_;
   std::unique_ptr<auth::Authenticator> authenticator_;
   std::unique_ptr<ChangeStreamMonitor> change_streams_;
+  Dhis2VersionGate version_gate_;
   std::atomic<int64_t> sliced_exports_{0};
   std::atomic<bool> admitting_{true};
 

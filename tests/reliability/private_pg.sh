@@ -9,7 +9,8 @@
 #                                  client pauses); writes KEY=VALUE lines to ENV_FILE.
 #                                  With OWNER_PID, a watchdog stops the instance once
 #                                  that process is gone (a test aborted by a sanitizer
-#                                  never runs its teardown)
+#                                  never runs its teardown). Database dhis2_243 holds the
+#                                  small demo as DHIS2 2.43 (no long comments).
 #   private_pg.sh down DIR         fast shutdown (clients are disconnected)
 #   private_pg.sh up DIR PORT      start again on the same port
 #   private_pg.sh restart DIR      fast shutdown, then start again
@@ -29,10 +30,14 @@ case "$command" in
     "$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 \
       -c "UPDATE datavalue SET comment = repeat(md5(sourceid::text), 190)" \
       -c "VACUUM ANALYZE datavalue"
+    # The small demo as DHIS2 2.43 (version_wait_test.cc), as scripts/test loads it.
+    "$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -d postgres -c "CREATE DATABASE dhis2_243"
+    PGDATABASE=dhis2_243 PSQL="$PG_BINDIR/psql" "$root/deploy/demo/load.sh" small 2.43 >/dev/null
     {
       echo "DIR=$DVEXPORT_PG_DIR"
       echo "PORT=$PGPORT"
       echo "READER=$DVEXPORT_PG"
+      echo "READER_243=${DVEXPORT_PG/dbname=dhis2 /dbname=dhis2_243 }"
       echo "ADMIN=$DVEXPORT_PG_ADMIN"
     } >"$env_file"
     if [[ -n "${3:-}" ]]; then

@@ -22,6 +22,7 @@ struct Instance {
   std::string dir;
   int port = 0;
   std::string reader;
+  std::string reader_243;
   std::string admin;
 };
 
@@ -80,6 +81,7 @@ bool PrivatePostgres::Start() {
   instance().dir = values["DIR"];
   instance().port = std::atoi(values["PORT"].c_str());
   instance().reader = values["READER"];
+  instance().reader_243 = values["READER_243"];
   instance().admin = values["ADMIN"];
   CachedRequest(true) = BuildWholeDatabaseRequest();
   CachedRequest(false) = BuildSmallRequest();
@@ -92,6 +94,7 @@ void PrivatePostgres::Stop() {
 }
 
 const std::string& PrivatePostgres::reader_conninfo() { return instance().reader; }
+const std::string& PrivatePostgres::reader_conninfo_243() { return instance().reader_243; }
 const std::string& PrivatePostgres::admin_conninfo() { return instance().admin; }
 int PrivatePostgres::port() { return instance().port; }
 

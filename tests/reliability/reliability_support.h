@@ -39,8 +39,9 @@ class PrivatePostgres {
   static bool Start();
   static void Stop();
 
-  static const std::string& reader_conninfo();  // dvexport_reader: SELECT only
-  static const std::string& admin_conninfo();   // superuser
+  static const std::string& reader_conninfo();      // dvexport_reader: SELECT only
+  static const std::string& reader_conninfo_243();  // the same, on the small demo as 2.43
+  static const std::string& admin_conninfo();       // superuser
   static int port();
 
   // Fast shutdown (clients are disconnected) / start again on the same port /
