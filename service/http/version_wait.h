@@ -13,9 +13,9 @@ namespace dvexport::http {
 
 // A request's wait for the database's DHIS2 version, which decides its routes and parameters:
 // while the server does not know it yet (started while the database was down, or before its
-// prober's first connection), the request waits for one attempt to learn it
-// (pipeline::AwaitDhis2Version), polled on the connection's timer every kPoll, for at most
-// kMaxWait (an attempt takes at most the prober's two 5 s timeouts).
+// first connection), the request waits for one attempt to learn it (pipeline::AwaitDhis2Version),
+// polled on the connection's timer every kPoll, for at most kMaxWait (an attempt takes at most
+// 5 s).
 class VersionWait {
  public:
   static constexpr std::chrono::milliseconds kPoll{5};

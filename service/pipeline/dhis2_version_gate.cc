@@ -4,34 +4,41 @@
 
 namespace dvexport::pipeline {
 
-void Dhis2VersionGate::SetLearner(std::function<void()> learn) {
+Dhis2VersionGate::Dhis2VersionGate(std::function<bool()> known, std::function<void()> attempt,
+                                   std::function<void()> cancel)
+    : known_(std::move(known)),
+      attempt_(std::move(attempt)),
+      cancel_(std::move(cancel)),
+      thread_([this] { Run(); }) {}
+
+Dhis2VersionGate::~Dhis2VersionGate() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    learn_ = std::move(learn);
-    if (learn_) return;
+    stopping_ = true;
   }
-  // Nothing learns the version any more (the server stops): no call may wait for it.
+  wake_.notify_all();
+  cancel_();
+  thread_.join();
   Settle();
 }
 
 uint64_t Dhis2VersionGate::WhenSettled(std::function<void()> ready) {
-  std::function<void()> learn;
   uint64_t ticket = 0;
   {
     // The version is set before Settle is called, and Settle takes this lock: a call that finds
     // it unknown here is in waiting_ before Settle looks.
     std::lock_guard<std::mutex> lock(mu_);
-    if (learn_ && !known_()) {
+    if (!stopping_ && !known_()) {
       ticket = ++last_ticket_;
       waiting_.emplace(ticket, std::move(ready));
-      learn = learn_;
+      attempt_asked_ = true;
     }
   }
   if (ticket == 0) {
     ready();
     return 0;
   }
-  learn();
+  wake_.notify_all();
   return ticket;
 }
 
@@ -47,6 +54,19 @@ void Dhis2VersionGate::Settle() {
     settled.swap(waiting_);
   }
   for (auto& [ticket, ready] : settled) ready();
+}
+
+void Dhis2VersionGate::Run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    wake_.wait(lock, [this] { return stopping_ || attempt_asked_; });
+    if (stopping_) return;
+    attempt_asked_ = false;
+    lock.unlock();
+    attempt_();
+    Settle();
+    lock.lock();
+  }
 }
 
 }  // namespace dvexport::pipeline

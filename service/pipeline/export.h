@@ -102,10 +102,10 @@ class Export {
 int ServedDhis2Version(ExportPipeline* pipeline);
 
 // For a door that decides by the version (the HTTP door's routes and parameters): null when the
-// database's DHIS2 is known; else the learning of it is started (Dhis2VersionGate: an export
+// database's DHIS2 is known; else an attempt to learn it is started (Dhis2VersionGate: an export
 // waits for it on its own), and the flag returned turns true once the wait is settled (the
-// version learned, or an attempt failed: then ServedDhis2Version is still 0), within about one
-// connection timeout. The door polls it; nothing calls back into the door.
+// version learned, or the attempt failed: then ServedDhis2Version is still 0), within about 5 s.
+// The door polls it; nothing calls back into the door.
 std::shared_ptr<const std::atomic<bool>> AwaitDhis2Version(ExportPipeline* pipeline);
 
 // How a reader ends when its chunks can no longer be sent; a door cancels an export with it when

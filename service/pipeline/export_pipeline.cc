@@ -1,6 +1,9 @@
 #include "service/pipeline/export_pipeline.h"
 
+#include <chrono>
+
 #include "service/db/connection_pool.h"
+#include "service/db/read_session.h"
 #include "service/pipeline/change_stream_monitor.h"
 
 namespace dvexport::pipeline {
@@ -21,7 +24,8 @@ ExportPipeline::ExportPipeline(db::ConnectionPool* pool, const PipelineOptions& 
       log_(log),
       change_streams_(std::make_unique<ChangeStreamMonitor>(
           pool, options.session(), options.change_streams(), change_stream_observer, log)),
-      version_gate_([pool] { return pool == nullptr || pool->dhis2_version().has_value(); }) {
+      version_gate_([pool] { return pool == nullptr || pool->dhis2_version().has_value(); },
+                    [this] { LearnDhis2Version(); }, [this] { StopLearningDhis2Version(); }) {
   if (options.auth == AuthMode::kDhis2) {
     auth::AuthenticatorOptions authentication = options.authentication;
     // Its database waits as bounded as an export's (and never past the call's deadline).
@@ -31,6 +35,38 @@ ExportPipeline::ExportPipeline(db::ConnectionPool* pool, const PipelineOptions& 
 }
 
 ExportPipeline::~ExportPipeline() = default;
+
+namespace {
+
+// One attempt to learn the database's DHIS2 version takes at most this (the health prober's
+// bound).
+constexpr std::chrono::seconds kDhis2VersionAttempt{5};
+
+}  // namespace
+
+void ExportPipeline::LearnDhis2Version() {
+  if (pool_ == nullptr) return;
+  db::ReadSession session(pool_, options_.session(),
+                          std::chrono::system_clock::now() + kDhis2VersionAttempt);
+  {
+    std::lock_guard<std::mutex> lock(learning_mu_);
+    if (learning_stopped_) return;
+    learning_ = &session;
+  }
+  // The connection reads the version (the pool keeps it); its failure is the calls' to report.
+  session
+      .Lookup("reading the database's DHIS2 version",
+              [](pqxx::transaction_base&) { return absl::OkStatus(); })
+      .IgnoreError();
+  std::lock_guard<std::mutex> lock(learning_mu_);
+  learning_ = nullptr;
+}
+
+void ExportPipeline::StopLearningDhis2Version() {
+  std::lock_guard<std::mutex> lock(learning_mu_);
+  learning_stopped_ = true;
+  if (learning_ != nullptr) learning_->Cancel();
+}
 
 void ExportPipeline::CallStarted() {
   std::lock_guard<std::mutex> lock(calls_mu_);

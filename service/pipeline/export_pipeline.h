@@ -20,6 +20,7 @@
 
 namespace dvexport::db {
 class ConnectionPool;
+class ReadSession;
 }  // namespace dvexport::db
 
 namespace dvexport::pipeline {
@@ -146,7 +147,7 @@ class ExportPipeline {
   auth::Authenticator* authenticator() const { return authenticator_.get(); }
   // Watches the database's change streams (idle times for ListChangeStreams, the metrics).
   ChangeStreamMonitor& change_streams() { return *change_streams_; }
-  // Where calls wait while the database's DHIS2 is not known (its learner: the server's prober).
+  // Where calls wait while the database's DHIS2 is not known.
   Dhis2VersionGate& version_gate() { return version_gate_; }
 
   // Exports holding a slot now, and waiting for one.
@@ -179,6 +180,13 @@ class ExportPipeline {
   CallLog* const log_;
   std::unique_ptr<auth::Authenticator> authenticator_;
   std::unique_ptr<ChangeStreamMonitor> change_streams_;
+  // The version gate's attempt: a connection, which reads the version (bounded by
+  // kDhis2VersionAttempt, cancelled when the pipeline goes).
+  void LearnDhis2Version();
+  void StopLearningDhis2Version();
+  std::mutex learning_mu_;
+  db::ReadSession* learning_ ABSL_GUARDED_BY(learning_mu_) = nullptr;
+  bool learning_stopped_ ABSL_GUARDED_BY(learning_mu_) = false;
   Dhis2VersionGate version_gate_;
   std::atomic<int64_t> sliced_exports_{0};
   std::atomic<bool> admitting_{true};

@@ -178,7 +178,7 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
       [metrics = server->metrics_.get(), self = server.get()](const dhis2::Dhis2Version& version) {
         LogDhis2Version(version);
         if (metrics != nullptr) metrics->SetDhis2Version(version);
-        // Set before the first connection (the prober's, or a call's through the doors).
+        // Calls waiting for the version go on at once (set before the first connection).
         if (self->pipeline_ != nullptr) self->pipeline_->version_gate().Settle();
       });
   server->log_ = std::make_unique<pipeline::CallLog>(server->metrics_.get(), stderr);
@@ -188,8 +188,6 @@ absl::StatusOr<std::unique_ptr<ExportServer>> ExportServer::Start(const ServerOp
   server->pipeline_ = std::make_unique<pipeline::ExportPipeline>(
       server->pool_.get(), service_options, server->log_.get(), server->metrics_.get(),
       server->metrics_.get(), server->change_stream_health_.get());
-  // Calls that come before the database's DHIS2 is known wait for the prober to learn it.
-  server->pipeline_->version_gate().SetLearner([self = server.get()] { self->WakeProber(); });
   server->service_ = std::make_unique<grpc_door::DataValueExportService>(server->pipeline_.get());
   absl::Status started = server->StartHttp(options);
   if (started.ok()) started = server->StartGrpc(options);
@@ -347,24 +345,13 @@ void ExportServer::ProbeDatabase() {
 }
 
 void ExportServer::RunProber(std::chrono::milliseconds interval) {
+  ProbeDatabase();
   std::unique_lock<std::mutex> lock(prober_mu_);
-  do {
-    probe_now_ = false;
+  while (!prober_wake_.wait_for(lock, interval, [this] { return prober_stop_; })) {
     lock.unlock();
     ProbeDatabase();
-    // The calls waiting for the version go on: it was learned (then already), or cannot be now.
-    pipeline_->version_gate().Settle();
     lock.lock();
-    prober_wake_.wait_for(lock, interval, [this] { return prober_stop_ || probe_now_; });
-  } while (!prober_stop_);
-}
-
-void ExportServer::WakeProber() {
-  {
-    std::lock_guard<std::mutex> lock(prober_mu_);
-    probe_now_ = true;
   }
-  prober_wake_.notify_all();
 }
 
 void ExportServer::RunListenerWatchdog(std::chrono::milliseconds interval) {
@@ -419,8 +406,6 @@ void ExportServer::StopProber() {
   prober_wake_.notify_all();
   if (prober_.joinable()) prober_.join();
   if (watchdog_.joinable()) watchdog_.join();
-  // Nothing learns the version now: no call waits for it.
-  if (pipeline_ != nullptr) pipeline_->version_gate().SetLearner(nullptr);
   // Its poll in flight is cancelled: shutdown waits at most about a second for it.
   if (pipeline_ != nullptr) pipeline_->change_streams().Stop();
 }

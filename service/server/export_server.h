@@ -144,8 +144,6 @@ class ExportServer {
   // Opens a pooled connection, bounded by the probe's timeout, so that the pool reads the
   // database's DHIS2 (before any call did).
   void ReadDhis2Version();
-  // Has the prober probe now (a call waits for the database's DHIS2 version).
-  void WakeProber();
   // Probes every "interval" until StopProber().
   void RunProber(std::chrono::milliseconds interval);
   // Probes the gRPC port every "interval" until StopProber() or the listener is lost.
@@ -187,7 +185,6 @@ class ExportServer {
   bool prober_stop_ = false;
   bool listener_lost_ = false;  // guarded by prober_mu_
   int probes_ = 0;              // probes done, guarded by prober_mu_
-  bool probe_now_ = false;      // a call waits for the DHIS2 version; guarded by prober_mu_
   std::thread prober_;
   std::thread watchdog_;
 };

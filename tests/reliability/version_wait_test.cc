@@ -3,7 +3,8 @@
 // routes, parameters and rules from the first call: not by 2.42's (`/api/43` a 404, `offset`
 // refused) nor with a 503 "try again". The database is the private PostgreSQL's small demo as
 // 2.43, behind a proxy that stays silent (a database that does not answer yet) until the calls
-// wait; the prober probes once at the start and then only when a waiting call wakes it.
+// wait; the health prober probes only every 10 minutes, so the waiting calls' own attempt (the
+// version gate's) learns it.
 
 #include <gtest/gtest.h>
 
@@ -175,7 +176,7 @@ TEST_F(VersionWaitTest, ADatabaseThatIsDownFailsTheCallsAfterOneAttempt) {
       << outcome.status.error_message();
   EXPECT_LT(Clock::now() - start, seconds(20));
   PrivatePostgres::Up();
-  // Now learned, at the call's own connection or the prober's.
+  // Now learned, by the gate's attempt for this call or by the call's own connection.
   grpc::ClientContext next;
   next.set_deadline(std::chrono::system_clock::now() + seconds(60));
   const ExportOutcome served = ReadExport(stub_.get(), &next, SecondValueRequest());
