@@ -402,6 +402,14 @@ void ExcludeUnreadableCombos(pqxx::transaction_base& tx, const dhis2::Principal&
   scope->excluded_attribute_option_combo_ids = std::move(excluded);
 }
 
+// The ids at positions part, part + parts, ... of "ids".
+std::vector<int64_t> PartOf(const std::vector<int64_t>& ids, int part, int parts) {
+  std::vector<int64_t> taken;
+  taken.reserve(ids.size() / parts + 1);
+  for (size_t i = static_cast<size_t>(part); i < ids.size(); i += parts) taken.push_back(ids[i]);
+  return taken;
+}
+
 }  // namespace
 
 std::string SchemeExpression(const IdScheme& scheme, int param) {
@@ -453,10 +461,14 @@ std::string BuildDataValueWhereSql(const ExportScope& scope, const KeySlice* key
   const auto slice_on = [&](const char* column) {
     return sorted_here && std::string_view(key_slice->column) == column;
   };
-  std::string sql = absl::StrCat(
-      "dv.dataelementid = ANY('",
-      ToArrayLiteral(slice_on(kDataElementColumn) ? key_slice->ids : scope.data_element_ids),
-      "'::bigint[])");
+  const std::vector<int64_t>& data_elements =
+      slice_on(kDataElementColumn) ? key_slice->ids : scope.data_element_ids;
+  std::string sql =
+      absl::StrCat("dv.dataelementid = ANY('",
+                   ToArrayLiteral(sorted_here && key_slice->parts > 1
+                                      ? PartOf(data_elements, key_slice->part, key_slice->parts)
+                                      : data_elements),
+                   "'::bigint[])");
   if (slice_on(kPeriodColumn)) {
     absl::StrAppend(&sql, " AND dv.periodid = ANY('", ToArrayLiteral(key_slice->ids),
                     "'::bigint[])");

@@ -181,6 +181,11 @@ struct KeySlice {
   // data elements, the primary key's leading columns) stands for the scope's own filter on that
   // column, so that PostgreSQL reads the slice by the primary key.
   bool sort_here = false;
+  // Of a slice sorted here, only the data elements at positions part, part + parts, ... of the
+  // list the query would read (the slice's own, or the scope's): the slice in "parts" parts, which
+  // as many connections read at once.
+  int part = 0;
+  int parts = 1;
 };
 
 // KeySlice::column's values.

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "service/db/change_tracking.h"
 #include "service/db/data_value_stream.h"
+#include "service/db/read_session_statements.h"
 #include "service/db/sorted_slices.h"
 #include "service/dhis2/dhis2_version.h"
 
@@ -42,30 +43,6 @@ ReadSession::~ReadSession() {
 }
 
 void ReadSession::Cancel() { canceller_.Cancel(); }
-
-template <typename Body>
-absl::Status ReadSession::RunStatements(DatabaseConnection& conn, absl::string_view what,
-                                        Body&& body) {
-  QueryCanceller::Statement statement(&canceller_, &conn);
-  if (!statement.started()) return canceller_.StopStatus(what);
-  absl::Status status;
-  try {
-    if constexpr (std::is_invocable_v<Body, QueryCanceller::Statement&>) {
-      status = body(statement);
-    } else {
-      status = body();
-    }
-  } catch (...) {
-    if (!statement.severed()) {
-      return CurrentExceptionStatus(what, canceller_.cause(), !conn.is_open());
-    }
-    status = absl::UnavailableError(absl::StrCat(what, ": the database did not answer"));
-  }
-  if (status.ok() || !statement.severed()) return status;
-  // Severed by the watchdog: the broken socket is the stop's doing, not the database's.
-  absl::Status stopped = canceller_.StopStatus(what);
-  return stopped.ok() ? status : stopped;
-}
 
 absl::Status ReadSession::SetUpConnection(DatabaseConnection& conn) {
   return RunStatements(conn, "setting up a new database connection", [&] { return conn.SetUp(); });
@@ -151,7 +128,7 @@ namespace {
 // started, or a database upgraded meanwhile) means the call must be made again.
 absl::Status CheckDhis2Rules(const dhis2::ExportParams& params, int served) {
   const int export_of_database = served >= 43 ? 43 : 42;
-  if (params.dhis2 > export_of_database) {
+  if (params.dhis2_pinned && params.dhis2 > export_of_database) {
     return absl::InvalidArgumentError(absl::StrCat(
         "dhis2_version: DHIS2 2.", params.dhis2, "'s export was asked, and the database is DHIS2 ",
         dhis2::VersionName(served)));
@@ -449,11 +426,22 @@ absl::StatusOr<int> ReadSession::PlanReads(int keep_available) {
   slices_.Reset({std::nullopt});
   if (!scope_.order.empty()) {
     // An ordered export (DHIS2 2.43's): one reader, its slices in turn.
+    // Slices sorted here are read in two parts at once where a second connection can be had
+    // (ReadOrderedSlices): it needs the snapshot.
+    std::string snapshot;
     absl::Status status = RunStatements(**conn_, "planning the export's ordered reads", [&] {
       ordered_ = PlanOrderedReads(*tx_, scope_, options_.read_plan);
+      if (ordered_->ranks() != nullptr && options_.read_plan.max_streams >= 2) {
+        snapshot = ExportSnapshot(*tx_);
+      }
       return absl::OkStatus();
     });
-    if (!status.ok()) return status;
+    if (!status.ok() || snapshot.empty())
+      return status.ok() ? absl::StatusOr<int>(readers_) : status;
+    absl::StatusOr<std::string> set_snapshot = SetTransactionSnapshotSql(snapshot);
+    if (!set_snapshot.ok()) return set_snapshot.status();
+    set_snapshot_sql_ = *std::move(set_snapshot);
+    keep_available_ = keep_available;
     return readers_;
   }
   if (options_.read_plan.max_streams < 2) return readers_;
@@ -473,50 +461,6 @@ absl::StatusOr<int> ReadSession::PlanReads(int keep_available) {
   slices_.Reset(std::move(slices));
   readers_ = options_.read_plan.max_streams;
   return readers_;
-}
-
-absl::Status ReadSession::ReadOrderedSlices(
-    absl::FunctionRef<bool(const encode::DataValueRow&)> row) {
-  constexpr absl::string_view kWhat = "reading data values";
-  const auto stream = [&](const KeySlice& slice, RowSink rows) {
-    return RunStatements(**conn_, kWhat, [&](QueryCanceller::Statement& statement) {
-      return StreamDataValues(
-          *tx_, scope_, *identifier_tables_, std::nullopt, rows,
-          [&statement] { statement.Abandon(); }, &slice);
-    });
-  };
-  const std::optional<int64_t> limit =
-      scope_.limit ? std::optional<int64_t>(*scope_.limit) : std::nullopt;
-  if (ordered_->ranks() != nullptr) {
-    const auto fill = [&](const KeySlice& slice, SliceSorter* sorter,
-                          const std::atomic<bool>& stop) {
-      return RunStatements(**conn_, kWhat, [&](QueryCanceller::Statement& statement) {
-        return FillSortedSlice(*tx_, scope_, slice, sorter, stop,
-                               [&statement] { statement.Abandon(); });
-      });
-    };
-    const auto stopped = [&]() -> absl::Status { return canceller_.StopStatus(kWhat); };
-    // With two streams, two sorters: one is read while the other is written.
-    const int sorters = options_.read_plan.max_streams >= 2 ? 2 : 1;
-    return ReadSortedSlices(&*ordered_, sorters,
-                            options_.read_plan.max_sorted_slice_bytes / sorters, limit,
-                            *identifier_tables_, SortedSliceSource{fill, stream, stopped}, row);
-  }
-  int64_t sent = 0;
-  auto counted = [&](const encode::DataValueRow& value) {
-    ++sent;
-    return row(value);
-  };
-  KeySlice slice;
-  while (ordered_->Next(&slice)) {
-    if (limit) {
-      if (sent >= *limit) break;
-      slice.limit = *limit - sent;
-    }
-    absl::Status status = stream(slice, counted);
-    if (!status.ok()) return status;
-  }
-  return absl::OkStatus();
 }
 
 absl::Status ReadSession::ReadSlices(DatabaseConnection& conn, Transaction& tx,
@@ -544,28 +488,36 @@ absl::Status ReadSession::Read(int index,
   return ReadOnExtraConnection(index, row);
 }
 
-absl::Status ReadSession::ReadOnExtraConnection(
-    int index, absl::FunctionRef<bool(const encode::DataValueRow&)> row) {
+absl::Status ReadSession::OpenExtraReader(int index, std::optional<PooledConnection>* conn,
+                                          std::unique_ptr<Transaction>* tx) {
   // The deadline and Cancel() end the connect through "stopped", with their own status.
-  absl::StatusOr<PooledConnection> conn = pool_->TryAcquire(
+  absl::StatusOr<PooledConnection> acquired = pool_->TryAcquire(
       keep_available_, [this] { return canceller_.StopStatus("opening a reader connection"); },
       [this](DatabaseConnection& conn) { return SetUpConnection(conn); });
-  std::unique_ptr<Transaction> tx;
-  absl::Status status = conn.status();
-  if (status.ok()) status = BeginTransaction(**conn, set_snapshot_sql_, &tx);
-  if (!status.ok()) {
-    EndTransaction(&tx, conn.ok() ? &*conn : nullptr, /*commit=*/false).IgnoreError();
-    absl::Status stopped = canceller_.StopStatus("opening a reader connection");
-    if (!stopped.ok()) return stopped;
-    // Without it the other readers read its share; a pool with no room to spare is expected
-    // under load, anything else is worth a log line.
-    if (status.code() != absl::StatusCode::kResourceExhausted) {
-      std::fprintf(stderr,
-                   "{\"event\":\"read_stream_unavailable\",\"reader\":%d,\"code\":\"%s\"}\n", index,
-                   absl::StatusCodeToString(status.code()).c_str());
-    }
+  absl::Status status = acquired.status();
+  if (status.ok()) status = BeginTransaction(**acquired, set_snapshot_sql_, tx);
+  if (status.ok()) {
+    conn->emplace(*std::move(acquired));
     return absl::OkStatus();
   }
+  EndTransaction(tx, acquired.ok() ? &*acquired : nullptr, /*commit=*/false).IgnoreError();
+  absl::Status stopped = canceller_.StopStatus("opening a reader connection");
+  if (!stopped.ok()) return stopped;
+  // Without it the other readers read its share; a pool with no room to spare is expected under
+  // load, anything else is worth a log line.
+  if (status.code() != absl::StatusCode::kResourceExhausted) {
+    std::fprintf(stderr, "{\"event\":\"read_stream_unavailable\",\"reader\":%d,\"code\":\"%s\"}\n",
+                 index, absl::StatusCodeToString(status.code()).c_str());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadSession::ReadOnExtraConnection(
+    int index, absl::FunctionRef<bool(const encode::DataValueRow&)> row) {
+  std::optional<PooledConnection> conn;
+  std::unique_ptr<Transaction> tx;
+  absl::Status status = OpenExtraReader(index, &conn, &tx);
+  if (!status.ok() || !conn.has_value()) return status;
   status = ReadSlices(**conn, *tx, row);
   absl::Status ended = EndTransaction(&tx, &*conn, /*commit=*/status.ok());
   return status.ok() ? ended : status;

@@ -211,7 +211,20 @@ class ReadSession {
 
   // Reads an ordered export's slices in turn, on the session's connection, each with what
   // remains of the limit; slices sorted here on two threads (ReadSortedSlices).
+  // An ordered export's reads (read_session_ordered.cc): slices in turn, on the session's
+  // connection and, for slices sorted here, a second one in the snapshot where one can be had.
   absl::Status ReadOrderedSlices(absl::FunctionRef<bool(const encode::DataValueRow&)> row);
+  absl::Status ReadSortedHere(
+      std::optional<int64_t> limit,
+      absl::FunctionRef<absl::Status(const KeySlice&,
+                                     absl::FunctionRef<bool(const encode::DataValueRow&)>)>
+          stream_sorted_there,
+      absl::FunctionRef<bool(const encode::DataValueRow&)> row);
+  // A connection of its own for reader "index", its transaction in the export's snapshot; none
+  // (OK, "*conn" empty) when the pool has none to spare or it fails (logged unless the pool was
+  // full); Cancel's or the deadline's status when the session stopped.
+  absl::Status OpenExtraReader(int index, std::optional<PooledConnection>* conn,
+                               std::unique_ptr<Transaction>* tx);
   // Reads slices until none is left in "tx" on "conn".
   absl::Status ReadSlices(DatabaseConnection& conn, Transaction& tx,
                           absl::FunctionRef<bool(const encode::DataValueRow&)> row);

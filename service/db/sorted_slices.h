@@ -1,11 +1,13 @@
 #ifndef DVEXPORT_SERVICE_DB_SORTED_SLICES_H_
 #define DVEXPORT_SERVICE_DB_SORTED_SLICES_H_
 
-// Reading an ordered export whose slices dvexport sorts (OrderedReads::ranks()) on two threads:
-// a fetcher reads the next slice's COPY into a sorter and sorts it while the caller's thread
-// writes the slice before (docs/PERFORMANCE.md, "Ordered exports"). One connection: the fetcher
-// is the only one to use it, but for a slice that outgrew its sorter, which the caller's thread
-// reads sorted by PostgreSQL while the fetcher waits.
+// Reading an ordered export whose slices dvexport sorts (OrderedReads::ranks()): a fetcher reads
+// the next slice's COPY into a sorter and sorts it while the caller's thread writes the slice
+// before (docs/PERFORMANCE.md, "Ordered exports"). With two parts, each slice is read in two
+// parts (KeySlice::part) at once, the second on a thread and connection of its own in the same
+// snapshot, and the caller's thread merges them. The fetchers are the only ones to use their
+// connections, but for a slice that outgrew its sorters, which the caller's thread reads sorted by
+// PostgreSQL on the first connection while the fetcher waits.
 
 #include <atomic>
 #include <cstddef>
@@ -26,9 +28,11 @@ using RowSink = absl::FunctionRef<bool(const encode::DataValueRow&)>;
 
 // What ReadSortedSlices reads with, each on the session's connection (never at once).
 struct SortedSliceSource {
-  // Reads "slice"'s rows into "*sorter" (Reset by the caller). Between lines it checks "stop",
-  // and abandons the COPY once it is set (then any status).
-  absl::FunctionRef<absl::Status(const KeySlice& slice, SliceSorter* sorter,
+  // Reads part "part" of "slice"'s rows (KeySlice::part, of ReadSortedSlices' "parts") into
+  // "*sorter" (Reset by the caller), on that part's connection. Between lines it checks "stop",
+  // and abandons the COPY once it is set (then any status). Parts are read at once, from
+  // threads of their own.
+  absl::FunctionRef<absl::Status(const KeySlice& slice, int part, SliceSorter* sorter,
                                  const std::atomic<bool>& stop)>
       fill;
   // Streams "slice" (a slice that outgrew its sorter, given with sort_here false: PostgreSQL
@@ -41,12 +45,21 @@ struct SortedSliceSource {
 
 inline constexpr size_t kStopCheckRows = 1024;
 
+// How ReadSortedSlices holds and reads slices.
+struct SortedSliceShape {
+  // 2: the next slice is read and sorted while "row" is called for the one before; 1: the two
+  // take turns.
+  int slices_ahead = 2;
+  // Parts each slice is read in at once (1 or 2; SortedSliceSource::fill's connections).
+  int parts = 1;
+  // At most slices_ahead * parts sorters of this many bytes are held.
+  size_t max_bytes_each = size_t{16} << 20;
+};
+
 // Reads every slice of "*reads" (ranks() not null) in turn and hands their rows to "row" in the
-// export's order, the plan's offset skipped and "limit" kept. With "sorters" of 2, the next slice
-// is read and sorted on a thread of its own while "row" is called for the one before; with 1,
-// the two take turns. At most "sorters" sorters of "max_bytes_each" are held. Returns the first
-// failure (the writer's first: Cancelled when "row" returned false), after the fetcher stopped.
-absl::Status ReadSortedSlices(OrderedReads* reads, int sorters, size_t max_bytes_each,
+// export's order, the plan's offset skipped and "limit" kept. Returns the first failure (the
+// writer's first: Cancelled when "row" returned false), after the fetchers stopped.
+absl::Status ReadSortedSlices(OrderedReads* reads, const SortedSliceShape& shape,
                               std::optional<int64_t> limit, const IdentifierTables& tables,
                               const SortedSliceSource& source, RowSink row);
 

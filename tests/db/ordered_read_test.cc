@@ -1,12 +1,14 @@
 // An ordered export (DHIS2 2.43's default order) read by ReadSession against the 2.43 demo
 // (DVEXPORT_TEST_PG_243), where slices are read and sorted on a fetcher thread while the caller's
 // thread writes the slice before (sorted_slices.h): whatever the slices' sizes, the sequence is
-// the same; a limit and an offset cut the same sequence; a consumer that stops, or Cancel() from
-// another thread, ends the read with its status and gives the connection back. ThreadSanitizer
-// runs these (label "concurrency").
+// the same, and so it is when each slice is read in two parts on two connections and merged; a
+// limit and an offset cut the same sequence; a consumer that stops, or Cancel() from another
+// thread, ends the read with its status and gives the connection back. ThreadSanitizer runs these
+// (label "concurrency").
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -110,6 +112,36 @@ TEST_F(OrderedReadTest, TheSequenceIsTheSameWhateverTheSlices) {
     absl::StatusOr<std::vector<std::string>> sliced = Read(Slices(max_bytes), DefaultOrder());
     ASSERT_TRUE(sliced.ok()) << sliced.status();
     EXPECT_TRUE(*sliced == *whole) << "slices of other sizes gave another sequence";
+  }
+  EXPECT_EQ(pool_.in_use(), 0);
+}
+
+TEST_F(OrderedReadTest, SlicesReadInTwoPartsMergeIntoTheSequenceOfOne) {
+  // One stream: one connection, one slice at a time, in one part.
+  ReadSessionOptions one = Slices();
+  one.read_plan.max_streams = 1;
+  absl::StatusOr<std::vector<std::string>> whole = Read(one, DefaultOrder());
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  ASSERT_GT(whole->size(), 1000u);
+  for (const size_t max_bytes : {size_t{48} << 20, size_t{16384}}) {
+    SCOPED_TRACE(max_bytes);
+    // Two parts at once: the second connection is in use while the rows come.
+    int most_in_use = 0;
+    ReadSession session(&pool_, Slices(max_bytes), system_clock::time_point::max());
+    ASSERT_TRUE(session.Begin(DefaultOrder(), /*principal=*/nullptr).ok());
+    ASSERT_TRUE(session.PlanReads(0).ok());
+    std::vector<std::string> keys;
+    ASSERT_TRUE(session
+                    .Read(0,
+                          [&](const encode::DataValueRow& row) {
+                            most_in_use = std::max(most_in_use, pool_.in_use());
+                            keys.push_back(KeyOf(row));
+                            return true;
+                          })
+                    .ok());
+    ASSERT_TRUE(session.Finish().ok());
+    EXPECT_EQ(most_in_use, 2);
+    EXPECT_TRUE(keys == *whole) << "the merged parts gave another sequence";
   }
   EXPECT_EQ(pool_.in_use(), 0);
 }
