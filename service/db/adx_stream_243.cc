@@ -25,7 +25,6 @@ using dhis2::IdScheme;
 using namespace adx_internal;  // NOLINT: the ADX files' shared helpers
 
 // UID.isDefaultOptionCombo: 2.43 compares with this constant.
-constexpr char kDefaultOptionComboUid[] = "HllvX50cXC0";
 
 // exportInGroups' order (PE, OU, AOC), then the value's key: a group's values are together
 // whatever two groups' dates, paths and UIDs share.
@@ -379,7 +378,8 @@ absl::StatusOr<AdxScope> ResolveAdxScope243(pqxx::transaction_base& tx, const Ex
       Query(tx, "SELECT categoryoptioncomboid, uid FROM categoryoptioncombo", {});
   for (const pqxx::row& r : option_combos) {
     adx.option_combo_uids.emplace(ToInt64(r[0]), r[1].c_str());
-    if (request.exclude_default_aoc && std::string_view(r[1].c_str()) == kDefaultOptionComboUid) {
+    if (request.exclude_default_aoc &&
+        std::string_view(r[1].c_str()) == dhis2::kDefaultCategoryOptionComboUid) {
       adx.excluded_attribute_option_combo = ToInt64(r[0]);
     }
   }

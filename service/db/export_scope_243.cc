@@ -35,8 +35,6 @@ std::string MessageSchemeName(const IdScheme& scheme) {
 }
 std::string UidList(const pqxx::result& result);
 
-// UID.isDefaultOptionCombo: 2.43 compares with this constant, not with the name "default".
-constexpr char kDefaultOptionComboUid[] = "HllvX50cXC0";
 // 0001-01-01T00:00:00 in microseconds since 1970.
 constexpr int64_t kEarliestMicros = -62135596800LL * 1000000;
 constexpr int64_t kDayMicros = int64_t{86400} * 1000000;
@@ -288,7 +286,8 @@ absl::Status ResolveOptionCombos(pqxx::transaction_base& tx, const DecodedReques
 void ExcludeDefaultCombos(pqxx::transaction_base& tx, const dhis2::ExportParams& params,
                           ExportScope* scope) {
   if (!params.exclude_default_coc && !params.exclude_default_aoc) return;
-  for (const int64_t id : IdsOfUids(tx, kCategoryOptionCombos, {kDefaultOptionComboUid})) {
+  for (const int64_t id :
+       IdsOfUids(tx, kCategoryOptionCombos, {dhis2::kDefaultCategoryOptionComboUid})) {
     if (params.exclude_default_coc) scope->category_option_combos[id] = std::nullopt;
     if (params.exclude_default_aoc) scope->attribute_option_combos[id] = std::nullopt;
   }
@@ -406,7 +405,7 @@ absl::Status ResolveGroupHeader(pqxx::transaction_base& tx, const DecodedRequest
   }
   if (d.attribute_option_combos.uids.size() == 1 &&
       !(params.exclude_default_aoc &&
-        d.attribute_option_combos.uids.front() == kDefaultOptionComboUid)) {
+        d.attribute_option_combos.uids.front() == dhis2::kDefaultCategoryOptionComboUid)) {
     header.attribute_option_combo = OutputId(tx, kCategoryOptionCombos, out.attribute_option_combo,
                                              d.attribute_option_combos.uids.front());
   }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "service/dhis2/uid.h"
 
 namespace dvexport::db {
 namespace {
@@ -32,7 +33,7 @@ std::optional<std::string> OnlyText(const std::vector<int64_t>& ids, const Ident
 // Whether "id" is DHIS2's default category option combo's.
 bool IsDefaultCombo(pqxx::transaction_base& tx, int64_t id) {
   return !tx.exec(absl::StrCat("SELECT 1 FROM categoryoptioncombo WHERE categoryoptioncomboid = ",
-                               id, " AND uid = 'HllvX50cXC0'"))
+                               id, " AND uid = '", dhis2::kDefaultCategoryOptionComboUid, "'"))
               .empty();
 }
 

@@ -12,6 +12,10 @@ namespace dvexport::dhis2 {
 // ^[a-zA-Z][a-zA-Z0-9]{10}$), e.g. "ImspTQPwCqd".
 bool IsValidUid(std::string_view s);
 
+// The UID of DHIS2's default category option combo ("default"), the same in every DHIS2 database
+// (2.43's UID.isDefaultOptionCombo compares with it, not with the name).
+inline constexpr char kDefaultCategoryOptionComboUid[] = "HllvX50cXC0";
+
 }  // namespace dvexport::dhis2
 
 #endif  // DVEXPORT_SERVICE_DHIS2_UID_H_
