@@ -464,8 +464,9 @@ absl::StatusOr<int> ReadSession::PlanReads(int keep_available) {
 }
 
 absl::Status ReadSession::ReadSlices(DatabaseConnection& conn, Transaction& tx,
-                                     absl::FunctionRef<bool(const encode::DataValueRow&)> row) {
-  if (ordered_) return ReadOrderedSlices(row);
+                                     absl::FunctionRef<bool(const encode::DataValueRow&)> row,
+                                     absl::FunctionRef<void()> before_wait) {
+  if (ordered_) return ReadOrderedSlices(row, before_wait);
   std::optional<BlockRange> slice;
   while (slices_.Next(&slice)) {
     absl::Status status =
@@ -480,11 +481,16 @@ absl::Status ReadSession::ReadSlices(DatabaseConnection& conn, Transaction& tx,
 
 absl::Status ReadSession::Read(int index,
                                absl::FunctionRef<bool(const encode::DataValueRow&)> row) {
+  return Read(index, row, [] {});
+}
+
+absl::Status ReadSession::Read(int index, absl::FunctionRef<bool(const encode::DataValueRow&)> row,
+                               absl::FunctionRef<void()> before_wait) {
   if (tx_ == nullptr) return absl::FailedPreconditionError("Read before Begin");
   if (index < 0 || index >= readers_) {
     return absl::InvalidArgumentError(absl::StrCat("no reader ", index, " of ", readers_));
   }
-  if (index == 0) return ReadSlices(**conn_, *tx_, row);
+  if (index == 0) return ReadSlices(**conn_, *tx_, row, before_wait);
   return ReadOnExtraConnection(index, row);
 }
 
@@ -518,7 +524,7 @@ absl::Status ReadSession::ReadOnExtraConnection(
   std::unique_ptr<Transaction> tx;
   absl::Status status = OpenExtraReader(index, &conn, &tx);
   if (!status.ok() || !conn.has_value()) return status;
-  status = ReadSlices(**conn, *tx, row);
+  status = ReadSlices(**conn, *tx, row, [] {});
   absl::Status ended = EndTransaction(&tx, &*conn, /*commit=*/status.ok());
   return status.ok() ? ended : status;
 }

@@ -125,6 +125,11 @@ class ReadSession {
   // and calls "row" for each of its values; "row" returning false stops the
   // reader (Cancelled). Rows are valid only during the call.
   absl::Status Read(int index, absl::FunctionRef<bool(const encode::DataValueRow&)> row);
+  // As Read; and reader 0 of an ordered export calls "before_wait" (on its thread) whenever it is
+  // about to wait for its next slice: a caller that holds rows back (an encoder's first chunk)
+  // can hand them on rather than have them wait too.
+  absl::Status Read(int index, absl::FunctionRef<bool(const encode::DataValueRow&)> row,
+                    absl::FunctionRef<void()> before_wait);
 
   // An ADX export, after Begin and instead of PlanReads and Read: reads the ADX metadata
   // (FailedPrecondition where DHIS2 reports a missing code, see ResolveAdxScope).
@@ -213,13 +218,15 @@ class ReadSession {
   // remains of the limit; slices sorted here on two threads (ReadSortedSlices).
   // An ordered export's reads (read_session_ordered.cc): slices in turn, on the session's
   // connection and, for slices sorted here, a second one in the snapshot where one can be had.
-  absl::Status ReadOrderedSlices(absl::FunctionRef<bool(const encode::DataValueRow&)> row);
+  absl::Status ReadOrderedSlices(absl::FunctionRef<bool(const encode::DataValueRow&)> row,
+                                 absl::FunctionRef<void()> before_wait);
   absl::Status ReadSortedHere(
       std::optional<int64_t> limit,
       absl::FunctionRef<absl::Status(const KeySlice&,
                                      absl::FunctionRef<bool(const encode::DataValueRow&)>)>
           stream_sorted_there,
-      absl::FunctionRef<bool(const encode::DataValueRow&)> row);
+      absl::FunctionRef<bool(const encode::DataValueRow&)> row,
+      absl::FunctionRef<void()> before_wait);
   // A connection of its own for reader "index", its transaction in the export's snapshot; none
   // (OK, "*conn" empty) when the pool has none to spare or it fails (logged unless the pool was
   // full); Cancel's or the deadline's status when the session stopped.
@@ -227,7 +234,8 @@ class ReadSession {
                                std::unique_ptr<Transaction>* tx);
   // Reads slices until none is left in "tx" on "conn".
   absl::Status ReadSlices(DatabaseConnection& conn, Transaction& tx,
-                          absl::FunctionRef<bool(const encode::DataValueRow&)> row);
+                          absl::FunctionRef<bool(const encode::DataValueRow&)> row,
+                          absl::FunctionRef<void()> before_wait);
 
   // Reader "index" > 0: its own connection in the snapshot.
   absl::Status ReadOnExtraConnection(int index,

@@ -13,7 +13,8 @@
 namespace dvexport::db {
 
 absl::Status ReadSession::ReadOrderedSlices(
-    absl::FunctionRef<bool(const encode::DataValueRow&)> row) {
+    absl::FunctionRef<bool(const encode::DataValueRow&)> row,
+    absl::FunctionRef<void()> before_wait) {
   constexpr absl::string_view kWhat = "reading data values";
   const auto stream = [&](const KeySlice& slice, RowSink rows) {
     return RunStatements(**conn_, kWhat, [&](QueryCanceller::Statement& statement) {
@@ -24,7 +25,7 @@ absl::Status ReadSession::ReadOrderedSlices(
   };
   const std::optional<int64_t> limit =
       scope_.limit ? std::optional<int64_t>(*scope_.limit) : std::nullopt;
-  if (ordered_->ranks() != nullptr) return ReadSortedHere(limit, stream, row);
+  if (ordered_->ranks() != nullptr) return ReadSortedHere(limit, stream, row, before_wait);
   int64_t sent = 0;
   auto counted = [&](const encode::DataValueRow& value) {
     ++sent;
@@ -45,7 +46,8 @@ absl::Status ReadSession::ReadOrderedSlices(
 absl::Status ReadSession::ReadSortedHere(
     std::optional<int64_t> limit,
     absl::FunctionRef<absl::Status(const KeySlice&, RowSink)> stream_sorted_there,
-    absl::FunctionRef<bool(const encode::DataValueRow&)> row) {
+    absl::FunctionRef<bool(const encode::DataValueRow&)> row,
+    absl::FunctionRef<void()> before_wait) {
   constexpr absl::string_view kWhat = "reading data values";
   // Each slice in two parts at once, the second on a connection of its own in the snapshot
   // (PlanReads exported it), where the pool has one to spare.
@@ -75,7 +77,7 @@ absl::Status ReadSession::ReadSortedHere(
   const auto stopped = [&]() -> absl::Status { return canceller_.StopStatus(kWhat); };
   absl::Status status =
       ReadSortedSlices(&*ordered_, shape, limit, *identifier_tables_,
-                       SortedSliceSource{fill, stream_sorted_there, stopped}, row);
+                       SortedSliceSource{fill, stream_sorted_there, stopped}, row, before_wait);
   if (second.has_value()) {
     absl::Status ended = EndTransaction(&second_tx, &*second, /*commit=*/status.ok());
     if (status.ok()) status = ended;

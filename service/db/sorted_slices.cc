@@ -132,12 +132,18 @@ class SlicePipeline {
   }
 
   // The caller's thread: writes the slices in the order they were fetched.
-  absl::Status Write(const IdentifierTables& tables, RowSink row) {
+  absl::Status Write(const IdentifierTables& tables, RowSink row,
+                     absl::FunctionRef<void()> before_wait) {
     DataValueLineParser parser(&tables);
     while (true) {
       Fetched fetched;
       {
         std::unique_lock<std::mutex> lock(mu_);
+        if (ready_.empty() && !fetcher_done_) {
+          lock.unlock();
+          before_wait();
+          lock.lock();
+        }
         cv_.wait(lock, [this] { return !ready_.empty() || fetcher_done_; });
         if (ready_.empty()) return fetch_status_;
         fetched = std::move(ready_.front());
@@ -303,7 +309,8 @@ class SlicePipeline {
 
 absl::Status ReadSortedSlices(OrderedReads* reads, const SortedSliceShape& shape,
                               std::optional<int64_t> limit, const IdentifierTables& tables,
-                              const SortedSliceSource& source, RowSink row) {
+                              const SortedSliceSource& source, RowSink row,
+                              absl::FunctionRef<void()> before_wait) {
   SlicePipeline pipeline(reads, shape, limit, source);
   std::thread fetcher([&pipeline] { pipeline.Fetch(); });
   // The fetcher is stopped and joined however the writer ends, an exception included.
@@ -315,7 +322,7 @@ absl::Status ReadSortedSlices(OrderedReads* reads, const SortedSliceShape& shape
       fetcher.join();
     }
   } joiner{pipeline, fetcher};
-  return pipeline.Write(tables, row);
+  return pipeline.Write(tables, row, before_wait);
 }
 
 }  // namespace dvexport::db

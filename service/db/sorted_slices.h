@@ -57,11 +57,13 @@ struct SortedSliceShape {
 };
 
 // Reads every slice of "*reads" (ranks() not null) in turn and hands their rows to "row" in the
-// export's order, the plan's offset skipped and "limit" kept. Returns the first failure (the
-// writer's first: Cancelled when "row" returned false), after the fetchers stopped.
+// export's order, the plan's offset skipped and "limit" kept; calls "before_wait" whenever the
+// next slice is not read yet, before waiting for it. Returns the first failure (the writer's
+// first: Cancelled when "row" returned false), after the fetchers stopped.
 absl::Status ReadSortedSlices(OrderedReads* reads, const SortedSliceShape& shape,
                               std::optional<int64_t> limit, const IdentifierTables& tables,
-                              const SortedSliceSource& source, RowSink row);
+                              const SortedSliceSource& source, RowSink row,
+                              absl::FunctionRef<void()> before_wait);
 
 }  // namespace dvexport::db
 

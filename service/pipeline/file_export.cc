@@ -323,7 +323,7 @@ class FileExport final : public ReaderExport {
       return true;
     };
     size_t flush_at = std::min(kFirstChunkSize, chunk_size);
-    absl::Status status = session().Read(index, [&](const encode::DataValueRow& row) {
+    const auto row = [&](const encode::DataValueRow& row) {
       encoder.Add(row);
       ++values;
       if (buffer.size() < flush_at) return true;
@@ -331,7 +331,16 @@ class FileExport final : public ReaderExport {
       if (hand_over()) return true;
       stopped = true;
       return false;
-    });
+    };
+    // An ordered export waiting for its next slice: the first chunk goes now, however small (its
+    // first slice can be one day's few values), not after the next slice's read.
+    const auto before_wait = [&] {
+      if (values == 0 || flush_at == chunk_size || stopped) return;
+      flush_at = chunk_size;
+      stopped = !hand_over();
+    };
+    absl::Status status = session().Read(
+        index, [&](const encode::DataValueRow& r) { return !stopped && row(r); }, before_wait);
     if (stopped) return ClientGoneError();
     if (!status.ok()) return status;
     if (!buffer.empty() && !hand_over()) return ClientGoneError();

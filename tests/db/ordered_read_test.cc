@@ -146,6 +146,37 @@ TEST_F(OrderedReadTest, SlicesReadInTwoPartsMergeIntoTheSequenceOfOne) {
   EXPECT_EQ(pool_.in_use(), 0);
 }
 
+TEST_F(OrderedReadTest, TheWriterIsToldBeforeItWaitsForTheNextSlice) {
+  // One slice at a time (one stream, one sorter), one period each: the writer waits before every
+  // slice, and is told so between the rows of one slice and the next, never among them.
+  ReadSessionOptions one = Slices();
+  one.read_plan.max_streams = 1;
+  ReadSession session(&pool_, one, system_clock::time_point::max());
+  ASSERT_TRUE(session.Begin(DefaultOrder(), /*principal=*/nullptr).ok());
+  ASSERT_TRUE(session.PlanReads(0).ok());
+  std::vector<std::string> keys;
+  std::vector<size_t> rows_at_waits;
+  ASSERT_TRUE(session
+                  .Read(
+                      0,
+                      [&](const encode::DataValueRow& row) {
+                        keys.push_back(KeyOf(row));
+                        return true;
+                      },
+                      [&] { rows_at_waits.push_back(keys.size()); })
+                  .ok());
+  ASSERT_TRUE(session.Finish().ok());
+  absl::StatusOr<std::vector<std::string>> whole = Read(Slices(), DefaultOrder());
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_TRUE(keys == *whole);
+  // Before the first slice, then between slices (the demo has several periods).
+  ASSERT_GE(rows_at_waits.size(), 3u);
+  EXPECT_EQ(rows_at_waits.front(), 0u);
+  EXPECT_TRUE(std::is_sorted(rows_at_waits.begin(), rows_at_waits.end()));
+  EXPECT_GT(rows_at_waits.back(), 0u);
+  EXPECT_LE(rows_at_waits.back(), keys.size());
+}
+
 TEST_F(OrderedReadTest, LimitAndOffsetCutTheSameSequence) {
   absl::StatusOr<std::vector<std::string>> whole = Read(Slices(), DefaultOrder());
   ASSERT_TRUE(whole.ok()) << whole.status();
