@@ -1,10 +1,11 @@
 // Calls that come before the server knows its database's DHIS2 version wait for one attempt to
-// learn it (pipeline::Dhis2VersionGate), so that a DHIS2 2.43 database is answered by 2.43's
-// routes, parameters and rules from the first call: not by 2.42's (`/api/43` a 404, `offset`
-// refused) nor with a 503 "try again". The database is the private PostgreSQL's small demo as
-// 2.43, behind a proxy that stays silent (a database that does not answer yet) until the calls
-// wait; the health prober probes only every 10 minutes, so the waiting calls' own attempt (the
-// version gate's) learns it.
+// learn it (pipeline::Dhis2VersionGate), so that each DHIS2 is answered by its own routes,
+// parameters and rules from the first call: a 2.43 with `/api/43` and `offset`, a 2.42 with its
+// own document and `/api/43` a 404, and neither with a 503 "try again" (a call read by another
+// version's rules). The databases are the private PostgreSQL's small demo as 2.42 and as 2.43;
+// the server starts while they are down, and its health prober probes again only after 10
+// minutes, so the first call's wait is what learns the version. A silent database (a proxy that
+// passes nothing) holds a waiting call until its deadline.
 
 #include <gtest/gtest.h>
 
@@ -52,11 +53,12 @@ std::pair<int, std::string> Get(int port, const std::string& target) {
   return {parser.get().result_int(), parser.get().body()};
 }
 
-// SmallRequest's query (one leaf, every data set) as DHIS2's URL under /api/43, second value
-// only: offset and limit are 2.43's.
-std::string SecondValueTarget() {
+// SmallRequest's query (one leaf, every data set) as DHIS2's URL: "start" (the path and the first
+// parameters) then the query's. By default under /api/43, the second value only (offset and
+// limit are 2.43's).
+std::string SecondValueTarget(std::string start = "/api/43/dataValueSets.json?offset=1&limit=1") {
   const v1::ExportRequest query = SmallRequest().query();
-  std::string target = "/api/43/dataValueSets.json?offset=1&limit=1";
+  std::string target = std::move(start);
   for (const std::string& data_set : query.data_set())
     absl::StrAppend(&target, "&dataSet=", data_set);
   absl::StrAppend(&target, "&orgUnit=", query.org_unit(0), "&startDate=", query.start_date(),
@@ -80,8 +82,7 @@ class VersionWaitTest : public ::testing::Test {
     proxy_.reset();
   }
 
-  // A server on the silent proxy: its first probe waits (up to 5 s), and it probes again only
-  // when a call wakes it (the interval is 10 minutes).
+  // A server on "conninfo" whose health prober probes at the start, then after 10 minutes.
   void StartServer(std::string conninfo) {
     server::ServerOptions options;
     options.service.auth = pipeline::AuthMode::kNone;
@@ -109,7 +110,51 @@ class VersionWaitTest : public ::testing::Test {
   std::unique_ptr<v1::DataValueExport::Stub> stub_;
 };
 
-TEST_F(VersionWaitTest, CallsBeforeTheVersionIsKnownAreAnsweredByItsRules) {
+TEST_F(VersionWaitTest, CallsBeforeTheVersionIsKnownAreAnsweredBy243sRules) {
+  PrivatePostgres::Down();
+  StartServer(PrivatePostgres::reader_conninfo_243());
+  PrivatePostgres::Up();
+  const int http_port = server_->http_port();
+  auto http = std::async(std::launch::async, [&] { return Get(http_port, SecondValueTarget()); });
+  auto file = std::async(std::launch::async, [&] {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + seconds(60));
+    return ReadExport(stub_.get(), &context, SecondValueRequest());
+  });
+  grpc::ClientContext count_context;
+  count_context.set_deadline(std::chrono::system_clock::now() + seconds(60));
+  v1::CountResponse counted;
+  const grpc::Status count_status =
+      stub_->CountDataValues(&count_context, SecondValueRequest().query(), &counted);
+  EXPECT_TRUE(count_status.ok()) << count_status.error_message();
+  EXPECT_EQ(counted.count(), 1);
+  const auto [status, body] = http.get();
+  EXPECT_EQ(status, 200) << body;
+  EXPECT_NE(body.find("\"dataValues\":[{"), std::string::npos) << body;
+  const ExportOutcome outcome = file.get();
+  EXPECT_TRUE(outcome.status.ok()) << outcome.status.error_message();
+  EXPECT_EQ(outcome.trailer.values(), 1);
+}
+
+TEST_F(VersionWaitTest, CallsBeforeTheVersionIsKnownAreAnsweredBy242sRules) {
+  PrivatePostgres::Down();
+  StartServer(PrivatePostgres::reader_conninfo());
+  PrivatePostgres::Up();
+  // Read by the newest version's rules, the first call would be told to try again (503).
+  const auto [status, body] =
+      Get(server_->http_port(), SecondValueTarget("/api/dataValueSets.json?limit=1"));
+  EXPECT_EQ(status, 200) << body;
+  EXPECT_NE(body.find("\"dataValues\":[{"), std::string::npos) << body;
+  // 2.42 has no /api/43.
+  EXPECT_EQ(Get(server_->http_port(), SecondValueTarget()).first, 404);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + seconds(60));
+  const ExportOutcome outcome = ReadExport(stub_.get(), &context, SmallRequest());
+  EXPECT_TRUE(outcome.status.ok()) << outcome.status.error_message();
+  EXPECT_GT(outcome.trailer.values(), 0);
+}
+
+TEST_F(VersionWaitTest, CallsWaitWhileTheDatabaseIsSilentThenAreAnswered) {
   StartServer(Conninfo243());
   const int http_port = server_->http_port();
   auto http = std::async(std::launch::async, [&] { return Get(http_port, SecondValueTarget()); });
