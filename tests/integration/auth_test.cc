@@ -469,7 +469,7 @@ class SilentDatabaseAuthTest : public AuthTest {
     ASSERT_NE(at, std::string::npos) << conninfo;
     const size_t end = conninfo.find(' ', at);
     const int port = std::atoi(conninfo.substr(at + 5, end - at - 5).c_str());
-    proxy_ = std::make_unique<reliability::SilenceableProxy>(port, /*silent=*/true);
+    proxy_ = std::make_unique<reliability::SilenceableProxy>(port, /*silent=*/false);
     server::ServerOptions options = Options();
     options.conninfo = conninfo.substr(0, at) + absl::StrCat("port=", proxy_->port()) +
                        (end == std::string::npos ? "" : conninfo.substr(end));
@@ -477,6 +477,12 @@ class SilentDatabaseAuthTest : public AuthTest {
     options.service.authentication.max_pending = 1;
     options.health_probe_interval = milliseconds(200);
     StartServer(options);
+    // The database answers until the server has read its DHIS2 version (a call that comes before
+    // waits for that, not for authentication: Dhis2VersionGate); then it goes silent, on the
+    // pool's connections too.
+    ASSERT_TRUE(reliability::WaitFor(
+        [&] { return reliability::HealthStatus(channel_) == "SERVING"; }, seconds(30)));
+    proxy_->SetSilent(true);
   }
 
   const auth::Authenticator& authenticator() { return *server_->service().authenticator(); }
