@@ -8,7 +8,6 @@
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
-#include "service/db/connection_pool.h"
 #include "service/pipeline/call_log.h"
 #include "service/pipeline/call_scope.h"
 #include "service/pipeline/call_session.h"
@@ -176,7 +175,7 @@ class PendingCount final : public Count {
 std::unique_ptr<Count> Count::Start(ExportPipeline* pipeline, CallOrigin origin,
                                     const absl::StatusOr<dvexport::v1::ExportRequest>& request,
                                     Done done) {
-  if (pipeline->pool() == nullptr || pipeline->pool()->dhis2_version().has_value()) {
+  if (pipeline->version_gate().Known()) {
     return StartNow(pipeline, std::move(origin), request, std::move(done));
   }
   auto pending =

@@ -29,6 +29,9 @@ class Dhis2VersionGate {
   Dhis2VersionGate(const Dhis2VersionGate&) = delete;
   Dhis2VersionGate& operator=(const Dhis2VersionGate&) = delete;
 
+  // Whether the version is known: then no call waits.
+  bool Known() const { return known_(); }
+
   // Calls "ready" at once, on this thread, when the version is known, and returns 0; otherwise
   // returns a ticket, and "ready" is called once from the thread that settles the wait (the
   // gate's, or one whose connection learned the version: Settle), unless Abandon takes it back.

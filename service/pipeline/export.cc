@@ -36,8 +36,7 @@ int ServedDhis2Version(ExportPipeline* pipeline) {
 }
 
 std::shared_ptr<const std::atomic<bool>> AwaitDhis2Version(ExportPipeline* pipeline) {
-  if (pipeline == nullptr || pipeline->pool() == nullptr ||
-      pipeline->pool()->dhis2_version().has_value()) {
+  if (pipeline == nullptr || pipeline->version_gate().Known()) {
     return nullptr;
   }
   auto settled = std::make_shared<std::atomic<bool>>(false);

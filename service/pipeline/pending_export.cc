@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
-#include "service/db/connection_pool.h"
 #include "service/pipeline/export_pipeline.h"
 
 namespace dvexport::pipeline {
@@ -121,8 +120,7 @@ class PendingExport final : public Export, public ExportConsumer {
 std::unique_ptr<Export> StartWhenDhis2VersionKnown(
     ExportPipeline* pipeline, ExportConsumer* consumer,
     std::function<std::unique_ptr<Export>(ExportConsumer*)> start) {
-  if (pipeline == nullptr || pipeline->pool() == nullptr ||
-      pipeline->pool()->dhis2_version().has_value()) {
+  if (pipeline == nullptr || pipeline->version_gate().Known()) {
     return start(consumer);
   }
   auto pending =

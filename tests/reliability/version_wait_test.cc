@@ -104,6 +104,23 @@ class VersionWaitTest : public ::testing::Test {
     return conninfo;
   }
 
+  // An ExportFile of "request" with a deadline "timeout" from now.
+  ExportOutcome Export(const v1::ExportFileRequest& request, milliseconds timeout = seconds(60)) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + timeout);
+    return ReadExport(stub_.get(), &context, request);
+  }
+
+  // A CountDataValues of SecondValueRequest's query: its status and the count.
+  std::pair<grpc::Status, int64_t> CountSecondValue() {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + seconds(60));
+    v1::CountResponse response;
+    const grpc::Status status =
+        stub_->CountDataValues(&context, SecondValueRequest().query(), &response);
+    return {status, response.count()};
+  }
+
   std::unique_ptr<SilenceableProxy> proxy_;
   std::unique_ptr<server::ExportServer> server_;
   std::shared_ptr<grpc::Channel> channel_;
@@ -116,18 +133,10 @@ TEST_F(VersionWaitTest, CallsBeforeTheVersionIsKnownAreAnsweredBy243sRules) {
   PrivatePostgres::Up();
   const int http_port = server_->http_port();
   auto http = std::async(std::launch::async, [&] { return Get(http_port, SecondValueTarget()); });
-  auto file = std::async(std::launch::async, [&] {
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + seconds(60));
-    return ReadExport(stub_.get(), &context, SecondValueRequest());
-  });
-  grpc::ClientContext count_context;
-  count_context.set_deadline(std::chrono::system_clock::now() + seconds(60));
-  v1::CountResponse counted;
-  const grpc::Status count_status =
-      stub_->CountDataValues(&count_context, SecondValueRequest().query(), &counted);
+  auto file = std::async(std::launch::async, [&] { return Export(SecondValueRequest()); });
+  const auto [count_status, counted] = CountSecondValue();
   EXPECT_TRUE(count_status.ok()) << count_status.error_message();
-  EXPECT_EQ(counted.count(), 1);
+  EXPECT_EQ(counted, 1);
   const auto [status, body] = http.get();
   EXPECT_EQ(status, 200) << body;
   EXPECT_NE(body.find("\"dataValues\":[{"), std::string::npos) << body;
@@ -147,9 +156,7 @@ TEST_F(VersionWaitTest, CallsBeforeTheVersionIsKnownAreAnsweredBy242sRules) {
   EXPECT_NE(body.find("\"dataValues\":[{"), std::string::npos) << body;
   // 2.42 has no /api/43.
   EXPECT_EQ(Get(server_->http_port(), SecondValueTarget()).first, 404);
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + seconds(60));
-  const ExportOutcome outcome = ReadExport(stub_.get(), &context, SmallRequest());
+  const ExportOutcome outcome = Export(SmallRequest());
   EXPECT_TRUE(outcome.status.ok()) << outcome.status.error_message();
   EXPECT_GT(outcome.trailer.values(), 0);
 }
@@ -158,19 +165,8 @@ TEST_F(VersionWaitTest, CallsWaitWhileTheDatabaseIsSilentThenAreAnswered) {
   StartServer(Conninfo243());
   const int http_port = server_->http_port();
   auto http = std::async(std::launch::async, [&] { return Get(http_port, SecondValueTarget()); });
-  auto file = std::async(std::launch::async, [&] {
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + seconds(60));
-    return ReadExport(stub_.get(), &context, SecondValueRequest());
-  });
-  auto count = std::async(std::launch::async, [&] {
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + seconds(60));
-    v1::CountResponse response;
-    const grpc::Status status =
-        stub_->CountDataValues(&context, SecondValueRequest().query(), &response);
-    return std::make_pair(status, response.count());
-  });
+  auto file = std::async(std::launch::async, [&] { return Export(SecondValueRequest()); });
+  auto count = std::async(std::launch::async, [&] { return CountSecondValue(); });
   // They wait: the database does not answer.
   EXPECT_EQ(http.wait_for(milliseconds(500)), std::future_status::timeout);
   EXPECT_EQ(file.wait_for(milliseconds(0)), std::future_status::timeout);
@@ -190,19 +186,15 @@ TEST_F(VersionWaitTest, CallsWaitWhileTheDatabaseIsSilentThenAreAnswered) {
 
 TEST_F(VersionWaitTest, AWaitingCallEndsAtItsDeadline) {
   StartServer(Conninfo243());
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + milliseconds(300));
   const auto start = Clock::now();
-  const ExportOutcome outcome = ReadExport(stub_.get(), &context, SecondValueRequest());
+  const ExportOutcome outcome = Export(SecondValueRequest(), milliseconds(300));
   EXPECT_EQ(outcome.status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED)
       << outcome.status.error_message();
   // Not the learner's 5 s.
   EXPECT_LT(Clock::now() - start, seconds(3));
   // The server serves on once the database answers.
   proxy_->SetSilent(false);
-  grpc::ClientContext next;
-  next.set_deadline(std::chrono::system_clock::now() + seconds(60));
-  const ExportOutcome served = ReadExport(stub_.get(), &next, SecondValueRequest());
+  const ExportOutcome served = Export(SecondValueRequest());
   EXPECT_TRUE(served.status.ok()) << served.status.error_message();
 }
 
@@ -212,9 +204,7 @@ TEST_F(VersionWaitTest, ADatabaseThatIsDownFailsTheCallsAfterOneAttempt) {
   const auto start = Clock::now();
   const auto [status, body] = Get(server_->http_port(), SecondValueTarget());
   EXPECT_EQ(status, 503) << body;
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + seconds(60));
-  const ExportOutcome outcome = ReadExport(stub_.get(), &context, SecondValueRequest());
+  const ExportOutcome outcome = Export(SecondValueRequest());
   EXPECT_EQ(outcome.status.error_code(), grpc::StatusCode::UNAVAILABLE)
       << outcome.status.error_message();
   EXPECT_NE(outcome.status.error_message().find("cannot connect to PostgreSQL"), std::string::npos)
@@ -222,9 +212,7 @@ TEST_F(VersionWaitTest, ADatabaseThatIsDownFailsTheCallsAfterOneAttempt) {
   EXPECT_LT(Clock::now() - start, seconds(20));
   PrivatePostgres::Up();
   // Now learned, by the gate's attempt for this call or by the call's own connection.
-  grpc::ClientContext next;
-  next.set_deadline(std::chrono::system_clock::now() + seconds(60));
-  const ExportOutcome served = ReadExport(stub_.get(), &next, SecondValueRequest());
+  const ExportOutcome served = Export(SecondValueRequest());
   EXPECT_TRUE(served.status.ok()) << served.status.error_message();
 }
 
