@@ -6,9 +6,14 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <limits>
+#include <mutex>
 #include <new>
+#include <utility>
+#include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "service/db/data_value_line_parser.h"
 
 namespace dvexport::db {
@@ -17,7 +22,6 @@ namespace {
 // The columns of a line that the order reads (BuildDataValueSelectSql's): the five ids, then
 // value and stored_by, then created.
 constexpr int kIdColumns = 5;
-constexpr int kCreatedColumn = 7;
 
 // Column of each order key's id (kCreated: none).
 int IdColumn(dhis2::OrderKey key) {
@@ -38,98 +42,223 @@ int IdColumn(dhis2::OrderKey key) {
 
 constexpr size_t kHugePage = size_t{2} << 20;
 
-size_t TextCapacity(size_t max_bytes) {
-  return (max_bytes + kHugePage - 1) / kHugePage * kHugePage;
+size_t RoundUp(size_t bytes, size_t to) { return (bytes + to - 1) / to * to; }
+
+// The blocks sorters left behind, for the next ones (SliceSorter::kCachedBlocks at most).
+struct BlockCache {
+  std::mutex mu;
+  std::vector<std::pair<size_t, char*>> blocks ABSL_GUARDED_BY(mu);  // size, block
+};
+
+BlockCache& Cache() {
+  static BlockCache* const cache = new BlockCache;  // never destroyed: sorters outlive statics
+  return *cache;
 }
 
-// "max_bytes" of address space for a sorter's lines, aligned to and advised for huge pages.
-char* AllocateText(size_t max_bytes) {
-  const size_t capacity = TextCapacity(std::max<size_t>(max_bytes, 1));
-  void* text = std::aligned_alloc(kHugePage, capacity);
-  if (text == nullptr) throw std::bad_alloc();
-  // Advice only: without transparent huge pages the lines sit in 4 KB pages, as before.
-  madvise(text, capacity, MADV_HUGEPAGE);
-  return static_cast<char*>(text);
+// A block of "size" bytes (a multiple of kHugePage), kept by an earlier sorter or aligned to and
+// advised for huge pages.
+char* TakeBlock(size_t size) {
+  {
+    BlockCache& cache = Cache();
+    std::lock_guard<std::mutex> lock(cache.mu);
+    for (auto it = cache.blocks.begin(); it != cache.blocks.end(); ++it) {
+      if (it->first != size) continue;
+      char* const block = it->second;
+      cache.blocks.erase(it);
+      return block;
+    }
+  }
+  void* block = std::aligned_alloc(kHugePage, size);
+  if (block == nullptr) throw std::bad_alloc();
+  // Advice only: without transparent huge pages the lines sit in 4 KB pages.
+  madvise(block, size, MADV_HUGEPAGE);
+  return static_cast<char*>(block);
 }
 
-bool ParseId(std::string_view text, int64_t* id) {
-  const char* end = text.data() + text.size();
-  auto [p, error] = std::from_chars(text.data(), end, *id);
-  return error == std::errc() && p == end;
+void GiveBackBlock(char* block, size_t size) {
+  {
+    BlockCache& cache = Cache();
+    std::lock_guard<std::mutex> lock(cache.mu);
+    if (cache.blocks.size() < SliceSorter::kCachedBlocks) {
+      cache.blocks.emplace_back(size, block);
+      return;
+    }
+  }
+  std::free(block);
+}
+
+// Reads an id's decimal digits and the tab after them, moving "*p" past the tab. A field of another
+// form (NULL, a sign, 19 digits or more) is read by std::from_chars; false where it is no id.
+[[gnu::always_inline]] inline bool ReadId(const char** p, const char* end, int64_t* id) {
+  const char* const start = *p;
+  const char* at = start;
+  uint64_t value = 0;
+  for (; at < end; ++at) {
+    const unsigned digit = static_cast<unsigned char>(*at) - '0';
+    if (digit > 9) break;
+    value = value * 10 + digit;
+  }
+  if (at < end && *at == '\t' && at > start && at - start <= 18) {
+    *id = static_cast<int64_t>(value);
+    *p = at + 1;
+    return true;
+  }
+  const char* const tab = static_cast<const char*>(std::memchr(start, '\t', end - start));
+  if (tab == nullptr) return false;
+  auto [parsed, error] = std::from_chars(start, tab, *id);
+  if (error != std::errc() || parsed != tab) return false;
+  *p = tab + 1;
+  return true;
+}
+
+// Moves "*p" past the next tab; false if there is none.
+[[gnu::always_inline]] inline bool SkipField(const char** p, const char* end) {
+  const char* const tab = static_cast<const char*>(std::memchr(*p, '\t', end - *p));
+  if (tab == nullptr) return false;
+  *p = tab + 1;
+  return true;
 }
 
 }  // namespace
 
-void SliceSorter::FreeText::operator()(char* text) const { std::free(text); }
-
 SliceSorter::SliceSorter(const OrderRanks* ranks, size_t max_bytes)
     : ranks_(ranks),
       max_bytes_(max_bytes),
-      key_fields_(static_cast<int>(ranks->order.size()) + kIdColumns) {}
-
-bool SliceSorter::KeyOf(std::string_view line, Key* key) const {
-  if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
-  // The first eight fields; COPY writes a tab inside a field as "\t", so every tab separates.
-  std::string_view fields[kCreatedColumn + 1];
-  size_t begin = 0;
-  for (int i = 0; i <= kCreatedColumn; ++i) {
-    const size_t tab = line.find('\t', begin);
-    if (tab == std::string_view::npos) return false;
-    fields[i] = line.substr(begin, tab - begin);
-    begin = tab + 1;
+      key_fields_(static_cast<int>(ranks->order.size()) + kIdColumns),
+      line_overhead_(key_fields_ * sizeof(int64_t) + sizeof(Entry)),
+      capacity_(max_bytes / line_overhead_ + 1) {
+  // Halves of Entry::words, in order: a rank takes one, any other field an aligned pair.
+  int half = 0;
+  for (int f = 0; f < key_fields_; ++f) {
+    const bool narrow =
+        f < static_cast<int>(ranks->order.size()) && ranks->order[f] != dhis2::OrderKey::kCreated;
+    if (!narrow) half = RoundUp(half, 2);
+    if (half + (narrow ? 1 : 2) > 4) break;
+    packing_[f] = {half / 2, narrow && half % 2 == 0 ? 32 : 0, !narrow};
+    half += narrow ? 1 : 2;
+    packed_fields_ = f + 1;
   }
+  std::fill(std::begin(looked_up_), std::end(looked_up_), false);
+}
+
+SliceSorter::~SliceSorter() {
+  if (block_ != nullptr) GiveBackBlock(block_, BlockSize());
+}
+
+SliceSorter::SliceSorter(SliceSorter&& other) noexcept
+    : ranks_(other.ranks_),
+      max_bytes_(other.max_bytes_),
+      key_fields_(other.key_fields_),
+      line_overhead_(other.line_overhead_),
+      capacity_(other.capacity_),
+      packed_fields_(other.packed_fields_),
+      block_(std::exchange(other.block_, nullptr)),
+      keys_(other.keys_),
+      entries_(other.entries_),
+      text_size_(other.text_size_),
+      size_(other.size_),
+      ok_(other.ok_) {
+  std::copy(std::begin(other.packing_), std::end(other.packing_), packing_);
+  std::fill(std::begin(looked_up_), std::end(looked_up_), false);
+}
+
+size_t SliceSorter::BlockSize() const {
+  return RoundUp(TextBytes() + capacity_ * line_overhead_, kHugePage);
+}
+
+size_t SliceSorter::TextBytes() const { return RoundUp(max_bytes_, alignof(Entry)); }
+
+bool SliceSorter::KeyOf(std::string_view line, int64_t* key) {
+  const char* p = line.data();
+  const char* const end = p + line.size();
+  // COPY writes a tab inside a field as "\t", so every tab separates.
   int64_t ids[kIdColumns];
-  for (int i = 0; i < kIdColumns; ++i) {
-    if (!ParseId(fields[i], &ids[i])) return false;
+  for (int64_t& id : ids) {
+    if (!ReadId(&p, end, &id)) return false;
   }
   const size_t keys = ranks_->order.size();
   for (size_t k = 0; k < keys; ++k) {
     const dhis2::OrderKey order_key = ranks_->order[k];
     if (order_key == dhis2::OrderKey::kCreated) {
-      if (fields[kCreatedColumn] == "\\N") {
-        key->fields[k] = std::numeric_limits<int64_t>::max();  // NULLS LAST
-      } else if (!ParseCopyTimestamp(fields[kCreatedColumn], &key->fields[k]).ok()) {
+      // value and stored_by, then created up to its tab.
+      const char* created = p;
+      if (!SkipField(&created, end) || !SkipField(&created, end)) return false;
+      const char* const tab = static_cast<const char*>(std::memchr(created, '\t', end - created));
+      if (tab == nullptr) return false;
+      const std::string_view text(created, tab - created);
+      if (text == "\\N") {
+        key[k] = std::numeric_limits<int64_t>::max();  // NULLS LAST
+      } else if (!ParseCopyTimestamp(text, &key[k]).ok()) {
         return false;
       }
       continue;
     }
-    const auto& ranks = ranks_->ranks[k];
-    const auto it = ranks.find(ids[IdColumn(order_key)]);
-    if (it == ranks.end()) return false;
-    key->fields[k] = it->second;
+    const int64_t id = ids[IdColumn(order_key)];
+    if (!looked_up_[k] || last_id_[k] != id) {
+      const auto& ranks = ranks_->ranks[k];
+      const auto it = ranks.find(id);
+      // A rank of 32 bits or more (never: ranks count the scope's objects) could not be packed.
+      if (it == ranks.end() || it->second < 0 || it->second > UINT32_MAX) return false;
+      looked_up_[k] = true;
+      last_id_[k] = id;
+      last_rank_[k] = it->second;
+    }
+    key[k] = last_rank_[k];
   }
-  std::copy(ids, ids + kIdColumns, key->fields + keys);
+  std::copy(ids, ids + kIdColumns, key + keys);
   return true;
+}
+
+void SliceSorter::Pack(const int64_t* key, Entry* entry) const {
+  entry->words[0] = 0;
+  entry->words[1] = 0;
+  for (int f = 0; f < packed_fields_; ++f) {
+    const PackedField& field = packing_[f];
+    const uint64_t value = field.wide ? static_cast<uint64_t>(key[f]) ^ (uint64_t{1} << 63)
+                                      : static_cast<uint64_t>(key[f]);
+    entry->words[field.word] |= value << field.shift;
+  }
+}
+
+void SliceSorter::Fail() {
+  ok_ = false;
+  text_size_ = 0;
+  size_ = 0;
 }
 
 bool SliceSorter::Add(std::string_view line) {
   if (!ok_) return false;
-  Key key;
-  if (line.size() > std::numeric_limits<uint32_t>::max() ||
-      bytes() + line.size() + sizeof(Key) > max_bytes_ || !KeyOf(line, &key)) {
-    ok_ = false;
-    text_size_ = 0;
-    keys_.clear();
+  // (Entry's offsets and lengths are of 32 bits.)
+  if (text_size_ + line.size() > std::numeric_limits<uint32_t>::max() ||
+      bytes() + line.size() + line_overhead_ > max_bytes_) {
+    Fail();
     return false;
   }
-  if (text_ == nullptr) {
-    // Address space only: pages are touched as lines come, and never moved by growth.
-    text_.reset(AllocateText(max_bytes_));
-    keys_.reserve(max_bytes_ / sizeof(Key));
+  if (block_ == nullptr) {
+    // Address space only: pages are touched as lines come.
+    block_ = TakeBlock(BlockSize());
+    keys_ = reinterpret_cast<int64_t*>(block_ + TextBytes());
+    entries_ = reinterpret_cast<Entry*>(keys_ + capacity_ * key_fields_);
   }
-  key.offset = static_cast<uint32_t>(text_size_);
-  key.length = static_cast<uint32_t>(line.size());
-  std::memcpy(text_.get() + text_size_, line.data(), line.size());
+  int64_t* const key = keys_ + size_ * key_fields_;
+  if (!KeyOf(line, key)) {
+    Fail();
+    return false;
+  }
+  Entry& entry = entries_[size_];
+  Pack(key, &entry);
+  entry.index = static_cast<uint32_t>(size_);
+  entry.offset = static_cast<uint32_t>(text_size_);
+  entry.length = static_cast<uint32_t>(line.size());
+  std::memcpy(block_ + text_size_, line.data(), line.size());
   text_size_ += line.size();
-  keys_.push_back(key);
+  ++size_;
   return true;
 }
 
 void SliceSorter::Sort() {
-  const int n = key_fields_;
-  std::sort(keys_.begin(), keys_.end(), [n](const Key& a, const Key& b) {
-    return std::lexicographical_compare(a.fields, a.fields + n, b.fields, b.fields + n);
-  });
+  std::sort(entries_, entries_ + size_,
+            [this](const Entry& a, const Entry& b) { return Less(a, b, *this); });
 }
 
 }  // namespace dvexport::db

@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,16 +30,30 @@ struct OrderRanks {
 // of the order's keys (created: the timestamp, NULL last as PostgreSQL sorts it ascending), then
 // the value's key (data element, period, org unit, category option combo, attribute option
 // combo ids), as OrderBySql.
+//
+// Each line's key is read in one pass over its first fields, and kept twice: in full (the order's
+// keys and the five ids, compared only where two lines tie on the rest) and as the first of those
+// keys packed into two unsigned words, which the sort moves and compares with the line's place
+// (an Entry of 32 bytes, where a whole key is up to 80). The lines, the keys and the entries lie
+// in one block of memory, which outlives the sorter: a process keeps a few for the next sorters
+// (SliceSorter::kCachedBlocks), which then neither fault nor zero pages.
 class SliceSorter {
  public:
   // "*ranks" must outlive the sorter.
   SliceSorter(const OrderRanks* ranks, size_t max_bytes);
+  ~SliceSorter();
+  SliceSorter(SliceSorter&& other) noexcept;
+  SliceSorter(const SliceSorter&) = delete;
+  SliceSorter& operator=(const SliceSorter&) = delete;
+  SliceSorter& operator=(SliceSorter&&) = delete;
 
-  // Forgets every line, keeping the memory for the next slice (no page faults, no copies as it
-  // grows again).
+  // Blocks of memory a process keeps for sorters to come, at most.
+  static constexpr size_t kCachedBlocks = 4;
+
+  // Forgets every line, keeping the memory for the next slice.
   void Reset() {
     text_size_ = 0;
-    keys_.clear();
+    size_ = 0;
     ok_ = true;
   }
 
@@ -52,29 +65,27 @@ class SliceSorter {
 
   // Whether every line was kept.
   bool ok() const { return ok_; }
-  // The bytes held: the lines and their keys.
-  size_t bytes() const { return text_size_ + keys_.size() * sizeof(Key); }
-  size_t size() const { return keys_.size(); }
+  // The bytes held: the lines, their keys and entries.
+  size_t bytes() const { return text_size_ + size_ * line_overhead_; }
+  size_t size() const { return size_; }
 
   // Sorts the lines kept; then Line(i) is the i-th in the order.
   void Sort();
   std::string_view Line(size_t i) const {
-    return std::string_view(text_.get() + keys_[i].offset, keys_[i].length);
+    return std::string_view(block_ + entries_[i].offset, entries_[i].length);
   }
   // Asks the CPU for the first bytes of Line(i) (if there is one), which the writer reads a few
   // lines later: sorted lines lie anywhere in the slice's text, where each read would otherwise
   // wait for memory.
   void Prefetch(size_t i) const {
-    if (i >= keys_.size()) return;
-    const char* line = text_.get() + keys_[i].offset;
-    for (uint32_t at = 0; at < keys_[i].length && at < 256; at += 64) PrefetchLine(line + at);
+    if (i >= size_) return;
+    const char* line = block_ + entries_[i].offset;
+    for (uint32_t at = 0; at < entries_[i].length && at < 256; at += 64) PrefetchLine(line + at);
   }
   // Whether line "i" of "a" comes before line "j" of "b" in the order (sorters of the same ranks,
   // sorted): how the parts of a slice are merged.
   static bool Before(const SliceSorter& a, size_t i, const SliceSorter& b, size_t j) {
-    const int64_t* x = a.keys_[i].fields;
-    const int64_t* y = b.keys_[j].fields;
-    return std::lexicographical_compare(x, x + a.key_fields_, y, y + a.key_fields_);
+    return a.Less(a.entries_[i], b.entries_[j], b);
   }
 
  private:
@@ -90,26 +101,61 @@ class SliceSorter {
 
   // kMaxOrderKeys (at most the five order keys) then the five ids.
   static constexpr int kMaxOrderKeys = 5;
-  struct Key {
-    int64_t fields[kMaxOrderKeys + 5];
-    uint32_t offset;
+  static constexpr int kMaxKeyFields = kMaxOrderKeys + 5;
+
+  // A line in the sort: its key's leading fields packed (KeyPacking), its full key's index, and
+  // where the line is.
+  struct Entry {
+    uint64_t words[2];
+    uint32_t index;
+    uint32_t offset;  // from block_
     uint32_t length;
   };
 
-  bool KeyOf(std::string_view line, Key* key) const;
+  // Where each of the key's leading fields goes in Entry::words: fields of 32 bits (ranks) share a
+  // word, fields of 64 bits (created, ids, ranks past 32 bits) take one of their own, biased so
+  // that unsigned order is signed order. Fields that do not fit are compared in the full key.
+  struct PackedField {
+    int word;
+    int shift;  // 32: the word's upper half, or 0
+    bool wide;
+  };
+
+  // Reads the key of "line" into "key" (key_fields_ of them); false where it cannot.
+  bool KeyOf(std::string_view line, int64_t* key);
+  void Pack(const int64_t* key, Entry* entry) const;
+  // Whether "x" (of this sorter) comes before "y" (of "other", of the same ranks).
+  bool Less(const Entry& x, const Entry& y, const SliceSorter& other) const {
+    if (x.words[0] != y.words[0]) return x.words[0] < y.words[0];
+    if (x.words[1] != y.words[1]) return x.words[1] < y.words[1];
+    const int64_t* a = keys_ + size_t{x.index} * key_fields_;
+    const int64_t* b = other.keys_ + size_t{y.index} * key_fields_;
+    return std::lexicographical_compare(a, a + key_fields_, b, b + key_fields_);
+  }
+  void Fail();
+  size_t TextBytes() const;  // the lines' part of the block
+  size_t BlockSize() const;
 
   const OrderRanks* const ranks_;
   const size_t max_bytes_;
-  int key_fields_;  // ranks_->order.size() + 5
-  // The lines, end to end: max_bytes_ of address space (rounded up to 2 MB), in transparent huge
-  // pages where the kernel gives them: the writer reads the sorted lines from anywhere in it, and
-  // with 4 KB pages nearly every line cost a TLB miss as well as a cache miss.
-  struct FreeText {
-    void operator()(char* text) const;
-  };
-  std::unique_ptr<char[], FreeText> text_;
+  int key_fields_;        // ranks_->order.size() + 5
+  size_t line_overhead_;  // bytes of a line's key and entry
+  size_t capacity_;       // lines the block has room for
+  PackedField packing_[kMaxKeyFields];
+  int packed_fields_ = 0;
+  // The last id looked up for each order key, and its rank: neighbouring lines mostly share them.
+  bool looked_up_[kMaxOrderKeys];
+  int64_t last_id_[kMaxOrderKeys];
+  int64_t last_rank_[kMaxOrderKeys];
+  // The block: the lines end to end from its start (max_bytes_ of address space, rounded up to 2
+  // MB), then the keys, then the entries; in transparent huge pages where the kernel gives them:
+  // the writer reads the sorted lines from anywhere in it, and with 4 KB pages nearly every line
+  // cost a TLB miss as well as a cache miss. Null until the first line.
+  char* block_ = nullptr;
+  int64_t* keys_ = nullptr;
+  Entry* entries_ = nullptr;
   size_t text_size_ = 0;
-  std::vector<Key> keys_;
+  size_t size_ = 0;
   bool ok_ = true;
 };
 

@@ -52,6 +52,40 @@ TEST(SliceSorterTest, SortsByRanksThenCreatedThenTheValuesKey) {
                                                       tie_de_rank1_ou5, second, late}));
 }
 
+TEST(SliceSorterTest, IdsOfAnyLengthBreakTies) {
+  const OrderRanks ranks = DefaultOrderRanks();
+  SliceSorter sorter(&ranks, 1 << 20);
+  // Ids of 19 digits and negative ones are read another way than the usual ones, and compare alike.
+  const std::string big =
+      "1\t10\t5\t9223372036854775807\t8\t1\tadmin\t2023-01-01 00:00:00\t\t\\N\tf\tf\n";
+  const std::string bigger_aoc =
+      "1\t10\t5\t9223372036854775807\t9\t1\tadmin\t2023-01-01 00:00:00\t\t\\N\tf\tf\n";
+  const std::string negative = Line(1, 10, 5, -7, 8, "2023-01-01 00:00:00");
+  const std::string usual = Line(1, 10, 5, 7, 8, "2023-01-01 00:00:00");
+  for (const std::string& line : {bigger_aoc, usual, big, negative}) ASSERT_TRUE(sorter.Add(line));
+  EXPECT_EQ(Sorted(sorter), (std::vector<std::string>{negative, usual, big, bigger_aoc}));
+}
+
+TEST(SliceSorterTest, ASorterAfterAnotherSortsOnlyItsOwnLines) {
+  const OrderRanks ranks = DefaultOrderRanks();
+  const std::string a = Line(1, 10, 5, 7, 8, "2023-01-01 00:00:00");
+  const std::string b = Line(1, 10, 6, 7, 8, "2023-01-02 00:00:00");
+  const std::string c = Line(2, 12, 6, 7, 8, "2023-01-03 00:00:00");
+  {
+    // Its memory goes to the next sorter of its size (kCachedBlocks), lines and keys still in it.
+    SliceSorter first(&ranks, 1 << 20);
+    for (int i = 0; i < 100; ++i) ASSERT_TRUE(first.Add(i % 2 ? a : c));
+    first.Sort();
+  }
+  SliceSorter second(&ranks, 1 << 20);
+  ASSERT_TRUE(second.Add(c));
+  ASSERT_TRUE(second.Add(b));
+  EXPECT_EQ(Sorted(second), (std::vector<std::string>{b, c}));
+  second.Reset();
+  ASSERT_TRUE(second.Add(a));
+  EXPECT_EQ(Sorted(second), (std::vector<std::string>{a}));
+}
+
 TEST(SliceSorterTest, NullCreatedComesLastAsPostgreSqlSortsIt) {
   const OrderRanks ranks = DefaultOrderRanks();
   SliceSorter sorter(&ranks, 1 << 20);
