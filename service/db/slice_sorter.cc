@@ -125,7 +125,7 @@ SliceSorter::SliceSorter(const OrderRanks* ranks, size_t max_bytes)
     : ranks_(ranks),
       max_bytes_(max_bytes),
       key_fields_(static_cast<int>(ranks->order.size()) + kIdColumns),
-      line_overhead_(key_fields_ * sizeof(int64_t) + sizeof(Entry)),
+      line_overhead_(key_fields_ * sizeof(int64_t) + 2 * sizeof(Entry)),
       capacity_(max_bytes / line_overhead_ + 1) {
   // Halves of Entry::words, in order: a rank takes one, any other field an aligned pair.
   int half = 0;
@@ -155,6 +155,7 @@ SliceSorter::SliceSorter(SliceSorter&& other) noexcept
       block_(std::exchange(other.block_, nullptr)),
       keys_(other.keys_),
       entries_(other.entries_),
+      spare_entries_(other.spare_entries_),
       text_size_(other.text_size_),
       size_(other.size_),
       ok_(other.ok_) {
@@ -239,6 +240,7 @@ bool SliceSorter::Add(std::string_view line) {
     block_ = TakeBlock(BlockSize());
     keys_ = reinterpret_cast<int64_t*>(block_ + TextBytes());
     entries_ = reinterpret_cast<Entry*>(keys_ + capacity_ * key_fields_);
+    spare_entries_ = entries_ + capacity_;
   }
   int64_t* const key = keys_ + size_ * key_fields_;
   if (!KeyOf(line, key)) {
@@ -257,8 +259,46 @@ bool SliceSorter::Add(std::string_view line) {
 }
 
 void SliceSorter::Sort() {
-  std::sort(entries_, entries_ + size_,
-            [this](const Entry& a, const Entry& b) { return Less(a, b, *this); });
+  const auto less = [this](const Entry& a, const Entry& b) { return Less(a, b, *this); };
+  if (size_ < kRadixSortFrom) {
+    std::sort(entries_, entries_ + size_, less);
+    return;
+  }
+  // A least significant digit radix sort of the entries' words, a byte at a time, each byte that
+  // differs between entries (in a slice, the period's rank and a created timestamp's upper bytes
+  // mostly do not), from one array of entries into the other: stable, so the words' order
+  // results. Then the entries whose words tie are sorted by their full keys.
+  uint64_t all_ones[2] = {~uint64_t{0}, ~uint64_t{0}};
+  uint64_t any_ones[2] = {0, 0};
+  for (size_t i = 0; i < size_; ++i) {
+    for (int w = 0; w < 2; ++w) {
+      all_ones[w] &= entries_[i].words[w];
+      any_ones[w] |= entries_[i].words[w];
+    }
+  }
+  for (int w = 1; w >= 0; --w) {
+    const uint64_t varying = all_ones[w] ^ any_ones[w];
+    for (int shift = 0; shift < 64; shift += 8) {
+      if (((varying >> shift) & 0xff) == 0) continue;
+      size_t at[256] = {};
+      for (size_t i = 0; i < size_; ++i) ++at[(entries_[i].words[w] >> shift) & 0xff];
+      size_t sum = 0;
+      for (size_t& count : at) sum += std::exchange(count, sum);
+      for (size_t i = 0; i < size_; ++i) {
+        spare_entries_[at[(entries_[i].words[w] >> shift) & 0xff]++] = entries_[i];
+      }
+      std::swap(entries_, spare_entries_);
+    }
+  }
+  for (size_t begin = 0; begin < size_;) {
+    size_t end = begin + 1;
+    while (end < size_ && entries_[end].words[0] == entries_[begin].words[0] &&
+           entries_[end].words[1] == entries_[begin].words[1]) {
+      ++end;
+    }
+    if (end - begin > 1) std::sort(entries_ + begin, entries_ + end, less);
+    begin = end;
+  }
 }
 
 }  // namespace dvexport::db

@@ -33,10 +33,11 @@ struct OrderRanks {
 //
 // Each line's key is read in one pass over its first fields, and kept twice: in full (the order's
 // keys and the five ids, compared only where two lines tie on the rest) and as the first of those
-// keys packed into two unsigned words, which the sort moves and compares with the line's place
-// (an Entry of 32 bytes, where a whole key is up to 80). The lines, the keys and the entries lie
-// in one block of memory, which outlives the sorter: a process keeps a few for the next sorters
-// (SliceSorter::kCachedBlocks), which then neither fault nor zero pages.
+// keys packed into two unsigned words, in an Entry of 32 bytes with the line's place (a whole key
+// is up to 80). The entries are sorted by a radix sort of their words, then by full key where
+// their words tie. The lines, the keys and the entries lie in one block of memory, which outlives
+// the sorter: a process keeps a few for the next sorters (SliceSorter::kCachedBlocks), which then
+// neither fault nor zero pages.
 class SliceSorter {
  public:
   // "*ranks" must outlive the sorter.
@@ -47,6 +48,8 @@ class SliceSorter {
   SliceSorter& operator=(const SliceSorter&) = delete;
   SliceSorter& operator=(SliceSorter&&) = delete;
 
+  // Slices of fewer lines are sorted by std::sort, the others by a radix sort.
+  static constexpr size_t kRadixSortFrom = 512;
   // Blocks of memory a process keeps for sorters to come, at most.
   static constexpr size_t kCachedBlocks = 4;
 
@@ -139,7 +142,7 @@ class SliceSorter {
   const OrderRanks* const ranks_;
   const size_t max_bytes_;
   int key_fields_;        // ranks_->order.size() + 5
-  size_t line_overhead_;  // bytes of a line's key and entry
+  size_t line_overhead_;  // bytes of a line's key and two entries (Sort's)
   size_t capacity_;       // lines the block has room for
   PackedField packing_[kMaxKeyFields];
   int packed_fields_ = 0;
@@ -148,12 +151,13 @@ class SliceSorter {
   int64_t last_id_[kMaxOrderKeys];
   int64_t last_rank_[kMaxOrderKeys];
   // The block: the lines end to end from its start (max_bytes_ of address space, rounded up to 2
-  // MB), then the keys, then the entries; in transparent huge pages where the kernel gives them:
-  // the writer reads the sorted lines from anywhere in it, and with 4 KB pages nearly every line
-  // cost a TLB miss as well as a cache miss. Null until the first line.
+  // MB), then the keys, then the entries twice; in transparent huge pages where the kernel gives
+  // them: the writer reads the sorted lines from anywhere in it, and with 4 KB pages nearly every
+  // line cost a TLB miss as well as a cache miss. Null until the first line.
   char* block_ = nullptr;
   int64_t* keys_ = nullptr;
   Entry* entries_ = nullptr;
+  Entry* spare_entries_ = nullptr;  // as many, for the radix sort; swapped with entries_ by it
   size_t text_size_ = 0;
   size_t size_ = 0;
   bool ok_ = true;

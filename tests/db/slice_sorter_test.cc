@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace dvexport::db {
@@ -84,6 +87,68 @@ TEST(SliceSorterTest, ASorterAfterAnotherSortsOnlyItsOwnLines) {
   second.Reset();
   ASSERT_TRUE(second.Add(a));
   EXPECT_EQ(Sorted(second), (std::vector<std::string>{a}));
+}
+
+// Enough lines for the radix sort (SliceSorter::kRadixSortFrom), in random order, against the
+// order's definition sorted here: many ties on the packed words, timestamps before 1970, NULL.
+void ExpectSortedAsDefined(const OrderRanks& ranks) {
+  // Created timestamps, ascending, then NULL (last, as PostgreSQL sorts it ascending).
+  const std::vector<std::string> created = {"0044-03-15 12:00:00 BC", "1969-12-31 23:59:59.999999",
+                                            "1970-01-01 00:00:00",    "2023-01-01 00:00:00",
+                                            "2023-01-01 00:00:00.5",  "2023-07-09 10:11:12.000001",
+                                            "12345-01-01 00:00:00",   "\\N"};
+  std::mt19937 random(7);
+  using Key = std::tuple<std::vector<int64_t>, std::string>;
+  std::vector<Key> expected;
+  SliceSorter sorter(&ranks, 8 << 20);
+  for (int i = 0; i < 3000; ++i) {
+    const int de = 1 + random() % 2;
+    const int pe = 10 + random() % 3;
+    const int ou = 5 + random() % 2;
+    const int aoc = 8 + random() % 2;
+    const int coc = i;  // no two lines alike
+    const size_t c = random() % created.size();
+    const std::string line = Line(de, pe, ou, coc, aoc, created[c]);
+    ASSERT_TRUE(sorter.Add(line));
+    std::vector<int64_t> key;
+    for (size_t k = 0; k < ranks.order.size(); ++k) {
+      switch (ranks.order[k]) {
+        case OrderKey::kCreated:
+          key.push_back(static_cast<int64_t>(c));
+          break;
+        case OrderKey::kDe:
+          key.push_back(ranks.ranks[k].at(de));
+          break;
+        case OrderKey::kPe:
+          key.push_back(ranks.ranks[k].at(pe));
+          break;
+        case OrderKey::kOu:
+          key.push_back(ranks.ranks[k].at(ou));
+          break;
+        case OrderKey::kAoc:
+          key.push_back(ranks.ranks[k].at(aoc));
+          break;
+      }
+    }
+    for (const int id : {de, pe, ou, coc, aoc}) key.push_back(id);
+    expected.emplace_back(key, line);
+  }
+  std::sort(expected.begin(), expected.end());
+  std::vector<std::string> lines;
+  for (const auto& [key, line] : expected) lines.push_back(line);
+  EXPECT_EQ(Sorted(sorter), lines);
+}
+
+TEST(SliceSorterTest, ManyLinesSortAsTheOrderDefines) {
+  ExpectSortedAsDefined(DefaultOrderRanks());
+  OrderRanks by_org_unit;
+  by_org_unit.order = {OrderKey::kOu, OrderKey::kDe};
+  by_org_unit.ranks = {{{5, 1}, {6, 0}}, {{1, 1}, {2, 0}}};
+  ExpectSortedAsDefined(by_org_unit);
+  OrderRanks created_first;
+  created_first.order = {OrderKey::kCreated, OrderKey::kAoc, OrderKey::kPe};
+  created_first.ranks = {{}, {{8, 1}, {9, 0}}, {{10, 1}, {11, 0}, {12, 1}}};
+  ExpectSortedAsDefined(created_first);
 }
 
 TEST(SliceSorterTest, NullCreatedComesLastAsPostgreSqlSortsIt) {
