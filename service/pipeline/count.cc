@@ -3,7 +3,6 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <utility>
 
@@ -12,6 +11,7 @@
 #include "service/pipeline/call_scope.h"
 #include "service/pipeline/call_session.h"
 #include "service/pipeline/export_pipeline.h"
+#include "service/pipeline/pending_start.h"
 
 namespace dvexport::pipeline {
 namespace {
@@ -101,73 +101,20 @@ std::unique_ptr<Count> StartNow(ExportPipeline* pipeline, CallOrigin origin,
 }
 
 // A count that waits for the database's DHIS2 (Dhis2VersionGate), as an export does
-// (pending_export.h), then the count it started. Cancelled while it waits, it starts at once and
-// is cancelled.
+// (pending_start.h), then the count it started.
 class PendingCount final : public Count {
  public:
   PendingCount(ExportPipeline* pipeline, CallOrigin origin,
                absl::StatusOr<dvexport::v1::ExportRequest> request, Done done)
-      : pipeline_(pipeline),
-        origin_(std::move(origin)),
-        request_(std::move(request)),
-        done_(std::move(done)) {}
+      : pending_(&pipeline->version_gate(),
+                 [pipeline, origin = std::move(origin), request = std::move(request),
+                  done = std::move(done)] { return StartNow(pipeline, origin, request, done); }) {}
 
-  ~PendingCount() override {
-    if (ticket_ != 0) pipeline_->version_gate().Abandon(ticket_);
-  }
-
-  void Wait() {
-    ticket_ = pipeline_->version_gate().WhenSettled([this] { StartInner(); });
-  }
-
-  void Cancel(absl::Status why) override {
-    bool waiting = false;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (inner_ == nullptr) {
-        if (!cancelled_.has_value()) cancelled_ = why;
-        waiting = !starting_;
-      }
-    }
-    if (Count* inner = Started(); inner != nullptr) {
-      inner->Cancel(std::move(why));
-      return;
-    }
-    if (waiting && pipeline_->version_gate().Abandon(ticket_)) StartInner();
-  }
+  void Wait() { pending_.Wait(); }
+  void Cancel(absl::Status why) override { pending_.Cancel(std::move(why)); }
 
  private:
-  void StartInner() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (starting_) return;
-      starting_ = true;
-    }
-    std::unique_ptr<Count> inner = StartNow(pipeline_, origin_, request_, done_);
-    std::optional<absl::Status> cancelled;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      inner_ = std::move(inner);
-      cancelled.swap(cancelled_);
-    }
-    if (cancelled.has_value()) inner_->Cancel(*std::move(cancelled));
-  }
-
-  Count* Started() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return inner_.get();
-  }
-
-  ExportPipeline* const pipeline_;
-  const CallOrigin origin_;
-  const absl::StatusOr<dvexport::v1::ExportRequest> request_;
-  const Done done_;
-  uint64_t ticket_ = 0;  // set before the door can call Cancel
-
-  std::mutex mu_;
-  bool starting_ ABSL_GUARDED_BY(mu_) = false;
-  std::unique_ptr<Count> inner_ ABSL_GUARDED_BY(mu_);
-  std::optional<absl::Status> cancelled_ ABSL_GUARDED_BY(mu_);
+  PendingStart<Count> pending_;
 };
 
 }  // namespace

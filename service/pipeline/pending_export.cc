@@ -1,12 +1,10 @@
 #include "service/pipeline/pending_export.h"
 
-#include <cstdint>
-#include <mutex>
-#include <optional>
+#include <string>
 #include <utility>
 
-#include "absl/base/thread_annotations.h"
 #include "service/pipeline/export_pipeline.h"
+#include "service/pipeline/pending_start.h"
 
 namespace dvexport::pipeline {
 namespace {
@@ -17,102 +15,43 @@ class PendingExport final : public Export, public ExportConsumer {
  public:
   PendingExport(Dhis2VersionGate* gate, ExportConsumer* consumer,
                 std::function<std::unique_ptr<Export>(ExportConsumer*)> start)
-      : gate_(gate), consumer_(consumer), start_(std::move(start)) {}
+      : consumer_(consumer),
+        pending_(
+            gate, [this, start = std::move(start)] { return start(this); },
+            [this] { consumer_->Ready(); }) {}
 
-  ~PendingExport() override {
-    // A door keeps an export until kDone, which a waiting one never reaches: this only guards.
-    if (ticket_ != 0) gate_->Abandon(ticket_);
-  }
-
-  void Wait() {
-    ticket_ = gate_->WhenSettled([this] { StartInner(); });
-  }
+  void Wait() { pending_.Wait(); }
 
   Next TakeNext(Chunk* chunk) override {
-    Export* inner = Started();
+    Export* started = pending_.started();
     // The started export's first Ready follows.
-    return inner == nullptr ? Next::kEmpty : inner->TakeNext(chunk);
+    return started == nullptr ? Next::kEmpty : started->TakeNext(chunk);
   }
 
-  void Sent(size_t bytes) override { Started()->Sent(bytes); }
+  void Sent(size_t bytes) override { pending_.started()->Sent(bytes); }
 
-  void Cancel(absl::Status why) override {
-    bool waiting = false;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (state_ != State::kStarted) {
-        if (!cancelled_.has_value()) cancelled_ = why;
-        waiting = state_ == State::kWaiting;
-      }
-    }
-    if (Export* inner = Started(); inner != nullptr) {
-      inner->Cancel(std::move(why));
-      return;
-    }
-    // Taken back before the version was settled: started now, and cancelled as it starts.
-    // Otherwise the thread settling it starts it, and cancels it then.
-    if (waiting && gate_->Abandon(ticket_)) StartInner();
+  void Cancel(absl::Status why) override { pending_.Cancel(std::move(why)); }
+
+  absl::Status status() const override {
+    const Export* started = pending_.started();
+    return started == nullptr ? absl::UnavailableError("the export has not started")
+                              : started->status();
   }
-
-  absl::Status status() const override { return inner_->status(); }
   std::string change_token() const override {
-    Export* inner = Started();
-    return inner == nullptr ? std::string() : inner->change_token();
+    const Export* started = pending_.started();
+    return started == nullptr ? std::string() : started->change_token();
   }
 
-  // ExportConsumer, for the started export.
+  // ExportConsumer, for the started export: a Ready from inside its start reaches the door once
+  // the door can reach the export.
   void Ready() override {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (state_ != State::kStarted) {
-        // From inside "start_": the door learns of it once it can reach the export.
-        ready_pending_ = true;
-        return;
-      }
-    }
-    consumer_->Ready();
+    if (!pending_.HoldUntilStarted()) consumer_->Ready();
   }
   void Abort(const absl::Status& status) override { consumer_->Abort(status); }
 
  private:
-  enum class State { kWaiting, kStarting, kStarted };
-
-  void StartInner() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (state_ != State::kWaiting) return;
-      state_ = State::kStarting;
-    }
-    std::unique_ptr<Export> inner = start_(this);
-    std::optional<absl::Status> cancelled;
-    bool ready = false;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      inner_ = std::move(inner);
-      state_ = State::kStarted;
-      cancelled.swap(cancelled_);
-      ready = ready_pending_;
-    }
-    if (cancelled.has_value()) inner_->Cancel(*std::move(cancelled));
-    if (ready) consumer_->Ready();
-  }
-
-  // The started export, or null.
-  Export* Started() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return state_ == State::kStarted ? inner_.get() : nullptr;
-  }
-
-  Dhis2VersionGate* const gate_;
   ExportConsumer* const consumer_;
-  const std::function<std::unique_ptr<Export>(ExportConsumer*)> start_;
-  uint64_t ticket_ = 0;  // set before the door can call anything but TakeNext
-
-  mutable std::mutex mu_;
-  State state_ ABSL_GUARDED_BY(mu_) = State::kWaiting;
-  std::unique_ptr<Export> inner_;  // set once, under mu_, with state_ kStarted
-  std::optional<absl::Status> cancelled_ ABSL_GUARDED_BY(mu_);
-  bool ready_pending_ ABSL_GUARDED_BY(mu_) = false;
+  PendingStart<Export> pending_;
 };
 
 }  // namespace
