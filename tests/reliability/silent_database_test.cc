@@ -384,6 +384,9 @@ TEST_F(SilentMidStatementTest, CountEndedByItsDeadlineIsLoggedAsDeadlineExceeded
   EXPECT_EQ(
       Metric("dvexport_exports_total", {"rpc=\"CountDataValues\"", "code=\"DEADLINE_EXCEEDED\""}),
       1);
+  // The first count's call may still be live after its metric (a loaded machine): the canceller
+  // below must see the second one's, not cancel before the second is sent.
+  ASSERT_TRUE(WaitFor([&] { return server_->service().live_calls() == 0; }, seconds(10)));
   {
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + seconds(60));
