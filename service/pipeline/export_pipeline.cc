@@ -1,5 +1,6 @@
 #include "service/pipeline/export_pipeline.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "service/db/connection_pool.h"
@@ -14,6 +15,14 @@ ChangeStreamMonitorOptions PipelineOptions::change_streams() const {
           .warn_wal_bytes = change_stream_warn_wal_bytes};
 }
 
+namespace {
+
+// The version gate's one attempt to learn the database's DHIS2 version takes at most this (the
+// health prober's bound).
+constexpr std::chrono::seconds kDhis2VersionAttempt{5};
+
+}  // namespace
+
 ExportPipeline::ExportPipeline(db::ConnectionPool* pool, const PipelineOptions& options,
                                CallLog* log, SlotObserver* slot_observer,
                                auth::AuthObserver* auth_observer,
@@ -25,7 +34,8 @@ ExportPipeline::ExportPipeline(db::ConnectionPool* pool, const PipelineOptions& 
       change_streams_(std::make_unique<ChangeStreamMonitor>(
           pool, options.session(), options.change_streams(), change_stream_observer, log)),
       version_gate_([pool] { return pool == nullptr || pool->dhis2_version().has_value(); },
-                    [this] { LearnDhis2Version(); }, [this] { StopLearningDhis2Version(); }) {
+                    [this] { ReadDhis2Version(kDhis2VersionAttempt); },
+                    [this] { StopLearningDhis2Version(); }) {
   if (options.auth == AuthMode::kDhis2) {
     auth::AuthenticatorOptions authentication = options.authentication;
     // Its database waits as bounded as an export's (and never past the call's deadline).
@@ -36,36 +46,26 @@ ExportPipeline::ExportPipeline(db::ConnectionPool* pool, const PipelineOptions& 
 
 ExportPipeline::~ExportPipeline() = default;
 
-namespace {
-
-// One attempt to learn the database's DHIS2 version takes at most this (the health prober's
-// bound).
-constexpr std::chrono::seconds kDhis2VersionAttempt{5};
-
-}  // namespace
-
-void ExportPipeline::LearnDhis2Version() {
+void ExportPipeline::ReadDhis2Version(std::chrono::milliseconds timeout) {
   if (pool_ == nullptr) return;
-  db::ReadSession session(pool_, options_.session(),
-                          std::chrono::system_clock::now() + kDhis2VersionAttempt);
+  db::ReadSession session(pool_, options_.session(), std::chrono::system_clock::now() + timeout);
   {
     std::lock_guard<std::mutex> lock(learning_mu_);
     if (learning_stopped_) return;
-    learning_ = &session;
+    learning_.push_back(&session);
   }
-  // The connection reads the version (the pool keeps it); its failure is the calls' to report.
   session
       .Lookup("reading the database's DHIS2 version",
               [](pqxx::transaction_base&) { return absl::OkStatus(); })
       .IgnoreError();
   std::lock_guard<std::mutex> lock(learning_mu_);
-  learning_ = nullptr;
+  learning_.erase(std::find(learning_.begin(), learning_.end(), &session));
 }
 
 void ExportPipeline::StopLearningDhis2Version() {
   std::lock_guard<std::mutex> lock(learning_mu_);
   learning_stopped_ = true;
-  if (learning_ != nullptr) learning_->Cancel();
+  for (db::ReadSession* session : learning_) session->Cancel();
 }
 
 void ExportPipeline::CallStarted() {

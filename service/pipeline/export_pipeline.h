@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "service/auth/authenticator.h"
@@ -149,6 +150,10 @@ class ExportPipeline {
   ChangeStreamMonitor& change_streams() { return *change_streams_; }
   // Where calls wait while the database's DHIS2 is not known.
   Dhis2VersionGate& version_gate() { return version_gate_; }
+  // Opens a connection, which reads the database's DHIS2 version (the pool keeps it), within
+  // "timeout"; cancelled when the pipeline goes. Its failure is the calls' to report. The version
+  // gate's attempt, and the server's health probe while no connection read a version it serves.
+  void ReadDhis2Version(std::chrono::milliseconds timeout);
 
   // Exports holding a slot now, and waiting for one.
   int active_exports() const { return slots_->running(); }
@@ -180,12 +185,10 @@ class ExportPipeline {
   CallLog* const log_;
   std::unique_ptr<auth::Authenticator> authenticator_;
   std::unique_ptr<ChangeStreamMonitor> change_streams_;
-  // The version gate's attempt: a connection, which reads the version (bounded by
-  // kDhis2VersionAttempt, cancelled when the pipeline goes).
-  void LearnDhis2Version();
+  // The sessions of ReadDhis2Version running, which StopLearningDhis2Version cancels.
   void StopLearningDhis2Version();
   std::mutex learning_mu_;
-  db::ReadSession* learning_ ABSL_GUARDED_BY(learning_mu_) = nullptr;
+  std::vector<db::ReadSession*> learning_ ABSL_GUARDED_BY(learning_mu_);
   bool learning_stopped_ ABSL_GUARDED_BY(learning_mu_) = false;
   Dhis2VersionGate version_gate_;
   std::atomic<int64_t> sliced_exports_{0};

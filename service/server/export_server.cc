@@ -306,16 +306,6 @@ absl::Status ExportServer::StartGrpc(const ServerOptions& options) {
   return absl::OkStatus();
 }
 
-void ExportServer::ReadDhis2Version() {
-  db::ReadSession session(pool_.get(), pipeline_->options().session(),
-                          std::chrono::system_clock::now() + probe_timeout_);
-  // Its status is the pool's decision, or why no connection opened: the probe tells the latter.
-  session
-      .Lookup("reading the database's DHIS2 version",
-              [](pqxx::transaction_base&) { return absl::OkStatus(); })
-      .IgnoreError();
-}
-
 void ExportServer::ProbeDatabase() {
   bool serving = pool_
                      ->Probe(probe_timeout_,
@@ -329,7 +319,7 @@ void ExportServer::ProbeDatabase() {
   // kept, so that a database made readable or upgraded is seen).
   if (serving) {
     const std::optional<dhis2::Dhis2Version> last = pool_->dhis2_version();
-    if (!last.has_value() || !last->support.ok()) ReadDhis2Version();
+    if (!last.has_value() || !last->support.ok()) pipeline_->ReadDhis2Version(probe_timeout_);
   }
   const std::optional<dhis2::Dhis2Version> version = pool_->dhis2_version();
   serving = serving && version.has_value() && version->support.ok();

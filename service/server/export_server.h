@@ -141,9 +141,6 @@ class ExportServer {
   absl::Status StartGrpc(const ServerOptions& options);
   // Sets the health status from one database probe.
   void ProbeDatabase();
-  // Opens a pooled connection, bounded by the probe's timeout, so that the pool reads the
-  // database's DHIS2 (before any call did).
-  void ReadDhis2Version();
   // Probes every "interval" until StopProber().
   void RunProber(std::chrono::milliseconds interval);
   // Probes the gRPC port every "interval" until StopProber() or the listener is lost.
