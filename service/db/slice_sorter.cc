@@ -125,8 +125,7 @@ SliceSorter::SliceSorter(const OrderRanks* ranks, size_t max_bytes)
     : ranks_(ranks),
       max_bytes_(max_bytes),
       key_fields_(static_cast<int>(ranks->order.size()) + kIdColumns),
-      line_overhead_(key_fields_ * sizeof(int64_t) + 2 * sizeof(Entry)),
-      capacity_(max_bytes / line_overhead_ + 1) {
+      key_bytes_(key_fields_ * sizeof(int64_t)) {
   // Halves of Entry::words, in order: a rank takes one, any other field an aligned pair.
   int half = 0;
   for (int f = 0; f < key_fields_; ++f) {
@@ -149,13 +148,11 @@ SliceSorter::SliceSorter(SliceSorter&& other) noexcept
     : ranks_(other.ranks_),
       max_bytes_(other.max_bytes_),
       key_fields_(other.key_fields_),
-      line_overhead_(other.line_overhead_),
-      capacity_(other.capacity_),
+      key_bytes_(other.key_bytes_),
       packed_fields_(other.packed_fields_),
       block_(std::exchange(other.block_, nullptr)),
-      keys_(other.keys_),
+      entries_end_(other.entries_end_),
       entries_(other.entries_),
-      spare_entries_(other.spare_entries_),
       text_size_(other.text_size_),
       size_(other.size_),
       ok_(other.ok_) {
@@ -164,10 +161,8 @@ SliceSorter::SliceSorter(SliceSorter&& other) noexcept
 }
 
 size_t SliceSorter::BlockSize() const {
-  return RoundUp(TextBytes() + capacity_ * line_overhead_, kHugePage);
+  return RoundUp(std::max<size_t>(max_bytes_, 1), kHugePage);
 }
-
-size_t SliceSorter::TextBytes() const { return RoundUp(max_bytes_, alignof(Entry)); }
 
 bool SliceSorter::KeyOf(std::string_view line, int64_t* key) {
   const char* p = line.data();
@@ -225,35 +220,37 @@ void SliceSorter::Fail() {
   ok_ = false;
   text_size_ = 0;
   size_ = 0;
+  entries_ = entries_end_;
 }
 
 bool SliceSorter::Add(std::string_view line) {
   if (!ok_) return false;
-  // (Entry's offsets and lengths are of 32 bits.)
-  if (text_size_ + line.size() > std::numeric_limits<uint32_t>::max() ||
-      bytes() + line.size() + line_overhead_ > max_bytes_) {
+  // The line's key and text, then its two entries, within the bound (below entries_end_); Entry's
+  // offsets and lengths are of 32 bits.
+  const size_t text = RoundUp(key_bytes_ + line.size(), alignof(Entry));
+  const size_t bound = max_bytes_ / alignof(Entry) * alignof(Entry);
+  if (text_size_ + text > std::numeric_limits<uint32_t>::max() ||
+      text_size_ + text + (size_ + 1) * 2 * sizeof(Entry) > bound) {
     Fail();
     return false;
   }
   if (block_ == nullptr) {
     // Address space only: pages are touched as lines come.
     block_ = TakeBlock(BlockSize());
-    keys_ = reinterpret_cast<int64_t*>(block_ + TextBytes());
-    entries_ = reinterpret_cast<Entry*>(keys_ + capacity_ * key_fields_);
-    spare_entries_ = entries_ + capacity_;
+    entries_end_ = reinterpret_cast<Entry*>(block_ + bound);
+    entries_ = entries_end_;
   }
-  int64_t* const key = keys_ + size_ * key_fields_;
+  int64_t* const key = reinterpret_cast<int64_t*>(block_ + text_size_);
   if (!KeyOf(line, key)) {
     Fail();
     return false;
   }
-  Entry& entry = entries_[size_];
-  Pack(key, &entry);
-  entry.index = static_cast<uint32_t>(size_);
-  entry.offset = static_cast<uint32_t>(text_size_);
-  entry.length = static_cast<uint32_t>(line.size());
-  std::memcpy(block_ + text_size_, line.data(), line.size());
-  text_size_ += line.size();
+  Entry* const entry = --entries_;
+  Pack(key, entry);
+  entry->offset = static_cast<uint32_t>(text_size_ + key_bytes_);
+  entry->length = static_cast<uint32_t>(line.size());
+  std::memcpy(block_ + entry->offset, line.data(), line.size());
+  text_size_ += text;
   ++size_;
   return true;
 }
@@ -276,6 +273,8 @@ void SliceSorter::Sort() {
       any_ones[w] |= entries_[i].words[w];
     }
   }
+  // The second array lies just below the entries (Add kept room for it).
+  Entry* spare_entries = entries_ - size_;
   for (int w = 1; w >= 0; --w) {
     const uint64_t varying = all_ones[w] ^ any_ones[w];
     for (int shift = 0; shift < 64; shift += 8) {
@@ -285,9 +284,9 @@ void SliceSorter::Sort() {
       size_t sum = 0;
       for (size_t& count : at) sum += std::exchange(count, sum);
       for (size_t i = 0; i < size_; ++i) {
-        spare_entries_[at[(entries_[i].words[w] >> shift) & 0xff]++] = entries_[i];
+        spare_entries[at[(entries_[i].words[w] >> shift) & 0xff]++] = entries_[i];
       }
-      std::swap(entries_, spare_entries_);
+      std::swap(entries_, spare_entries);
     }
   }
   for (size_t begin = 0; begin < size_;) {

@@ -32,12 +32,13 @@ struct OrderRanks {
 // combo ids), as OrderBySql.
 //
 // Each line's key is read in one pass over its first fields, and kept twice: in full (the order's
-// keys and the five ids, compared only where two lines tie on the rest) and as the first of those
-// keys packed into two unsigned words, in an Entry of 32 bytes with the line's place (a whole key
-// is up to 80). The entries are sorted by a radix sort of their words, then by full key where
-// their words tie. The lines, the keys and the entries lie in one block of memory, which outlives
-// the sorter: a process keeps a few for the next sorters (SliceSorter::kCachedBlocks), which then
-// neither fault nor zero pages.
+// keys and the five ids, compared only where two lines tie on the rest), just before the line,
+// and as the first of those keys packed into two unsigned words, in an Entry of 24 bytes with the
+// line's place (a whole key is up to 80). The entries are sorted by a radix sort of their words,
+// then by full key where their words tie. Keys and lines fill one block of max_bytes from its
+// start, the entries (and the radix sort's second array) from its end, so that the pages a sorter
+// ever touches stay within its bound; the block outlives the sorter: a process keeps a few for the
+// next sorters (SliceSorter::kCachedBlocks), which then neither fault nor zero pages.
 class SliceSorter {
  public:
   // "*ranks" must outlive the sorter.
@@ -57,6 +58,7 @@ class SliceSorter {
   void Reset() {
     text_size_ = 0;
     size_ = 0;
+    entries_ = entries_end_;
     ok_ = true;
   }
 
@@ -68,8 +70,8 @@ class SliceSorter {
 
   // Whether every line was kept.
   bool ok() const { return ok_; }
-  // The bytes held: the lines, their keys and entries.
-  size_t bytes() const { return text_size_ + size_ * line_overhead_; }
+  // The bytes held: the lines, their keys and two entries each.
+  size_t bytes() const { return text_size_ + size_ * 2 * sizeof(Entry); }
   size_t size() const { return size_; }
 
   // Sorts the lines kept; then Line(i) is the i-th in the order.
@@ -106,11 +108,10 @@ class SliceSorter {
   static constexpr int kMaxOrderKeys = 5;
   static constexpr int kMaxKeyFields = kMaxOrderKeys + 5;
 
-  // A line in the sort: its key's leading fields packed (KeyPacking), its full key's index, and
-  // where the line is.
+  // A line in the sort: its key's leading fields packed (PackedField), and where the line is (its
+  // full key just before it).
   struct Entry {
     uint64_t words[2];
-    uint32_t index;
     uint32_t offset;  // from block_
     uint32_t length;
   };
@@ -131,33 +132,34 @@ class SliceSorter {
   bool Less(const Entry& x, const Entry& y, const SliceSorter& other) const {
     if (x.words[0] != y.words[0]) return x.words[0] < y.words[0];
     if (x.words[1] != y.words[1]) return x.words[1] < y.words[1];
-    const int64_t* a = keys_ + size_t{x.index} * key_fields_;
-    const int64_t* b = other.keys_ + size_t{y.index} * key_fields_;
+    const int64_t* a = KeyAt(x);
+    const int64_t* b = other.KeyAt(y);
     return std::lexicographical_compare(a, a + key_fields_, b, b + key_fields_);
   }
+  const int64_t* KeyAt(const Entry& entry) const {
+    return reinterpret_cast<const int64_t*>(block_ + entry.offset - key_bytes_);
+  }
   void Fail();
-  size_t TextBytes() const;  // the lines' part of the block
   size_t BlockSize() const;
 
   const OrderRanks* const ranks_;
   const size_t max_bytes_;
-  int key_fields_;        // ranks_->order.size() + 5
-  size_t line_overhead_;  // bytes of a line's key and two entries (Sort's)
-  size_t capacity_;       // lines the block has room for
+  int key_fields_;    // ranks_->order.size() + 5
+  size_t key_bytes_;  // key_fields_ of 8 bytes
   PackedField packing_[kMaxKeyFields];
   int packed_fields_ = 0;
   // The last id looked up for each order key, and its rank: neighbouring lines mostly share them.
   bool looked_up_[kMaxOrderKeys];
   int64_t last_id_[kMaxOrderKeys];
   int64_t last_rank_[kMaxOrderKeys];
-  // The block: the lines end to end from its start (max_bytes_ of address space, rounded up to 2
-  // MB), then the keys, then the entries twice; in transparent huge pages where the kernel gives
+  // The block (max_bytes_, rounded up to 2 MB), in transparent huge pages where the kernel gives
   // them: the writer reads the sorted lines from anywhere in it, and with 4 KB pages nearly every
-  // line cost a TLB miss as well as a cache miss. Null until the first line.
+  // line cost a TLB miss as well as a cache miss. Null until the first line. From its start, each
+  // line's key then the line, 8-byte aligned (text_size_ bytes); below entries_end_ (max_bytes_
+  // rounded down to 8), the entries, the newest lowest; Sort takes as many again below them.
   char* block_ = nullptr;
-  int64_t* keys_ = nullptr;
-  Entry* entries_ = nullptr;
-  Entry* spare_entries_ = nullptr;  // as many, for the radix sort; swapped with entries_ by it
+  Entry* entries_end_ = nullptr;
+  Entry* entries_ = nullptr;  // size_ entries: in the order of the lines once sorted
   size_t text_size_ = 0;
   size_t size_ = 0;
   bool ok_ = true;

@@ -151,6 +151,33 @@ TEST(SliceSorterTest, ManyLinesSortAsTheOrderDefines) {
   ExpectSortedAsDefined(created_first);
 }
 
+// Lines fill the sorter's memory from one end and their entries from the other: a slice of long
+// lines, then one of many short ones (the radix sort's second array too), each up to the bound.
+TEST(SliceSorterTest, FillsItsBoundWithLongOrShortLinesAlike) {
+  const OrderRanks ranks = DefaultOrderRanks();
+  SliceSorter sorter(&ranks, 256 << 10);
+  for (const size_t value_size : {size_t{4000}, size_t{1}}) {
+    SCOPED_TRACE(value_size);
+    sorter.Reset();
+    std::vector<std::string> lines;
+    for (int i = 0;; ++i) {
+      const std::string line = Line(1 + i % 2, 10 + i % 3, 5, 100000 - i, 8,
+                                    "2023-01-01 00:00:0" + std::to_string(i % 10),
+                                    std::string(value_size, 'a' + i % 26));
+      if (!sorter.Add(line)) break;
+      lines.push_back(line);
+    }
+    ASSERT_FALSE(sorter.ok());
+    sorter.Reset();
+    for (const std::string& line : lines) ASSERT_TRUE(sorter.Add(line));
+    EXPECT_LE(sorter.bytes(), size_t{256} << 10);
+    SliceSorter reference(&ranks, 64 << 20);
+    for (const std::string& line : lines) ASSERT_TRUE(reference.Add(line));
+    EXPECT_EQ(Sorted(sorter), Sorted(reference));
+    EXPECT_GT(lines.size(), value_size == 1 ? SliceSorter::kRadixSortFrom : 10);
+  }
+}
+
 TEST(SliceSorterTest, NullCreatedComesLastAsPostgreSqlSortsIt) {
   const OrderRanks ranks = DefaultOrderRanks();
   SliceSorter sorter(&ranks, 1 << 20);
